@@ -1,0 +1,38 @@
+# ascendc_py developer commands. `make demo` and `make test` create .venv themselves.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+# Exact pin: the CPU wheel pip finds on these machines; any other spec pulls gigabytes of CUDA.
+TORCH := torch==2.13.0
+
+.PHONY: all venv demo test bench fuzz clean
+
+all: test
+
+venv: $(VENV)/.stamp
+
+# Re-created from scratch whenever pyproject.toml changes. torch is installed first so that the
+# editable install below never resolves a different torch build.
+$(VENV)/.stamp: pyproject.toml
+	rm -rf $(VENV)
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install $(TORCH)
+	$(PIP) install -e ".[test,plot]"
+	touch $@
+
+demo: venv
+	$(PY) samples/run_all.py
+
+test: venv
+	$(PY) -m pytest -q -n 2
+
+bench: venv
+	$(PY) benchmarks/run.py
+
+fuzz: venv
+	$(PY) -m pytest -q tests -m fuzz --hypothesis-profile=long
+
+clean:
+	rm -rf $(VENV) out build dist .pytest_cache .hypothesis *.egg-info
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
