@@ -1,0 +1,39 @@
+"""ascendc_py: Ascend C-style kernels in Python, compiled to native code and run on a simulated
+Ascend AI Core.
+
+    import ascendc_py as asc
+
+    @asc.kernel
+    def add(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress, n: int): ...
+
+    report = add[8](x, y, z, n)
+
+Names follow pyasc (hicann/pyasc) so kernels move between the two.
+"""
+from __future__ import annotations
+
+from .compiler.errors import (BufferCapacityError, GMOutOfBoundsError, KernelCompileError,
+                              KernelError, KernelLaunchError, KernelNameError,
+                              KernelRuntimeError, KernelSyntaxError, KernelTypeError,
+                              KernelValueError, LocalMemoryError, LoopLimitError, QueueError,
+                              SourceLoc, SyncError)
+from .dsl.api import (BUILTINS as _BUILTINS, ConstExpr, GlobalAddress, GlobalTensor, LocalTensor,
+                      TBuf, TPipe, TQue, ceildiv)
+from .dsl.kernel import Kernel, kernel, jit
+from .dsl.types import (CMPMODE, SELMODE, CmpMode, DataType, HardEvent, PipeID, QuePosition,
+                        RoundMode, SelMode, TPosition, bfloat16, bool_, float16, float32,
+                        float64, float_, half, int8, int16, int32, int64, uint8, uint16, uint32,
+                        uint64)
+from .simulator.config import current_platform, get_platform, set_platform
+
+globals().update(_BUILTINS)
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # heavy or optional submodules load on first use
+    if name == "testing":
+        from . import testing
+        return testing
+    raise AttributeError(f"module 'ascendc_py' has no attribute '{name}'")

@@ -1,0 +1,404 @@
+"""Lower the kernel IR to LLVM IR with llvmlite's IRBuilder.
+
+The kernel becomes ``i64 <name>(ptr ctx)`` (see ``simulator/abi.py``). Scalar variables are
+allocas (promoted to registers by O3); control flow is structured. Intrinsics lower through
+``LOWERINGS`` (filled by ``intrinsics.py``). Every run-time check stores an error code and the
+id of an error *site* (the IR statement's source location) into ctx and returns; the runtime
+turns that into an exception naming the kernel line.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from llvmlite import ir as L
+
+from ...dsl.types import DataType, bool_, float32, int32, int64
+from ...simulator import abi
+from .. import ir
+from ..errors import InternalCompilerError, SourceLoc
+from .types import I1, I8, I32, I64, PTR, F64, ElemBuilder, const, convert, intrinsic, llvm_type
+
+LOWERINGS: dict[str, Callable] = {}
+WHILE_BUDGET = 1 << 31
+
+
+def lowering(*names: str):
+    """Register the codegen routine of one or more intrinsics."""
+    def deco(fn):
+        for n in names:
+            LOWERINGS[n] = fn
+        return fn
+    return deco
+
+
+@dataclass(frozen=True)
+class Site:
+    """A place where the kernel can fail at run time: its location and the op involved."""
+
+    loc: SourceLoc
+    op: str
+    detail: tuple = ()
+
+
+@dataclass
+class CodegenResult:
+    module: L.Module
+    entry_name: str
+    sites: list[Site] = field(default_factory=list)
+
+
+class Codegen:
+    def __init__(self, fn: ir.Function, timing=None):
+        self.fn = fn
+        self.module = L.Module(name=fn.name)
+        self.sites: list[Site] = []
+        self.entry_name = "asc_kernel_" + "".join(c if c.isalnum() else "_" for c in fn.name)
+        ftype = L.FunctionType(I64, [PTR])
+        self.func = L.Function(self.module, ftype, name=self.entry_name)
+        self.ctx = self.func.args[0]
+        self.ctx.name = "ctx"
+        self.ctx.add_attribute("noalias")
+        self.ctx.add_attribute("nocapture")
+        entry = self.func.append_basic_block("entry")
+        self.alloca_builder = L.IRBuilder(entry)
+        body = self.func.append_basic_block("body")
+        self.b = L.IRBuilder(body)
+        self.fail_block = self.func.append_basic_block("fail")
+        self.vars: dict[ir.Var, L.AllocaInstr] = {}
+        self.loops: list[tuple[L.Block, L.Block]] = []
+        self.labels: dict[str, L.Block] = {}
+        self.timing = timing
+        self.nq = fn.num_queues
+        self.cur_loc: Optional[SourceLoc] = None
+
+    # ------------------------------------------------------------------ ctx access
+    def slot_ptr(self, index) -> L.Value:
+        idx = index if isinstance(index, L.Value) else L.Constant(I64, index)
+        return self.b.gep(self.ctx, [idx], source_etype=I64, inbounds=True)
+
+    def ld(self, index) -> L.Value:
+        return self.b.load(self.slot_ptr(index), typ=I64)
+
+    def st(self, index, value: L.Value) -> None:
+        if value.type != I64:
+            value = self.b.sext(value, I64) if value.type.width < 64 else value
+        self.b.store(value, self.slot_ptr(index))
+
+    def ctx_ptr(self, index) -> L.Value:
+        """A header slot holding an address, as a pointer."""
+        return self.b.inttoptr(self.ld(index), PTR)
+
+    def i64(self, v: int) -> L.Constant:
+        return L.Constant(I64, v)
+
+    # ------------------------------------------------------------------ errors
+    def site(self, op: str, detail: tuple = ()) -> int:
+        self.sites.append(Site(self.cur_loc, op, detail))
+        return len(self.sites) - 1
+
+    def fail_if(self, cond: L.Value, code: abi.ErrorCode, op: str, a=None, b=None, c=None,
+                detail: tuple = ()) -> None:
+        """If ``cond`` holds at run time, record the error and leave the kernel."""
+        site = self.site(op, detail)
+        with self.b.if_then(cond, likely=False):
+            self.st(abi.ERR_CODE, self.i64(int(code)))
+            self.st(abi.ERR_SITE, self.i64(site))
+            for slot, v in ((abi.ERR_A, a), (abi.ERR_B, b), (abi.ERR_C, c)):
+                if v is not None:
+                    self.st(slot, self._as_i64(v))
+            self.b.branch(self.fail_block)
+            # if_then expects the block to fall through; give it an unreachable continuation
+            dead = self.func.append_basic_block("dead")
+            self.b.position_at_end(dead)
+
+    def _as_i64(self, v) -> L.Value:
+        if isinstance(v, int):
+            return self.i64(v)
+        if v.type == I64:
+            return v
+        if v.type == I1:
+            return self.b.zext(v, I64)
+        return self.b.sext(v, I64)
+
+    # ------------------------------------------------------------------ driver
+    def run(self) -> CodegenResult:
+        self.st(abi.ERR_CODE, self.i64(0))
+        self.block(self.fn.body)
+        LOWERINGS["__kernel_end__"](self, None)
+        self.b.ret(self.i64(0))
+        self.alloca_builder.branch(self.func.basic_blocks[1])
+        fb = L.IRBuilder(self.fail_block)
+        fb.ret(fb.load(fb.gep(self.ctx, [self.i64(abi.ERR_CODE)], source_etype=I64), typ=I64))
+        # drop the placeholder blocks if_then left without terminators
+        for blk in self.func.blocks:
+            if not blk.is_terminated:
+                L.IRBuilder(blk).unreachable()
+        return CodegenResult(self.module, self.entry_name, self.sites)
+
+    def var(self, v: ir.Var) -> L.AllocaInstr:
+        slot = self.vars.get(v)
+        if slot is None:
+            slot = self.alloca_builder.alloca(llvm_type(v.dtype), name=v.name)
+            self.vars[v] = slot
+        return slot
+
+    # ------------------------------------------------------------------ statements
+    def block(self, stmts) -> None:
+        for s in stmts:
+            if self.b.block.is_terminated:
+                self.b.position_at_end(self.func.append_basic_block("unreachable"))
+            self.cur_loc = s.loc
+            STMT_LOWER[type(s)](self, s)
+
+    def s_assign(self, s: ir.Assign) -> None:
+        self.b.store(self.expr(s.value), self.var(s.var))
+
+    def s_if(self, s: ir.If) -> None:
+        cond = self.expr(s.cond)
+        then_bb = self.func.append_basic_block("then")
+        else_bb = self.func.append_basic_block("else")
+        join = self.func.append_basic_block("endif")
+        self.b.cbranch(cond, then_bb, else_bb)
+        for bb, body in ((then_bb, s.then), (else_bb, s.orelse)):
+            self.b.position_at_end(bb)
+            self.block(body)
+            if not self.b.block.is_terminated:
+                self.b.branch(join)
+        self.b.position_at_end(join)
+
+    def s_for(self, s: ir.ForRange) -> None:
+        t = llvm_type(s.var.dtype)
+        start, stop, step = (self.expr(e) for e in (s.start, s.stop, s.step))
+        if isinstance(s.step, ir.Const):
+            up = L.Constant(I1, int(s.step.value > 0))
+        else:
+            self.fail_if(self.b.icmp_signed("==", step, L.Constant(t, 0)), abi.ErrorCode.ZERO_STEP,
+                         "range")
+            up = self.b.icmp_signed(">", step, L.Constant(t, 0))
+        counter = self.alloca_builder.alloca(t, name=f"{s.var.name}.ctr")
+        self.b.store(start, counter)
+        head = self.func.append_basic_block("for.head")
+        body = self.func.append_basic_block("for.body")
+        latch = self.func.append_basic_block("for.latch")
+        done = self.func.append_basic_block("for.end")
+        self.b.branch(head)
+        self.b.position_at_end(head)
+        i = self.b.load(counter, typ=t)
+        lt = self.b.icmp_signed("<", i, stop)
+        gt = self.b.icmp_signed(">", i, stop)
+        self.b.cbranch(self.b.select(up, lt, gt), body, done)
+        self.b.position_at_end(body)
+        self.b.store(i, self.var(s.var))
+        self.loops.append((latch, done))
+        self.block(s.body)
+        self.loops.pop()
+        if not self.b.block.is_terminated:
+            self.b.branch(latch)
+        self.b.position_at_end(latch)
+        self.b.store(self.b.add(self.b.load(counter, typ=t), step), counter)
+        self.b.branch(head)
+        self.b.position_at_end(done)
+
+    def s_while(self, s: ir.While) -> None:
+        head = self.func.append_basic_block("while.head")
+        body = self.func.append_basic_block("while.body")
+        done = self.func.append_basic_block("while.end")
+        self.b.branch(head)
+        self.b.position_at_end(head)
+        self.cur_loc = s.loc
+        left = self.b.sub(self.ld(abi.LOOP_BUDGET), self.i64(1))
+        self.st(abi.LOOP_BUDGET, left)
+        self.fail_if(self.b.icmp_signed("<", left, self.i64(0)), abi.ErrorCode.LOOP_LIMIT,
+                     "while")
+        self.block(s.pre)
+        self.b.cbranch(self.expr(s.cond), body, done)
+        self.b.position_at_end(body)
+        self.loops.append((head, done))
+        self.block(s.body)
+        self.loops.pop()
+        if not self.b.block.is_terminated:
+            self.b.branch(head)
+        self.b.position_at_end(done)
+
+    def s_break(self, s) -> None:
+        self.b.branch(self.loops[-1][1])
+
+    def s_continue(self, s) -> None:
+        self.b.branch(self.loops[-1][0])
+
+    def s_block(self, s: ir.Block) -> None:
+        end = self.func.append_basic_block(f"{s.label}.end")
+        self.labels[s.label] = end
+        saved_loops = self.loops
+        self.block(s.body)
+        self.loops = saved_loops
+        if not self.b.block.is_terminated:
+            self.b.branch(end)
+        self.b.position_at_end(end)
+
+    def s_exit(self, s: ir.Exit) -> None:
+        self.b.branch(self.labels[s.label])
+
+    def s_intrinsic(self, s: ir.Intrinsic) -> None:
+        fn = LOWERINGS.get(s.op)
+        if fn is None:
+            raise InternalCompilerError(f"no lowering for intrinsic '{s.op}'", s.loc)
+        fn(self, s)
+
+    # ------------------------------------------------------------------ expressions
+    def expr(self, e) -> L.Value:
+        return EXPR_LOWER[type(e)](self, e)
+
+    def e_const(self, e: ir.Const) -> L.Value:
+        return const(e.dtype, e.value)
+
+    def e_load(self, e: ir.Load) -> L.Value:
+        return self.b.load(self.var(e.var), typ=llvm_type(e.var.dtype))
+
+    def e_special(self, e: ir.Special) -> L.Value:
+        slot = {"block_idx": abi.BLOCK_IDX, "block_num": abi.BLOCK_NUM,
+                "sub_block_idx": abi.SUB_BLOCK_IDX, "system_cycle": abi.CYCLE}[e.name]
+        return self.ld(slot)
+
+    def e_scalar_arg(self, e: ir.ScalarArg) -> L.Value:
+        base = self.ctx_ptr(abi.SCALARS)
+        raw = self.b.load(self.b.gep(base, [self.i64(e.index)], source_etype=I64), typ=I64)
+        if e.dtype.is_float:
+            return convert(self.b, self.b.bitcast(raw, F64), DataType("float64", 64, "float"),
+                           e.dtype)
+        if e.dtype == bool_:
+            return self.b.icmp_signed("!=", raw, self.i64(0))
+        return convert(self.b, raw, int64, e.dtype)
+
+    def e_cast(self, e: ir.Cast) -> L.Value:
+        return convert(self.b, self.expr(e.a), e.a.dtype, e.dtype)
+
+    def e_select(self, e: ir.Select) -> L.Value:
+        return self.b.select(self.expr(e.cond), self.expr(e.a), self.expr(e.b))
+
+    def e_cmp(self, e: ir.Cmp) -> L.Value:
+        a, c = self.expr(e.a), self.expr(e.b)
+        op = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}[e.op]
+        if e.a.dtype.is_float:
+            if op == "!=":
+                return self.b.fcmp_unordered(op, a, c)
+            return self.b.fcmp_ordered(op, a, c)
+        if e.a.dtype.is_signed or e.a.dtype == bool_:
+            return self.b.icmp_signed(op, a, c) if e.a.dtype != bool_ else \
+                self.b.icmp_unsigned(op, a, c)
+        return self.b.icmp_unsigned(op, a, c)
+
+    def e_un(self, e: ir.Un) -> L.Value:
+        a = self.expr(e.a)
+        t = llvm_type(e.dtype)
+        if e.op == "not":
+            return self.b.xor(a, L.Constant(I1, 1))
+        if e.op == "invert":
+            return self.b.xor(a, L.Constant(t, -1))
+        if e.op == "neg":
+            return self.b.fneg(a) if e.dtype.is_float else self.b.neg(a)
+        eb = ElemBuilder(self.b, self.module, e.dtype)
+        return eb.abs(a)
+
+    def e_bin(self, e: ir.Bin) -> L.Value:
+        a, c = self.expr(e.a), self.expr(e.b)
+        return _BIN_LOWER[(e.op, e.dtype.is_float)](self, a, c, e.dtype)
+
+
+# ----------------------------------------------------------------------------- scalar binary ops
+def _int_div_parts(cg: Codegen, a, c, dt: DataType, want_mod: bool):
+    t = llvm_type(dt)
+    zero, one, minus1 = (L.Constant(t, v) for v in (0, 1, -1))
+    cg.fail_if(cg.b.icmp_signed("==", c, zero), abi.ErrorCode.DIVISION_BY_ZERO,
+               "%" if want_mod else "//")
+    is_m1 = cg.b.icmp_signed("==", c, minus1)
+    safe = cg.b.select(is_m1, one, c)  # avoid the INT_MIN / -1 trap
+    q = cg.b.sdiv(a, safe)
+    r = cg.b.srem(a, safe)
+    adjust = cg.b.and_(cg.b.icmp_signed("!=", r, zero),
+                       cg.b.icmp_signed("!=", cg.b.icmp_signed("<", r, zero),
+                                        cg.b.icmp_signed("<", c, zero)))
+    if want_mod:
+        res = cg.b.select(adjust, cg.b.add(r, c), r)
+        return cg.b.select(is_m1, zero, res)
+    res = cg.b.select(adjust, cg.b.sub(q, one), q)
+    return cg.b.select(is_m1, cg.b.neg(a), res)
+
+
+def _shift(cg: Codegen, a, c, dt: DataType, left: bool):
+    t = a.type
+    c = cg.b.trunc(c, t) if c.type.width > t.width else (
+        cg.b.sext(c, t) if c.type.width < t.width else c)
+    width = L.Constant(t, t.width)
+    big = cg.b.icmp_unsigned(">=", c, width)  # also catches negative counts
+    safe = cg.b.select(big, L.Constant(t, 0), c)
+    if left:
+        return cg.b.select(big, L.Constant(t, 0), cg.b.shl(a, safe))
+    sign = cg.b.ashr(a, L.Constant(t, t.width - 1))
+    return cg.b.select(big, sign, cg.b.ashr(a, safe))
+
+
+def _float_floordiv(cg, a, c, dt):
+    return cg.b.call(intrinsic(cg.module, f"llvm.floor.{_fs(a)}", a.type, [a.type]),
+                     [cg.b.fdiv(a, c)])
+
+
+def _float_mod(cg, a, c, dt):
+    q = _float_floordiv(cg, a, c, dt)
+    return cg.b.fsub(a, cg.b.fmul(q, c))
+
+
+def _fs(v) -> str:
+    return {L.HalfType(): "f16", L.FloatType(): "f32", L.DoubleType(): "f64"}[v.type]
+
+
+def _minmax(cg, a, c, dt, name):
+    eb = ElemBuilder(cg.b, cg.module, dt)
+    if dt.is_float:
+        cmp = cg.b.fcmp_ordered("<" if name == "min" else ">", a, c)
+        return cg.b.select(cmp, a, c)
+    return eb.min(a, c) if name == "min" else eb.max(a, c)
+
+
+_BIN_LOWER = {
+    ("add", False): lambda cg, a, c, dt: cg.b.add(a, c),
+    ("add", True): lambda cg, a, c, dt: cg.b.fadd(a, c),
+    ("sub", False): lambda cg, a, c, dt: cg.b.sub(a, c),
+    ("sub", True): lambda cg, a, c, dt: cg.b.fsub(a, c),
+    ("mul", False): lambda cg, a, c, dt: cg.b.mul(a, c),
+    ("mul", True): lambda cg, a, c, dt: cg.b.fmul(a, c),
+    ("truediv", True): lambda cg, a, c, dt: cg.b.fdiv(a, c),
+    ("floordiv", False): lambda cg, a, c, dt: _int_div_parts(cg, a, c, dt, False),
+    ("floordiv", True): _float_floordiv,
+    ("mod", False): lambda cg, a, c, dt: _int_div_parts(cg, a, c, dt, True),
+    ("mod", True): _float_mod,
+    ("pow", True): lambda cg, a, c, dt: cg.b.call(
+        intrinsic(cg.module, f"llvm.pow.{_fs(a)}", a.type, [a.type, a.type]), [a, c]),
+    ("shl", False): lambda cg, a, c, dt: _shift(cg, a, c, dt, True),
+    ("shr", False): lambda cg, a, c, dt: _shift(cg, a, c, dt, False),
+    ("and", False): lambda cg, a, c, dt: cg.b.and_(a, c),
+    ("or", False): lambda cg, a, c, dt: cg.b.or_(a, c),
+    ("xor", False): lambda cg, a, c, dt: cg.b.xor(a, c),
+    ("min", False): lambda cg, a, c, dt: _minmax(cg, a, c, dt, "min"),
+    ("min", True): lambda cg, a, c, dt: _minmax(cg, a, c, dt, "min"),
+    ("max", False): lambda cg, a, c, dt: _minmax(cg, a, c, dt, "max"),
+    ("max", True): lambda cg, a, c, dt: _minmax(cg, a, c, dt, "max"),
+}
+
+STMT_LOWER = {
+    ir.Assign: Codegen.s_assign, ir.If: Codegen.s_if, ir.ForRange: Codegen.s_for,
+    ir.While: Codegen.s_while, ir.Break: Codegen.s_break, ir.Continue: Codegen.s_continue,
+    ir.Block: Codegen.s_block, ir.Exit: Codegen.s_exit, ir.Intrinsic: Codegen.s_intrinsic,
+}
+EXPR_LOWER = {
+    ir.Const: Codegen.e_const, ir.Load: Codegen.e_load, ir.Special: Codegen.e_special,
+    ir.ScalarArg: Codegen.e_scalar_arg, ir.Cast: Codegen.e_cast, ir.Select: Codegen.e_select,
+    ir.Cmp: Codegen.e_cmp, ir.Un: Codegen.e_un, ir.Bin: Codegen.e_bin,
+}
+
+
+def generate(fn: ir.Function, timing=None) -> CodegenResult:
+    """Lower a verified kernel IR function to an LLVM module."""
+    from . import intrinsics  # noqa: F401  (registers LOWERINGS)
+    return Codegen(fn, timing).run()

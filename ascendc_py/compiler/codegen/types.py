@@ -1,0 +1,180 @@
+"""LLVM types for kernel data types, and element-level arithmetic (``ElemBuilder``).
+
+float16 is LLVM ``half``: every operation rounds to float16, as the vector unit does.
+bfloat16 has no llvmlite type; it is stored as i16 and converted with round-to-nearest-even.
+"""
+from __future__ import annotations
+
+from llvmlite import ir as L
+
+from ...dsl.types import DataType, bfloat16, bool_, float16, float32, float64
+
+I1, I8, I16, I32, I64 = (L.IntType(n) for n in (1, 8, 16, 32, 64))
+F16, F32, F64 = L.HalfType(), L.FloatType(), L.DoubleType()
+PTR = L.PointerType()
+
+
+def llvm_type(dt: DataType) -> L.Type:
+    """Storage/compute type of a kernel dtype (bfloat16 is i16 bits)."""
+    if dt == bool_:
+        return I1
+    if dt == float16:
+        return F16
+    if dt == float32:
+        return F32
+    if dt == float64:
+        return F64
+    if dt == bfloat16:
+        return I16
+    return L.IntType(dt.bits)
+
+
+def memory_type(dt: DataType) -> L.Type:
+    """How an element is held in memory (bool is one byte)."""
+    return I8 if dt == bool_ else llvm_type(dt)
+
+
+def const(dt: DataType, value) -> L.Constant:
+    if dt == bfloat16:
+        import numpy as np
+        bits = int(np.array([value], np.float32).view(np.uint32)[0])
+        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+        return L.Constant(I16, bits & 0xFFFF)
+    if dt.is_float:
+        return L.Constant(llvm_type(dt), float(value))
+    if dt == bool_:
+        return L.Constant(I1, int(bool(value)))
+    return L.Constant(llvm_type(dt), int(value))
+
+
+def intrinsic(module: L.Module, name: str, ret: L.Type, args: list[L.Type]) -> L.Function:
+    """Declare (once) and return an LLVM intrinsic or libm function."""
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = L.Function(module, L.FunctionType(ret, args), name=name)
+    return fn
+
+
+def _suffix(t: L.Type) -> str:
+    return {F16: "f16", F32: "f32", F64: "f64"}.get(t) or f"i{t.width}"
+
+
+def bf16_to_f32(b: L.IRBuilder, v: L.Value) -> L.Value:
+    wide = b.shl(b.zext(v, I32), L.Constant(I32, 16))
+    return b.bitcast(wide, F32)
+
+
+def f32_to_bf16(b: L.IRBuilder, v: L.Value) -> L.Value:
+    bits = b.bitcast(v, I32)
+    lsb = b.and_(b.lshr(bits, L.Constant(I32, 16)), L.Constant(I32, 1))
+    rounded = b.add(bits, b.add(L.Constant(I32, 0x7FFF), lsb))
+    res = b.trunc(b.lshr(rounded, L.Constant(I32, 16)), I16)
+    is_nan = b.fcmp_unordered("uno", v, v)
+    return b.select(is_nan, L.Constant(I16, 0x7FC0), res)
+
+
+def convert(b: L.IRBuilder, v: L.Value, src: DataType, dst: DataType) -> L.Value:
+    """Convert a value between kernel dtypes (C semantics; float→int truncates)."""
+    if src == dst:
+        return v
+    if src == bfloat16:
+        return convert(b, bf16_to_f32(b, v), float32, dst)
+    if dst == bfloat16:
+        return f32_to_bf16(b, convert(b, v, src, float32))
+    st, dt_ = llvm_type(src), llvm_type(dst)
+    if dst == bool_:
+        if src.is_float:
+            return b.fcmp_unordered("une", v, L.Constant(st, 0.0))
+        return b.icmp_unsigned("!=", v, L.Constant(st, 0))
+    if src == bool_:
+        v = b.zext(v, I32)
+        return convert(b, v, DataType("int32", 32, "int"), dst)
+    if src.is_float and dst.is_float:
+        if src.bits < dst.bits:
+            return b.fpext(v, dt_)
+        return b.fptrunc(v, dt_)
+    if src.is_float:
+        # fptosi/fptoui are poison outside the target range; clamp first so the result is the
+        # saturated value (as Ascend's conversions saturate) and never undefined.
+        lo, hi = _int_range(dst)
+        fv = v if src.bits >= 32 else b.fpext(v, F32)
+        ft = fv.type
+        nan = b.fcmp_unordered("uno", fv, fv)
+        fv = b.select(b.fcmp_ordered("<", fv, L.Constant(ft, float(lo))),
+                      L.Constant(ft, float(lo)), fv)
+        fv = b.select(b.fcmp_ordered(">=", fv, L.Constant(ft, float(hi) + 1.0)),
+                      L.Constant(ft, float(hi)), fv)
+        fv = b.select(nan, L.Constant(ft, 0.0), fv)
+        return b.fptosi(fv, dt_) if dst.is_signed else b.fptoui(fv, dt_)
+    if dst.is_float:
+        return b.sitofp(v, dt_) if src.is_signed else b.uitofp(v, dt_)
+    if src.bits < dst.bits:
+        return b.sext(v, dt_) if src.is_signed else b.zext(v, dt_)
+    if src.bits > dst.bits:
+        return b.trunc(v, dt_)
+    return v
+
+
+def _int_range(dt: DataType) -> tuple[int, int]:
+    if dt.is_signed:
+        return -(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1
+    return 0, (1 << dt.bits) - 1
+
+
+class ElemBuilder:
+    """Element arithmetic for one dtype, used by the op registry's ``elem`` functions."""
+
+    def __init__(self, b: L.IRBuilder, module: L.Module, dtype: DataType):
+        self.b, self.module, self.dtype = b, module, dtype
+        self.t = llvm_type(dtype)
+        self.is_float = dtype.is_float
+
+    def _intr(self, name: str, *args):
+        t = args[0].type
+        fn = intrinsic(self.module, f"llvm.{name}.{_suffix(t)}", t, [a.type for a in args])
+        return self.b.call(fn, args)
+
+    def add(self, a, c):
+        return self.b.fadd(a, c) if self.is_float else self.b.add(a, c)
+
+    def sub(self, a, c):
+        return self.b.fsub(a, c) if self.is_float else self.b.sub(a, c)
+
+    def mul(self, a, c):
+        return self.b.fmul(a, c) if self.is_float else self.b.mul(a, c)
+
+    def div(self, a, c):
+        return self.b.fdiv(a, c)
+
+    def max(self, a, c):
+        if self.is_float:
+            return self._intr("maximum", a, c)
+        return self._intr("smax" if self.dtype.is_signed else "umax", a, c)
+
+    def min(self, a, c):
+        if self.is_float:
+            return self._intr("minimum", a, c)
+        return self._intr("smin" if self.dtype.is_signed else "umin", a, c)
+
+    def abs(self, a):
+        if self.is_float:
+            return self._intr("fabs", a)
+        return self._intr("abs", a, L.Constant(I1, 0))
+
+    def zero(self, a):
+        return L.Constant(a.type, 0.0 if self.is_float else 0)
+
+    def ge_zero(self, a):
+        if self.is_float:
+            return self.b.fcmp_ordered(">=", a, self.zero(a))
+        return self.b.icmp_signed(">=", a, self.zero(a))
+
+    def select(self, cond, a, c):
+        return self.b.select(cond, a, c)
+
+    def call_math(self, name: str, a):
+        """exp/log/sqrt… computed in float32 for float16 inputs and rounded back."""
+        if a.type == F16:
+            wide = self.b.fpext(a, F32)
+            return self.b.fptrunc(self._intr(name, wide), F16)
+        return self._intr(name, a)

@@ -1,0 +1,258 @@
+"""Compile a kernel specialisation to native code, with an in-memory and an on-disk cache.
+
+Pipeline (named passes, in order): parse → sema → verify → codegen → LLVM O3 → object code →
+MCJIT. The disk cache stores the object code and the metadata the runtime needs, keyed by a
+typed ``CacheKey``; a new process loads an entry in milliseconds without importing lark. An
+entry that fails its checksum or does not load is recompiled, never trusted.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import pickle
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from .cachedir import cache_dir
+from .errors import InternalCompilerError, KernelCompileError, KernelError
+
+_llvm_lock = threading.Lock()
+_target_machine = None
+_engines: list = []  # keep MCJIT engines (and their code) alive for the process
+CACHE_FORMAT = 1
+
+
+def _llvm():
+    import llvmlite.binding as llvm
+    global _target_machine
+    if _target_machine is None:
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        target = llvm.Target.from_default_triple()
+        _target_machine = target.create_target_machine(
+            cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
+            opt=3, reloc="default", codemodel="jitdefault")
+    return llvm, _target_machine
+
+
+_version_cache: Optional[str] = None
+
+
+def compiler_version() -> str:
+    """A hash of the compiler's own source files: any change invalidates cached kernels."""
+    global _version_cache
+    if _version_cache is None:
+        root = Path(__file__).resolve().parent.parent
+        h = hashlib.sha256(str(CACHE_FORMAT).encode())
+        for sub in ("compiler", "simulator", "dsl"):
+            for path in sorted((root / sub).rglob("*.py")):
+                h.update(path.name.encode())
+                h.update(path.read_bytes())
+        _version_cache = h.hexdigest()[:16]
+    return _version_cache
+
+
+def host_target() -> str:
+    import llvmlite.binding as llvm
+    return f"{llvm.get_process_triple()}|{llvm.get_host_cpu_name()}"
+
+
+@dataclass(frozen=True)
+class CacheKey:
+    """Everything a compiled kernel depends on."""
+
+    kernel: str                                # module.qualname
+    sources: tuple[tuple[str, str], ...]       # (qualname, sha256) of the kernel and callees
+    specs: tuple                               # ArgSpec per argument (dtypes, ConstExpr values)
+    globals_read: tuple[tuple[str, str], ...]  # (name, repr(value)) of constants referenced
+    timing: str
+    compiler: str
+    target: str
+
+    def digest(self) -> str:
+        return hashlib.sha256(repr(self).encode()).hexdigest()[:40]
+
+
+@dataclass
+class CompiledKernel:
+    """Native code of one specialisation plus what the runtime needs to run and explain it."""
+
+    name: str
+    entry_name: str
+    address: int
+    sites: list
+    gm_args: tuple
+    scalar_args: tuple
+    num_queues: int
+    queue_names: list
+    globals_read: dict
+    memories: tuple = ()
+    compile_seconds: float = 0.0
+    from_disk: bool = False
+    stage_seconds: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.cfunc = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)(self.address)
+
+
+def _emit_object(module_text: str, name: str) -> tuple[bytes, dict]:
+    llvm, tm = _llvm()
+    times = {}
+    t0 = time.perf_counter()
+    mod = llvm.parse_assembly(module_text)
+    mod.triple = tm.triple
+    mod.data_layout = str(tm.target_data)
+    mod.verify()
+    t1 = time.perf_counter()
+    pto = llvm.create_pipeline_tuning_options(speed_level=3, size_level=0)
+    pto.loop_vectorization = True
+    pto.slp_vectorization = True
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(mod, pb)
+    t2 = time.perf_counter()
+    obj = tm.emit_object(mod)
+    times.update(llvm_parse=t1 - t0, optimize=t2 - t1, emit=time.perf_counter() - t2)
+    return obj, times
+
+
+def _load_object(obj: bytes, entry_name: str) -> int:
+    llvm, tm = _llvm()
+    with _llvm_lock:
+        backing = llvm.parse_assembly("")
+        engine = llvm.create_mcjit_compiler(backing, tm)
+        engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        engine.finalize_object()
+        address = engine.get_function_address(entry_name)
+        _engines.append(engine)
+    if not address:
+        raise InternalCompilerError(f"compiled kernel has no entry point {entry_name}")
+    return address
+
+
+# ----------------------------------------------------------------------------- disk cache
+def _entry_path(key: CacheKey) -> Path:
+    d = cache_dir() / "kernels"
+    d.mkdir(parents=True, exist_ok=True)
+    return d / f"{key.digest()}.kernel"
+
+
+def _write_entry(path: Path, obj: bytes, meta: dict) -> None:
+    payload = pickle.dumps((obj, meta), protocol=pickle.HIGHEST_PROTOCOL)
+    blob = hashlib.sha256(payload).digest() + payload
+    tmp = path.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}")
+    try:
+        tmp.write_bytes(blob)
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)  # a read-only cache only costs recompiles
+
+
+def _read_entry(path: Path) -> Optional[tuple[bytes, dict]]:
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        return None
+    digest, payload = blob[:32], blob[32:]
+    if len(blob) < 33 or hashlib.sha256(payload).digest() != digest:
+        return None
+    try:
+        obj, meta = pickle.loads(payload)
+    except Exception:  # noqa: BLE001 - any unpickling failure means a corrupt entry
+        return None
+    if not isinstance(obj, bytes) or not isinstance(meta, dict):
+        return None
+    return obj, meta
+
+
+def _meta_to_compiled(name: str, address: int, meta: dict, **kw) -> CompiledKernel:
+    return CompiledKernel(name=name, entry_name=meta["entry_name"], address=address,
+                          sites=meta["sites"], gm_args=meta["gm_args"],
+                          scalar_args=meta["scalar_args"], num_queues=meta["num_queues"],
+                          queue_names=meta["queue_names"], globals_read=meta["globals_read"],
+                          memories=meta["memories"], **kw)
+
+
+def load_cached(key: CacheKey, name: str) -> Optional[CompiledKernel]:
+    """The cached compiled kernel for ``key``, or None (missing, corrupt or unloadable)."""
+    path = _entry_path(key)
+    entry = _read_entry(path)
+    if entry is None:
+        if path.exists():
+            path.unlink(missing_ok=True)
+        return None
+    obj, meta = entry
+    try:
+        address = _load_object(obj, meta["entry_name"])
+        return _meta_to_compiled(name, address, meta, from_disk=True)
+    except Exception:  # noqa: BLE001 - a bad entry is recompiled, never trusted
+        path.unlink(missing_ok=True)
+        return None
+
+
+def compile_kernel(kernel, specs, key: CacheKey, timing_model=None) -> CompiledKernel:
+    """Run the whole pipeline for one specialisation and store the result on disk."""
+    from . import ir as kir
+    from .codegen.core import generate
+    from .sema.analyzer import analyze
+
+    times: dict[str, float] = {}
+    t0 = time.perf_counter()
+    try:
+        kernel.parsed()
+        t1 = time.perf_counter()
+        times["parse"] = t1 - t0
+        result = analyze(kernel, specs)
+        t2 = time.perf_counter()
+        times["sema"] = t2 - t1
+        kir.verify(result.function)
+        t3 = time.perf_counter()
+        times["verify"] = t3 - t2
+        cg = generate(result.function, timing_model)
+        text = str(cg.module)
+        times["codegen"] = time.perf_counter() - t3
+        obj, llvm_times = _emit_object(text, cg.entry_name)
+        times.update(llvm_times)
+        t4 = time.perf_counter()
+        address = _load_object(obj, cg.entry_name)
+        times["load"] = time.perf_counter() - t4
+    except KernelError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - never show an LLVM/lark stack to the user
+        raise InternalCompilerError(f"internal compiler error while compiling "
+                                    f"'{kernel.__name__}': {type(exc).__name__}: {exc}",
+                                    kernel.def_loc()) from exc
+    meta = dict(entry_name=cg.entry_name, sites=cg.sites, gm_args=result.function.gm_args,
+                scalar_args=result.function.scalar_args,
+                num_queues=result.function.num_queues, queue_names=result.queue_names,
+                globals_read=result.globals_read,
+                memories=kir.memories_used(result.function))
+    _write_entry(_entry_path(key), obj, meta)
+    return _meta_to_compiled(kernel.__name__, address, meta,
+                             compile_seconds=time.perf_counter() - t0, stage_seconds=times)
+
+
+def llvm_ir_text(kernel, specs, optimized: bool = False) -> str:
+    """The LLVM IR of a specialisation (for debugging and tests)."""
+    from . import ir as kir
+    from .codegen.core import generate
+    from .sema.analyzer import analyze
+
+    result = analyze(kernel, specs)
+    kir.verify(result.function)
+    text = str(generate(result.function).module)
+    if not optimized:
+        return text
+    llvm, tm = _llvm()
+    mod = llvm.parse_assembly(text)
+    pto = llvm.create_pipeline_tuning_options(speed_level=3, size_level=0)
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(mod, pb)
+    return str(mod)
+
+
+__all__ = ["CacheKey", "CompiledKernel", "compile_kernel", "load_cached", "compiler_version",
+           "KernelCompileError"]

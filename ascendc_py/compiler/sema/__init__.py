@@ -1,0 +1,1 @@
+"""Semantic analysis: AST -> typed kernel IR."""

@@ -1,0 +1,569 @@
+"""Semantic analysis: walk a kernel's AST as an abstract interpreter and emit the kernel IR.
+
+Compile-time values (ConstExpr parameters, module constants, dtypes, enums, queues) are folded;
+everything else becomes IR. Calls to other ``@asc.kernel`` functions are inlined. Errors name
+the kernel source line (every AST node carries its ``SourceLoc``).
+"""
+from __future__ import annotations
+
+import builtins as py_builtins
+import contextlib
+import difflib
+import itertools
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ...dsl.types import DataType, bool_, int32, int64
+from .. import ast as A
+from .. import ir
+from ..errors import (InternalCompilerError, KernelCompileError, KernelError, KernelNameError,
+                      KernelSyntaxError, KernelTypeError, KernelValueError, SourceLoc)
+from . import scalars as S
+from .scope import (FunctionScope, assigned_names, merge_envs, new_slot, python_to_sval,
+                    read_slot, runtime_fields, store_slot)
+from .values import (BoundMethodV, ConstV, DTypeV, EnumV, GmAddrV, GmTensorV, LocalTensorV,
+                     NoneV, PyObjV, QueueV, RtV, StrV, SVal, TupleV, Undefined)
+
+MAX_INLINE_DEPTH = 32
+MAX_UNROLL = 4096
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """How one kernel argument is specialised: 'gm' (dtype), 'scalar' (dtype) or 'const'."""
+
+    name: str
+    kind: str
+    dtype: Optional[DataType] = None
+    value: Any = None
+
+
+@dataclass
+class SemaResult:
+    function: ir.Function
+    globals_read: dict[tuple[str, ...], Any]
+    queue_names: list[str]
+
+
+class Analyzer:
+    """Analyse one kernel (with everything it inlines) for one argument specialisation."""
+
+    def __init__(self, kernel, specs: tuple[ArgSpec, ...]):
+        self.kernel = kernel
+        self.specs = specs
+        self.blocks: list[list] = [[]]
+        self.globals_read: dict[tuple[str, ...], Any] = {}
+        self.queues: list[QueueV] = []
+        self.inline_stack: list = []
+        self._labels = itertools.count()
+        self.scope: FunctionScope = None  # type: ignore[assignment]
+        from . import builtins as B
+        self.builtins = B
+
+    # ------------------------------------------------------------------ driver
+    def run(self) -> SemaResult:
+        fdef = self.kernel.parsed()
+        gm_args, scalar_args, env = [], [], {}
+        for spec in self.specs:
+            if spec.kind == "gm":
+                env[spec.name] = GmAddrV(spec.dtype, ir.Const(len(gm_args), int32),
+                                         ir.Const(0, int64), spec.name)
+                gm_args.append((spec.name, spec.dtype))
+            elif spec.kind == "scalar":
+                env[spec.name] = RtV(ir.ScalarArg(len(scalar_args), spec.dtype))
+                scalar_args.append((spec.name, spec.dtype))
+            else:
+                env[spec.name] = python_to_sval(spec.value, fdef.loc)
+        counts = assigned_names(fdef.body)
+        for p in fdef.params:
+            counts[p.name] = counts.get(p.name, 0) + 1
+        self.scope = FunctionScope(fdef.name, self.kernel.namespace(), {},
+                                   {n for n, c in counts.items() if c > 1})
+        for name, value in env.items():
+            self.bind(name, value, fdef.loc)
+        self.inline_stack.append(self.kernel)
+        label = self.new_label("return")
+        self.scope.return_label = label
+        with self.capture() as body:
+            self.stmts(fdef.body)
+        fn = ir.Function(fdef.name, (ir.Block(label, tuple(body), fdef.loc),), fdef.loc,
+                         tuple(gm_args), tuple(scalar_args), len(self.queues))
+        return SemaResult(fn, self.globals_read, [q.name for q in self.queues])
+
+    # ------------------------------------------------------------------ emission helpers
+    def emit(self, stmt) -> None:
+        self.blocks[-1].append(stmt)
+
+    @contextlib.contextmanager
+    def capture(self):
+        self.blocks.append([])
+        try:
+            yield self.blocks[-1]
+        finally:
+            self.blocks.pop()
+
+    def new_label(self, what: str) -> str:
+        return f"{what}{next(self._labels)}"
+
+    def temp(self, value: SVal, name: str, loc: SourceLoc) -> SVal:
+        """Materialise a runtime value into fresh variables (a snapshot)."""
+        fields = runtime_fields(value)
+        if fields is None or isinstance(value, ConstV):
+            return value
+        slot = new_slot(name, value)
+        for a in store_slot(slot, name, value, loc):
+            self.emit(a)
+        return read_slot(slot)
+
+    def result_var(self, name: str, dtype: DataType) -> ir.Var:
+        return ir.Var(name, dtype)
+
+    # ------------------------------------------------------------------ names
+    def bind(self, name: str, value: SVal, loc: SourceLoc) -> None:
+        scope = self.scope
+        if isinstance(value, Undefined):
+            scope.env[name] = value
+            return
+        fields = runtime_fields(value)
+        if name in scope.reassigned and fields is not None:
+            slot = scope.slots.get(name)
+            if slot is None:
+                slot = scope.slots[name] = new_slot(name, value)
+            for a in store_slot(slot, name, value, loc):
+                self.emit(a)
+            scope.env[name] = read_slot(slot)
+        elif fields is not None and not isinstance(value, ConstV):
+            scope.env[name] = self.temp(value, name, loc)
+        else:
+            scope.env[name] = value
+
+    def lookup(self, name: str, loc: SourceLoc) -> SVal:
+        scope = self.scope
+        if name in scope.env:
+            value = scope.env[name]
+            if isinstance(value, Undefined):
+                raise KernelNameError(value.reason, loc,
+                                      hint=f"assign '{name}' before the branch or loop")
+            return value
+        if name in scope.globals:
+            obj = scope.globals[name]
+            value = python_to_sval(obj, loc)
+            if not isinstance(value, PyObjV):
+                self.globals_read[(self._global_owner(), name)] = obj
+            return value
+        if hasattr(py_builtins, name) and name in PY_BUILTINS:
+            return PyObjV(getattr(py_builtins, name))
+        candidates = list(scope.env) + [k for k in scope.globals if not k.startswith("__")]
+        close = difflib.get_close_matches(name, candidates, n=1)
+        hint = f"did you mean '{close[0]}'?" if close else \
+            "define it in the kernel, pass it as an argument, or make it a module constant"
+        raise KernelNameError(f"name '{name}' is not defined", loc, hint=hint)
+
+    def _global_owner(self) -> str:
+        fn = self.inline_stack[-1].fn
+        return f"{fn.__module__}.{fn.__qualname__}"
+
+    # ------------------------------------------------------------------ statements
+    def stmts(self, body) -> None:
+        for s in body:
+            self.stmt(s)
+
+    def stmt(self, s) -> None:
+        handler = STMT_HANDLERS.get(type(s))
+        if handler is None:
+            raise KernelSyntaxError(f"{type(s).__name__} statements are not supported in kernels",
+                                    s.loc)
+        try:
+            handler(self, s)
+        except KernelError:
+            raise
+        except RecursionError:
+            raise KernelCompileError("kernel is nested too deeply to compile", s.loc) from None
+        except Exception as exc:  # noqa: BLE001 - internal bug: report with the user's line
+            raise InternalCompilerError(f"internal compiler error: {type(exc).__name__}: {exc}",
+                                        s.loc) from exc
+
+    def s_expr(self, s: A.ExprStmt) -> None:
+        if isinstance(s.value, A.Constant) and isinstance(s.value.value, str):
+            return  # a stray string (docstring-like) is a no-op
+        self.expr(s.value)
+
+    def s_pass(self, s) -> None:
+        pass
+
+    def s_assign(self, s: A.Assign) -> None:
+        value = self.expr(s.value)
+        for target in s.targets:
+            self.assign_to(target, value, s.loc)
+
+    def s_annassign(self, s: A.AnnAssign) -> None:
+        if s.value is None:
+            return
+        value = self.expr(s.value)
+        self.assign_to(s.target, value, s.loc)
+
+    def s_augassign(self, s: A.AugAssign) -> None:
+        if not isinstance(s.target, A.Name):
+            raise KernelSyntaxError("augmented assignment needs a plain variable name",
+                                    s.target.loc)
+        current = self.lookup(s.target.id, s.target.loc)
+        value = self.binop(s.op, current, self.expr(s.value), s.loc)
+        self.assign_to(s.target, value, s.loc)
+
+    def assign_to(self, target, value: SVal, loc: SourceLoc) -> None:
+        if isinstance(target, A.Name):
+            self.bind(target.id, value, target.loc)
+        elif isinstance(target, (A.Tuple, A.List)):
+            if not isinstance(value, TupleV) or len(value.items) != len(target.elts):
+                raise KernelTypeError(f"cannot unpack {value.describe()} into "
+                                      f"{len(target.elts)} names", loc)
+            for t, v in zip(target.elts, value.items):
+                self.assign_to(t, v, loc)
+        else:
+            raise KernelSyntaxError("only plain names can be assigned in kernels", target.loc,
+                                    hint="to write a tensor element use t.set_value(i, v)")
+
+    def s_if(self, s: A.If) -> None:
+        cond = S.truth(self.expr(s.test), s.test.loc)
+        if isinstance(cond, ConstV):
+            self.stmts(s.body if cond.value else s.orelse)
+            return
+        base = dict(self.scope.env)
+        with self.capture() as then_body:
+            self.stmts(s.body)
+        then_env, self.scope.env = self.scope.env, dict(base)
+        with self.capture() as else_body:
+            self.stmts(s.orelse)
+        else_env = self.scope.env
+        self.scope.env = merge_envs(base, [then_env, else_env], "if statement")
+        self.emit(ir.If(cond.expr, tuple(then_body), tuple(else_body), s.loc))
+
+    def _loop_env_after(self, base: dict, body_env: dict) -> dict:
+        merged = dict(body_env)
+        for name, before in base.items():
+            after = body_env.get(name)
+            if after is not before and not (after is not None and _eq(after, before)):
+                merged[name] = Undefined(f"'{name}' changes kind inside the loop")
+        return merged
+
+    def s_for(self, s: A.For) -> None:
+        if s.orelse:
+            raise KernelSyntaxError("`for ... else` is not supported in kernels", s.loc)
+        it = s.iter
+        if not isinstance(it, A.Call):
+            raise KernelSyntaxError("kernels can only loop over range(...) or "
+                                    "asc.static_range(...)", it.loc)
+        func = self.expr(it.func)
+        kind = None
+        if isinstance(func, PyObjV):
+            if func.obj is range:
+                kind = "range"
+            else:
+                kind = {"static_range": "static", "range": "range"}.get(
+                    getattr(func.obj, "asc_name", None))
+        if kind is None:
+            raise KernelSyntaxError("kernels can only loop over range(...) or "
+                                    "asc.static_range(...)", it.loc)
+        if it.keywords or not 1 <= len(it.args) <= 3:
+            raise KernelTypeError("range takes 1 to 3 positional arguments", it.loc)
+        bounds = [self.expr(a) for a in it.args]
+        for b, node in zip(bounds, it.args):
+            if not isinstance(b, (ConstV, RtV)) or b.dtype.is_float or b.dtype == bool_:
+                raise KernelTypeError(f"range bounds must be integers, got {b.describe()}",
+                                      node.loc)
+        if len(bounds) == 1:
+            bounds = [ConstV(0, int32), bounds[0]]
+        if len(bounds) == 2:
+            bounds.append(ConstV(1, int32))
+        if not isinstance(s.target, A.Name):
+            raise KernelSyntaxError("the loop variable must be a single name", s.target.loc)
+        if kind == "static":
+            self._static_for(s, bounds)
+            return
+        if isinstance(bounds[2], ConstV) and bounds[2].value == 0:
+            raise KernelValueError("range() step must not be zero", it.loc)
+        dtype = S.promote(S.promote(bounds[0].dtype, bounds[1].dtype), bounds[2].dtype)
+        var = ir.Var(s.target.id, dtype)
+        base = dict(self.scope.env)
+        self.scope.loop_depth += 1
+        with self.capture() as body:
+            self.bind(s.target.id, RtV(ir.Load(var)), s.target.loc)
+            self.stmts(s.body)
+        self.scope.loop_depth -= 1
+        self.scope.env = self._loop_env_after(base, self.scope.env)
+        self.emit(ir.ForRange(var, *(S.to_expr(b, dtype) for b in bounds), tuple(body), s.loc))
+
+    def _static_for(self, s: A.For, bounds) -> None:
+        for b, node in zip(bounds, s.iter.args):
+            if not isinstance(b, ConstV):
+                raise KernelValueError("static_range bounds must be compile-time values",
+                                       node.loc, hint="use range(...) for runtime bounds")
+        values = range(*(int(b.value) for b in bounds))
+        if len(values) > MAX_UNROLL:
+            raise KernelValueError(f"static_range would unroll {len(values)} iterations "
+                                   f"(limit {MAX_UNROLL})", s.iter.loc)
+        brk = self.new_label("static_break")
+        self.scope.loop_depth += 1
+        saved = getattr(self, "_static_labels", None)
+        with self.capture() as outer:
+            for v in values:
+                cont = self.new_label("static_continue")
+                self._static_labels = (brk, cont)
+                with self.capture() as body:
+                    self.bind(s.target.id, ConstV(v, int32), s.target.loc)
+                    self.stmts(s.body)
+                self.emit(ir.Block(cont, tuple(body), s.loc))
+        self._static_labels = saved
+        self.scope.loop_depth -= 1
+        self.emit(ir.Block(brk, tuple(outer), s.loc))
+
+    def s_while(self, s: A.While) -> None:
+        if s.orelse:
+            raise KernelSyntaxError("`while ... else` is not supported in kernels", s.loc)
+        base = dict(self.scope.env)
+        with self.capture() as pre:
+            cond = S.truth(self.expr(s.test), s.test.loc)
+        if isinstance(cond, ConstV) and not cond.value:
+            return
+        self.scope.loop_depth += 1
+        saved = getattr(self, "_static_labels", None)
+        self._static_labels = None
+        with self.capture() as body:
+            self.stmts(s.body)
+        self._static_labels = saved
+        self.scope.loop_depth -= 1
+        self.scope.env = self._loop_env_after(base, self.scope.env)
+        cexpr = cond.expr() if isinstance(cond, ConstV) else cond.expr
+        self.emit(ir.While(tuple(pre), cexpr, tuple(body), s.loc))
+
+    def s_break(self, s) -> None:
+        self._loop_jump(s, break_=True)
+
+    def s_continue(self, s) -> None:
+        self._loop_jump(s, break_=False)
+
+    def _loop_jump(self, s, break_: bool) -> None:
+        if self.scope.loop_depth == 0:
+            raise KernelSyntaxError(f"'{'break' if break_ else 'continue'}' outside a loop",
+                                    s.loc)
+        labels = getattr(self, "_static_labels", None)
+        if labels is not None:
+            self.emit(ir.Exit(labels[0] if break_ else labels[1], s.loc))
+        else:
+            self.emit(ir.Break(s.loc) if break_ else ir.Continue(s.loc))
+
+    def s_return(self, s: A.Return) -> None:
+        scope = self.scope
+        value = self.expr(s.value) if s.value is not None else NoneV()
+        if not isinstance(value, NoneV):
+            if len(self.inline_stack) == 1:
+                raise KernelTypeError("a kernel cannot return a value", s.loc,
+                                      hint="write results to a GlobalTensor instead")
+            if not scope.simple_return and runtime_fields(value) is not None:
+                if scope.return_slot is None:
+                    scope.return_slot = new_slot(f"{scope.name}.ret", value)
+                for a in store_slot(scope.return_slot, "return value", value, s.loc):
+                    self.emit(a)
+                value = read_slot(scope.return_slot)
+            elif not scope.simple_return:
+                raise KernelTypeError(f"{value.describe()} can only be returned by a single "
+                                      f"`return` at the end of the function", s.loc)
+        scope.returned.append(value)
+        if not scope.simple_return:
+            self.emit(ir.Exit(scope.return_label, s.loc))
+
+    def s_assert(self, s: A.Assert) -> None:
+        cond = S.truth(self.expr(s.test), s.test.loc)
+        msg = ""
+        if s.msg is not None:
+            m = self.expr(s.msg)
+            msg = m.value if isinstance(m, StrV) else ""
+        if isinstance(cond, ConstV):
+            if not cond.value:
+                raise KernelValueError(f"assertion failed{': ' + msg if msg else ''}", s.loc)
+            return
+        self.emit(ir.Intrinsic("kernel_assert", (cond.expr,), (), s.loc, (("msg", msg),)))
+
+    # ------------------------------------------------------------------ expressions
+    def expr(self, e) -> SVal:
+        handler = EXPR_HANDLERS.get(type(e))
+        if handler is None:
+            raise KernelSyntaxError(f"{type(e).__name__} expressions are not supported in "
+                                    f"kernels", e.loc)
+        return handler(self, e)
+
+    def e_name(self, e: A.Name) -> SVal:
+        return self.lookup(e.id, e.loc)
+
+    def e_const(self, e: A.Constant) -> SVal:
+        if isinstance(e.value, str):
+            return StrV(e.value)
+        if e.value is None:
+            return NoneV()
+        return S.const_of(e.value, e.loc)
+
+    def e_binop(self, e: A.BinOp) -> SVal:
+        return self.binop(e.op, self.expr(e.left), self.expr(e.right), e.loc)
+
+    def binop(self, op: str, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
+        if isinstance(a, GmAddrV) and op in "+-" and isinstance(b, (ConstV, RtV)):
+            off = S.to_expr(b, int64)
+            if op == "-":
+                off = ir.Un("neg", off, int64)
+            return GmAddrV(a.dtype, a.arg, ir.Bin("add", a.offset, off, int64), a.arg_name)
+        if isinstance(b, GmAddrV) and op == "+" and isinstance(a, (ConstV, RtV)):
+            return self.binop("+", b, a, loc)
+        return S.binary(op, a, b, loc)
+
+    def e_unary(self, e: A.UnaryOp) -> SVal:
+        return S.unary(e.op, self.expr(e.operand), e.loc)
+
+    def e_boolop(self, e: A.BoolOp) -> SVal:
+        return S.boolop(e.op, [self.expr(v) for v in e.values], e.loc)
+
+    def e_compare(self, e: A.Compare) -> SVal:
+        left = self.expr(e.left)
+        parts = []
+        for op, node in zip(e.ops, e.comparators):
+            right = self.expr(node)
+            parts.append(self.compare(op, left, right, e.loc))
+            left = right
+        return parts[0] if len(parts) == 1 else S.boolop("and", parts, e.loc)
+
+    def compare(self, op: str, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
+        if op in ("is", "is not", "==", "!=") and not isinstance(a, (ConstV, RtV)):
+            same = _eq(a, b)
+            return ConstV(same if op in ("is", "==") else not same, bool_)
+        if op in ("in", "not in"):
+            if not isinstance(b, TupleV):
+                raise KernelTypeError("'in' needs a tuple or list of values", loc)
+            hits = [self.compare("==", a, item, loc) for item in b.items]
+            result = S.boolop("or", hits, loc) if hits else ConstV(False, bool_)
+            return result if op == "in" else S.unary("not", result, loc)
+        if op in ("is", "is not"):
+            op = "==" if op == "is" else "!="
+        return S.compare(op, a, b, loc)
+
+    def e_ifexp(self, e: A.IfExp) -> SVal:
+        cond = S.truth(self.expr(e.test), e.test.loc)
+        if isinstance(cond, ConstV):
+            return self.expr(e.body if cond.value else e.orelse)
+        return S.select(cond, self.expr(e.body), self.expr(e.orelse), e.loc)
+
+    def e_tuple(self, e) -> SVal:
+        return TupleV(tuple(self.expr(x) for x in e.elts))
+
+    def e_attribute(self, e: A.Attribute) -> SVal:
+        base = self.expr(e.value)
+        return self.builtins.get_attribute(self, base, e.attr, e.loc)
+
+    def e_subscript(self, e: A.Subscript) -> SVal:
+        base = self.expr(e.value)
+        return self.builtins.subscript(self, base, e.index, e.loc)
+
+    def e_call(self, e: A.Call) -> SVal:
+        func = self.expr(e.func)
+        args = [self.expr(a) for a in e.args]
+        kwargs = {k.name: self.expr(k.value) for k in e.keywords}
+        return self.builtins.call(self, func, args, kwargs, e)
+
+    # ------------------------------------------------------------------ inlining
+    def inline_call(self, callee, args: list[SVal], kwargs: dict[str, SVal], node) -> SVal:
+        if callee in self.inline_stack:
+            raise KernelCompileError(f"recursive call of kernel function '{callee.__name__}' "
+                                     f"is not supported", node.loc)
+        if len(self.inline_stack) >= MAX_INLINE_DEPTH:
+            raise KernelCompileError("kernel functions are nested too deeply", node.loc)
+        fdef = callee.parsed()
+        params = fdef.params
+        if len(args) > len(params):
+            raise KernelTypeError(f"{fdef.name}() takes {len(params)} arguments but "
+                                  f"{len(args)} were given", node.loc)
+        bound: dict[str, SVal] = {}
+        for p, v in zip(params, args):
+            bound[p.name] = v
+        names = {p.name for p in params}
+        for k, v in kwargs.items():
+            if k not in names:
+                raise KernelTypeError(f"{fdef.name}() got an unexpected keyword argument '{k}'",
+                                      node.loc)
+            if k in bound:
+                raise KernelTypeError(f"{fdef.name}() got multiple values for '{k}'", node.loc)
+            bound[k] = v
+        defaults = callee.defaults()
+        for p in params:
+            if p.name not in bound:
+                if p.name not in defaults:
+                    raise KernelTypeError(f"{fdef.name}() missing argument '{p.name}'", node.loc)
+                bound[p.name] = python_to_sval(defaults[p.name], node.loc)
+        counts = assigned_names(fdef.body)
+        for p in params:
+            counts[p.name] = counts.get(p.name, 0) + 1
+        outer = self.scope
+        self.scope = FunctionScope(fdef.name, callee.namespace(), {},
+                                   {n for n, c in counts.items() if c > 1})
+        self.scope.return_label = self.new_label(f"ret_{fdef.name}_")
+        self.scope.simple_return = _returns_only_at_end(fdef.body)
+        saved_static = getattr(self, "_static_labels", None)
+        self._static_labels = None
+        self.inline_stack.append(callee)
+        try:
+            for name, value in bound.items():
+                self.bind(name, value, node.loc)
+            with self.capture() as body:
+                self.stmts(fdef.body)
+            returned = self.scope.returned
+        finally:
+            self.inline_stack.pop()
+            self.scope, inner = outer, self.scope
+            self._static_labels = saved_static
+        self.emit(ir.Block(inner.return_label, tuple(body), node.loc))
+        values = [v for v in returned if not isinstance(v, NoneV)]
+        if not values:
+            return NoneV()
+        return values[-1] if inner.return_slot is None else read_slot(inner.return_slot)
+
+
+def _returns_only_at_end(body) -> bool:
+    """True if the only `return` is the last top-level statement (or there is none)."""
+    def count(stmts) -> int:
+        n = 0
+        for st in stmts:
+            if isinstance(st, A.Return):
+                n += 1
+            elif isinstance(st, (A.If, A.For, A.While)):
+                n += count(st.body) + count(st.orelse)
+        return n
+    total = count(body)
+    return total == 0 or (total == 1 and bool(body) and isinstance(body[-1], A.Return))
+
+
+def _eq(a: SVal, b: SVal) -> bool:
+    if a is b:
+        return True
+    try:
+        return type(a) is type(b) and a == b
+    except Exception:  # noqa: BLE001
+        return False
+
+
+PY_BUILTINS = {"range", "min", "max", "abs", "int", "float", "bool", "len", "print"}
+
+STMT_HANDLERS = {
+    A.ExprStmt: Analyzer.s_expr, A.Assign: Analyzer.s_assign, A.AnnAssign: Analyzer.s_annassign,
+    A.AugAssign: Analyzer.s_augassign, A.If: Analyzer.s_if, A.For: Analyzer.s_for,
+    A.While: Analyzer.s_while, A.Break: Analyzer.s_break, A.Continue: Analyzer.s_continue,
+    A.Pass: Analyzer.s_pass, A.Return: Analyzer.s_return, A.Assert: Analyzer.s_assert,
+}
+EXPR_HANDLERS = {
+    A.Name: Analyzer.e_name, A.Constant: Analyzer.e_const, A.BinOp: Analyzer.e_binop,
+    A.UnaryOp: Analyzer.e_unary, A.BoolOp: Analyzer.e_boolop, A.Compare: Analyzer.e_compare,
+    A.IfExp: Analyzer.e_ifexp, A.Tuple: Analyzer.e_tuple, A.List: Analyzer.e_tuple,
+    A.Attribute: Analyzer.e_attribute, A.Subscript: Analyzer.e_subscript,
+    A.Call: Analyzer.e_call,
+}
+
+
+def analyze(kernel, specs: tuple[ArgSpec, ...]) -> SemaResult:
+    """Analyse ``kernel`` for the given argument specialisation and return verified-ready IR."""
+    return Analyzer(kernel, specs).run()

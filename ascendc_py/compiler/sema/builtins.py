@@ -1,0 +1,404 @@
+"""Calls, attributes and subscripts of the kernel language: the DSL builtins and methods.
+
+Each builtin is a function registered in ``FUNCTIONS`` (by ``asc_name``) or ``METHODS`` (by value
+kind and method name); a missing key is a clear "not supported in kernels" error. Op-specific
+dtype/arity rules come from the op registry (``compiler/ops.py``).
+"""
+from __future__ import annotations
+
+import enum
+from typing import Callable
+
+from ...dsl import api
+from ...dsl.types import (DataType, HardEvent, Memory, PipeID, TPosition, bool_, float32, int32,
+                          int64, EVENT_IDS_PER_EVENT)
+from .. import ast as A
+from .. import ir
+from ..errors import KernelSyntaxError, KernelTypeError, KernelValueError, SourceLoc
+from ..ops import REGISTRY, Family, OpSpec
+from . import scalars as S
+from .values import (BoundMethodV, ConstV, DTypeV, EnumV, GmAddrV, GmTensorV, LocalTensorV,
+                     NoneV, PipeV, PyObjV, QueueV, RtV, StrV, SVal, TupleV)
+
+FUNCTIONS: dict[str, Callable] = {}
+METHODS: dict[tuple[type, str], Callable] = {}
+UB_MEMORY = Memory.UB
+
+
+def function(name: str):
+    def deco(fn):
+        FUNCTIONS[name] = fn
+        return fn
+    return deco
+
+
+def method(kind: type, *names: str):
+    def deco(fn):
+        for n in names:
+            METHODS[(kind, n)] = fn
+        return fn
+    return deco
+
+
+# ----------------------------------------------------------------------------- argument binding
+def bind_args(what: str, params: tuple[str, ...], args: list[SVal], kwargs: dict[str, SVal],
+              loc: SourceLoc, defaults: dict | None = None) -> dict[str, SVal]:
+    """Bind positional and keyword arguments to parameter names (Python rules)."""
+    defaults = defaults or {}
+    if len(args) > len(params):
+        raise KernelTypeError(f"{what} takes at most {len(params)} arguments "
+                              f"({', '.join(params)}) but {len(args)} were given", loc)
+    bound = dict(zip(params, args))
+    for k, v in kwargs.items():
+        if k not in params:
+            raise KernelTypeError(f"{what} got an unexpected keyword argument '{k}'", loc,
+                                  hint=f"its parameters are: {', '.join(params)}")
+        if k in bound:
+            raise KernelTypeError(f"{what} got multiple values for argument '{k}'", loc)
+        bound[k] = v
+    for p in params:
+        if p not in bound:
+            if p in defaults:
+                bound[p] = defaults[p]
+            else:
+                raise KernelTypeError(f"{what} is missing argument '{p}'", loc,
+                                      hint=f"its parameters are: {', '.join(params)}")
+    return bound
+
+
+def want_int(v: SVal, what: str, loc: SourceLoc, dtype=int32) -> ir.Expr:
+    if not isinstance(v, (ConstV, RtV)) or v.dtype.is_float or v.dtype == bool_:
+        raise KernelTypeError(f"{what} must be an integer, got {v.describe()}", loc)
+    return S.to_expr(v, dtype)
+
+
+def want_const_int(v: SVal, what: str, loc: SourceLoc) -> int:
+    if not isinstance(v, ConstV) or v.dtype.is_float:
+        raise KernelValueError(f"{what} must be a compile-time integer, got {v.describe()}", loc,
+                               hint="use a literal, a module constant or a ConstExpr parameter")
+    return int(v.value)
+
+
+def want_dtype(v: SVal, what: str, loc: SourceLoc) -> DataType:
+    if not isinstance(v, DTypeV):
+        raise KernelTypeError(f"{what} must be a dtype (e.g. asc.float16 or x.dtype), got "
+                              f"{v.describe()}", loc)
+    return v.dtype
+
+
+def want_enum(v: SVal, cls: type, what: str, loc: SourceLoc):
+    if not isinstance(v, EnumV) or not isinstance(v.member, cls):
+        raise KernelTypeError(f"{what} must be a {cls.__name__} member (e.g. "
+                              f"asc.{cls.__name__}.{next(iter(cls)).name}), got "
+                              f"{v.describe()}", loc)
+    return v.member
+
+
+def want_local(v: SVal, what: str, loc: SourceLoc, memory: Memory | None = UB_MEMORY
+               ) -> LocalTensorV:
+    if not isinstance(v, LocalTensorV):
+        hint = ("copy global data into a LocalTensor with asc.data_copy first"
+                if isinstance(v, (GmTensorV, GmAddrV)) else "")
+        raise KernelTypeError(f"{what} must be a LocalTensor, got {v.describe()}", loc, hint=hint)
+    if memory is not None and v.memory != memory:
+        raise KernelTypeError(f"{what} must be in {memory.name} (positions VECIN/VECOUT/VECCALC), "
+                              f"got a tensor at {v.position.name}", loc)
+    return v
+
+
+# ----------------------------------------------------------------------------- attributes
+def get_attribute(an, base: SVal, attr: str, loc: SourceLoc) -> SVal:
+    from .scope import python_to_sval
+    if isinstance(base, PyObjV):
+        obj = base.obj
+        if isinstance(obj, type) and issubclass(obj, enum.Enum):
+            try:
+                return EnumV(obj[attr])
+            except KeyError:
+                raise KernelNameError_(f"{obj.__name__} has no member '{attr}'", loc) from None
+        if not hasattr(obj, attr):
+            name = getattr(obj, "__name__", type(obj).__name__)
+            raise KernelNameError_(f"'{name}' has no attribute '{attr}'", loc)
+        value = getattr(obj, attr)
+        sval = python_to_sval(value, loc)
+        if not isinstance(sval, PyObjV):
+            path = (getattr(obj, "__name__", "?"), attr)
+            an.globals_read[path] = value
+        return sval
+    if attr == "dtype" and isinstance(base, (GmAddrV, GmTensorV, LocalTensorV)):
+        if base.dtype is None:
+            raise KernelTypeError("this GlobalTensor has no dtype before set_global_buffer", loc)
+        return DTypeV(base.dtype)
+    if isinstance(base, DTypeV) and attr in ("sizeof", "itemsize"):
+        return BoundMethodV(base, attr) if attr == "sizeof" else ConstV(base.dtype.sizeof(),
+                                                                         int32)
+    if isinstance(base, EnumV) and attr in ("value", "name"):
+        return ConstV(int(base.member.value), int32) if attr == "value" else StrV(
+            base.member.name)
+    if (type(base), attr) in METHODS:
+        return BoundMethodV(base, attr)
+    raise KernelNameError_(f"{base.describe()} has no attribute '{attr}' in kernels", loc)
+
+
+def KernelNameError_(msg, loc):  # noqa: N802 - local alias keeps imports short
+    from ..errors import KernelNameError
+    return KernelNameError(msg, loc)
+
+
+def subscript(an, base: SVal, index, loc: SourceLoc) -> SVal:
+    if isinstance(index, A.Slice):
+        if index.upper is not None or index.step is not None:
+            raise KernelSyntaxError("tensor slices take only a start offset: t[offset:]", loc)
+        off = an.expr(index.lower) if index.lower is not None else ConstV(0, int32)
+    else:
+        off = an.expr(index)
+    if isinstance(base, LocalTensorV):
+        o = want_int(off, "a LocalTensor offset", loc)
+        size = base.dtype.sizeof()
+        addr = ir.Bin("add", base.addr, ir.Bin("mul", o, ir.Const(size, int32), int32), int32)
+        return LocalTensorV(base.dtype, base.position, addr,
+                            ir.Bin("sub", base.size, o, int32), base.tag)
+    if isinstance(base, GmTensorV):
+        if base.dtype is None:
+            raise KernelTypeError("index a GlobalTensor only after set_global_buffer", loc)
+        o = want_int(off, "a GlobalTensor offset", loc, int64)
+        size = ir.Select(ir.Cmp("lt", base.size, ir.Const(0, int64)), ir.Const(-1, int64),
+                         ir.Bin("sub", base.size, o, int64), int64)
+        return GmTensorV(base.dtype, base.arg, ir.Bin("add", base.offset, o, int64), size,
+                         base.arg_name)
+    if isinstance(base, TupleV):
+        i = want_const_int(off, "a tuple index", loc)
+        try:
+            return base.items[i]
+        except IndexError:
+            raise KernelValueError(f"tuple index {i} out of range", loc) from None
+    if isinstance(base, PyObjV) and isinstance(base.obj, (tuple, list)):
+        from .scope import python_to_sval
+        i = want_const_int(off, "an index into a global tuple", loc)
+        return python_to_sval(base.obj[i], loc)
+    raise KernelTypeError(f"{base.describe()} cannot be subscripted", loc)
+
+
+# ----------------------------------------------------------------------------- calls
+def call(an, func: SVal, args: list[SVal], kwargs: dict[str, SVal], node) -> SVal:
+    loc = node.loc
+    if isinstance(func, BoundMethodV):
+        if isinstance(func.self_val, DTypeV) and func.name == "sizeof":
+            return ConstV(func.self_val.dtype.sizeof(), int32)
+        handler = METHODS[(type(func.self_val), func.name)]
+        return handler(an, func.self_val, func.name, args, kwargs, loc)
+    if isinstance(func, PyObjV):
+        obj = func.obj
+        from ...dsl.kernel import Kernel
+        if isinstance(obj, Kernel):
+            return an.inline_call(obj, args, kwargs, node)
+        name = getattr(obj, "asc_name", None)
+        if name is None and obj in PYTHON_FUNCS:
+            name = PYTHON_FUNCS[obj]
+        if name in FUNCTIONS:
+            return FUNCTIONS[name](an, args, kwargs, loc)
+        if name in REGISTRY:
+            return vector_op(an, REGISTRY[name], args, kwargs, loc)
+        if name == "range":
+            raise KernelSyntaxError("range(...) can only be used as a for-loop iterable", loc)
+        shown = getattr(obj, "__name__", None) or repr(obj)
+        raise KernelSyntaxError(f"calling '{shown}' is not supported in kernels", loc,
+                                hint="kernels can call asc builtins and other @asc.kernel "
+                                     "functions")
+    raise KernelTypeError(f"{func.describe()} is not callable", loc)
+
+
+# ----------------------------------------------------------------------------- Python builtins
+import builtins as _py  # noqa: E402
+
+PYTHON_FUNCS = {_py.min: "py_min", _py.max: "py_max", _py.abs: "py_abs", _py.int: "py_int",
+                _py.float: "py_float", _py.bool: "py_bool", _py.range: "range",
+                _py.len: "py_len", _py.print: "printf"}
+
+
+@function("py_min")
+def _min(an, args, kwargs, loc):
+    if kwargs or len(args) < 2:
+        raise KernelTypeError("min() takes two or more numbers in kernels", loc)
+    return S.min_max("min", args, loc)
+
+
+@function("py_max")
+def _max(an, args, kwargs, loc):
+    if kwargs or len(args) < 2:
+        raise KernelTypeError("max() takes two or more numbers in kernels", loc)
+    return S.min_max("max", args, loc)
+
+
+@function("py_abs")
+def _abs(an, args, kwargs, loc):
+    (v,) = bind_args("abs()", ("x",), args, kwargs, loc).values()
+    if isinstance(v, ConstV):
+        return ConstV(abs(v.value), v.dtype)
+    if not isinstance(v, RtV):
+        raise KernelTypeError(f"abs() needs a number, got {v.describe()}", loc)
+    t = S.arith_type(v.dtype)
+    return RtV(ir.Un("abs", S.to_expr(v, t), t))
+
+
+@function("py_int")
+def _int(an, args, kwargs, loc):
+    (v,) = bind_args("int()", ("x",), args, kwargs, loc).values()
+    if isinstance(v, ConstV):
+        return S.const_of(int(v.value), loc)
+    return S.cast(v, int32 if v.dtype.bits <= 32 else int64, loc)
+
+
+@function("py_float")
+def _float(an, args, kwargs, loc):
+    (v,) = bind_args("float()", ("x",), args, kwargs, loc).values()
+    return S.cast(v, float32, loc)
+
+
+@function("py_bool")
+def _bool(an, args, kwargs, loc):
+    (v,) = bind_args("bool()", ("x",), args, kwargs, loc).values()
+    return S.truth(v, loc)
+
+
+@function("py_len")
+def _len(an, args, kwargs, loc):
+    (v,) = bind_args("len()", ("x",), args, kwargs, loc).values()
+    if isinstance(v, TupleV):
+        return ConstV(len(v.items), int32)
+    raise KernelTypeError("len() works on tuples only; use t.get_size() for tensors", loc)
+
+
+# ----------------------------------------------------------------------------- system builtins
+def _special(name):
+    def handler(an, args, kwargs, loc):
+        if args or kwargs:
+            raise KernelTypeError(f"asc.{name}() takes no arguments", loc)
+        return RtV(ir.Special(name.replace("get_", "")))
+    return handler
+
+
+for _n in ("get_block_idx", "get_block_num", "get_sub_block_idx", "get_system_cycle"):
+    FUNCTIONS[_n] = _special(_n)
+
+
+@function("ceildiv")
+def _ceildiv(an, args, kwargs, loc):
+    b = bind_args("ceildiv()", ("a", "b"), args, kwargs, loc)
+    one = ConstV(1, int32)
+    num = S.binary("-", S.binary("+", b["a"], b["b"], loc), one, loc)
+    return S.binary("//", num, b["b"], loc)
+
+
+@function("static_assert")
+def _static_assert(an, args, kwargs, loc):
+    b = bind_args("static_assert()", ("cond", "msg"), args, kwargs, loc, {"msg": StrV("")})
+    cond = S.truth(b["cond"], loc)
+    if not isinstance(cond, ConstV):
+        raise KernelValueError("static_assert needs a compile-time condition", loc,
+                               hint="use a plain `assert` for runtime checks")
+    if not cond.value:
+        msg = b["msg"].value if isinstance(b["msg"], StrV) else ""
+        raise KernelValueError(f"static_assert failed{': ' + msg if msg else ''}", loc)
+    return NoneV()
+
+
+@function("set_flag")
+def _set_flag(an, args, kwargs, loc):
+    return _flag_op(an, "set_flag", args, kwargs, loc)
+
+
+@function("wait_flag")
+def _wait_flag(an, args, kwargs, loc):
+    return _flag_op(an, "wait_flag", args, kwargs, loc)
+
+
+def _flag_op(an, name, args, kwargs, loc):
+    b = bind_args(f"asc.{name}()", ("event", "event_id"), args, kwargs, loc,
+                  {"event_id": ConstV(0, int32)})
+    event = want_enum(b["event"], HardEvent, "the event", loc)
+    eid = b["event_id"]
+    if isinstance(eid, ConstV) and not 0 <= int(eid.value) < EVENT_IDS_PER_EVENT:
+        raise KernelValueError(f"event id {eid.value} is out of range 0..{EVENT_IDS_PER_EVENT-1}",
+                               loc)
+    an.emit(ir.Intrinsic(name, (int(event), want_int(eid, "the event id", loc)), (), loc))
+    return NoneV()
+
+
+@function("pipe_barrier")
+def _pipe_barrier(an, args, kwargs, loc):
+    b = bind_args("asc.pipe_barrier()", ("pipe",), args, kwargs, loc)
+    pipe = want_enum(b["pipe"], PipeID, "the pipe", loc)
+    an.emit(ir.Intrinsic("pipe_barrier", (int(pipe),), (), loc))
+    return NoneV()
+
+
+# ----------------------------------------------------------------------------- vector ops
+def vector_op(an, spec: OpSpec, args, kwargs, loc) -> SVal:
+    if spec.family == Family.DATA_COPY:
+        return data_copy(an, args, kwargs, loc)
+    form = spec.forms[0]
+    if len(args) + len(kwargs) > len(form):
+        raise KernelTypeError(
+            f"asc.{spec.name}: the masked form (mask, repeat_times, repeat_params) is not "
+            f"supported yet; use the count form asc.{spec.name}({', '.join(form)})", loc)
+    b = bind_args(f"asc.{spec.name}()", form, args, kwargs, loc)
+    dst = want_local(b["dst"], f"asc.{spec.name} dst", loc)
+    operands = [dst.ref()]
+    for name in form[1:-1]:
+        if name.startswith("src"):
+            src = want_local(b[name], f"asc.{spec.name} {name}", loc)
+            if src.dtype != dst.dtype:
+                raise KernelTypeError(f"asc.{spec.name}: {name} is {src.dtype.name} but dst is "
+                                      f"{dst.dtype.name}; all operands must have one dtype",
+                                      loc, hint="convert with asc.cast first")
+            operands.append(src.ref())
+        else:  # scalar operand, converted to the tensor dtype as Ascend C does
+            sv = b[name]
+            if not isinstance(sv, (ConstV, RtV)):
+                raise KernelTypeError(f"asc.{spec.name}: {name} must be a number, got "
+                                      f"{sv.describe()}", loc)
+            operands.append(S.to_expr(sv, dst.dtype))
+    if dst.dtype not in spec.dtypes:
+        allowed = ", ".join(d.name for d in spec.dtypes)
+        raise KernelTypeError(f"asc.{spec.name} does not support {dst.dtype.name} on Ascend "
+                              f"910B (A2/A3); supported: {allowed}", loc)
+    count = want_int(b["count"], f"asc.{spec.name} count", loc)
+    an.emit(ir.Intrinsic(spec.name, tuple(operands) + (count,), (), loc,
+                         (("dtype", dst.dtype),)))
+    return NoneV()
+
+
+def data_copy(an, args, kwargs, loc) -> SVal:
+    if len(args) + len(kwargs) != 3:
+        raise KernelTypeError("asc.data_copy takes (dst, src, count); the DataCopyParams form is "
+                              "not supported yet", loc)
+    b = bind_args("asc.data_copy()", ("dst", "src", "count"), args, kwargs, loc)
+    dst, src = b["dst"], b["src"]
+    for v, what in ((dst, "dst"), (src, "src")):
+        if isinstance(v, GmAddrV):
+            raise KernelTypeError(f"asc.data_copy {what} is a GlobalAddress; wrap it in a "
+                                  f"GlobalTensor with set_global_buffer", loc)
+        if not isinstance(v, (GmTensorV, LocalTensorV)):
+            raise KernelTypeError(f"asc.data_copy {what} must be a tensor, got {v.describe()}",
+                                  loc)
+        if isinstance(v, GmTensorV) and v.dtype is None:
+            raise KernelTypeError(f"asc.data_copy {what}: call set_global_buffer first", loc)
+    if dst.dtype != src.dtype:
+        raise KernelTypeError(f"asc.data_copy: dst is {dst.dtype.name} but src is "
+                              f"{src.dtype.name}", loc, hint="use asc.cast to convert types")
+    count = want_int(b["count"], "asc.data_copy count", loc, int64)
+    if isinstance(dst, LocalTensorV) and isinstance(src, GmTensorV):
+        direction = "gm_to_local"
+    elif isinstance(dst, GmTensorV) and isinstance(src, LocalTensorV):
+        direction = "local_to_gm"
+    elif isinstance(dst, LocalTensorV) and isinstance(src, LocalTensorV):
+        direction = "local_to_local"
+    else:
+        raise KernelTypeError("asc.data_copy cannot copy GM to GM; stage through UB", loc)
+    an.emit(ir.Intrinsic("data_copy", (dst.ref(), src.ref(), count), (), loc,
+                         (("direction", direction), ("dtype", dst.dtype))))
+    return NoneV()
+
+
+from . import objects  # noqa: E402,F401  (registers constructors and methods)

@@ -1,0 +1,248 @@
+"""Kernel-language objects: GlobalTensor, LocalTensor, TPipe, TQue, TBuf and their methods."""
+from __future__ import annotations
+
+from ...dsl.types import Memory, TPosition, int32, int64
+from .. import ir
+from ..errors import KernelTypeError, KernelValueError, SourceLoc
+from . import scalars as S
+from .builtins import (bind_args, function, method, want_const_int, want_dtype, want_enum,
+                       want_int)
+from .values import (ConstV, GmAddrV, GmTensorV, LocalTensorV, NoneV, PipeV, QueueV, RtV, SVal)
+
+MAX_QUEUE_BUFFERS = 8
+
+
+# ----------------------------------------------------------------------------- GlobalTensor
+@function("GlobalTensor")
+def _global_tensor(an, args, kwargs, loc):
+    if args or kwargs:
+        raise KernelTypeError("asc.GlobalTensor() takes no arguments; then call "
+                              "set_global_buffer(addr[, size])", loc)
+    n = an.new_label("gt")
+    owned = (ir.Var(f"gt{n}.arg", int32), ir.Var(f"gt{n}.off", int64),
+             ir.Var(f"gt{n}.size", int64))
+    return GmTensorV(None, ir.Load(owned[0]), ir.Load(owned[1]), ir.Load(owned[2]),
+                     owned_vars=owned)
+
+
+@method(GmTensorV, "set_global_buffer")
+def _set_global_buffer(an, gt: GmTensorV, name, args, kwargs, loc):
+    b = bind_args("set_global_buffer()", ("buffer", "buffer_size"), args, kwargs, loc,
+                  {"buffer_size": ConstV(-1, int64)})
+    buf = b["buffer"]
+    if not isinstance(buf, GmAddrV):
+        raise KernelTypeError(f"set_global_buffer needs a GlobalAddress kernel argument "
+                              f"(optionally plus an offset), got {buf.describe()}", loc)
+    if gt.owned_vars is None:
+        raise KernelTypeError("set_global_buffer needs a GlobalTensor created with "
+                              "asc.GlobalTensor()", loc)
+    if gt.dtype is not None and gt.dtype != buf.dtype:
+        raise KernelTypeError(f"this GlobalTensor already holds {gt.dtype.name} data; "
+                              f"cannot rebind it to {buf.dtype.name}", loc)
+    gt.dtype = buf.dtype
+    gt.arg_name = buf.arg_name
+    size = want_int(b["buffer_size"], "buffer_size", loc, int64)
+    for var, value in zip(gt.owned_vars, (buf.arg, buf.offset, size)):
+        an.emit(ir.Assign(var, value, loc))
+    return NoneV()
+
+
+@method(GmTensorV, "get_size")
+def _gt_get_size(an, gt: GmTensorV, name, args, kwargs, loc):
+    bind_args("get_size()", (), args, kwargs, loc)
+    return RtV(gt.size)
+
+
+@method(GmTensorV, "get_value")
+@method(LocalTensorV, "get_value")
+def _get_value(an, t, name, args, kwargs, loc):
+    b = bind_args("get_value()", ("index",), args, kwargs, loc)
+    if t.dtype is None:
+        raise KernelTypeError("call set_global_buffer before get_value", loc)
+    index = want_int(b["index"], "the index", loc, int64)
+    res = ir.Var("value", t.dtype)
+    an.emit(ir.Intrinsic("get_value", (t.ref(), index), (res,), loc, (("dtype", t.dtype),)))
+    return RtV(ir.Load(res))
+
+
+@method(GmTensorV, "set_value")
+@method(LocalTensorV, "set_value")
+def _set_value(an, t, name, args, kwargs, loc):
+    b = bind_args("set_value()", ("index", "value"), args, kwargs, loc)
+    if t.dtype is None:
+        raise KernelTypeError("call set_global_buffer before set_value", loc)
+    index = want_int(b["index"], "the index", loc, int64)
+    v = b["value"]
+    if not isinstance(v, (ConstV, RtV)):
+        raise KernelTypeError(f"set_value needs a number, got {v.describe()}", loc)
+    an.emit(ir.Intrinsic("set_value", (t.ref(), index, S.to_expr(v, t.dtype)), (), loc,
+                         (("dtype", t.dtype),)))
+    return NoneV()
+
+
+# ----------------------------------------------------------------------------- LocalTensor
+@function("LocalTensor")
+def _local_tensor(an, args, kwargs, loc):
+    b = bind_args("asc.LocalTensor()", ("dtype", "pos", "addr", "tile_size"), args, kwargs, loc,
+                  {"pos": None, "addr": ConstV(0, int32), "tile_size": ConstV(0, int32)})
+    dtype = want_dtype(b["dtype"], "dtype", loc)
+    pos = TPosition.VECIN if b["pos"] is None else want_enum(b["pos"], TPosition, "pos", loc)
+    if pos.memory == Memory.GM:
+        raise KernelValueError(f"a LocalTensor cannot live at {pos.name}", loc)
+    addr = want_int(b["addr"], "addr", loc)
+    size = want_int(b["tile_size"], "tile_size", loc)
+    t = LocalTensorV(dtype, pos, addr, size, ir.Const(-1, int32))
+    an.emit(ir.Intrinsic("check_local", (t.ref(),), (), loc))
+    return t
+
+
+@method(LocalTensorV, "get_size")
+def _lt_get_size(an, t, name, args, kwargs, loc):
+    bind_args("get_size()", (), args, kwargs, loc)
+    return RtV(t.size)
+
+
+@method(LocalTensorV, "get_length")
+def _lt_get_length(an, t, name, args, kwargs, loc):
+    bind_args("get_length()", (), args, kwargs, loc)
+    return RtV(ir.Bin("mul", t.size, ir.Const(t.dtype.sizeof(), int32), int32))
+
+
+@method(LocalTensorV, "get_phy_addr")
+def _lt_phy(an, t, name, args, kwargs, loc):
+    b = bind_args("get_phy_addr()", ("offset",), args, kwargs, loc, {"offset": ConstV(0, int32)})
+    off = want_int(b["offset"], "offset", loc)
+    return RtV(ir.Bin("add", t.addr, ir.Bin("mul", off, ir.Const(t.dtype.sizeof(), int32),
+                                              int32), int32))
+
+
+@method(LocalTensorV, "get_position")
+def _lt_pos(an, t, name, args, kwargs, loc):
+    return ConstV(int(t.position), int32)
+
+
+@method(LocalTensorV, "reinterpret_cast")
+def _reinterpret(an, t, name, args, kwargs, loc):
+    b = bind_args("reinterpret_cast()", ("dtype",), args, kwargs, loc)
+    dtype = want_dtype(b["dtype"], "dtype", loc)
+    nbytes = ir.Bin("mul", t.size, ir.Const(t.dtype.sizeof(), int32), int32)
+    size = ir.Bin("floordiv", nbytes, ir.Const(dtype.sizeof(), int32), int32)
+    return LocalTensorV(dtype, t.position, t.addr, size, t.tag)
+
+
+# ----------------------------------------------------------------------------- TPipe / TQue / TBuf
+@function("TPipe")
+def _tpipe(an, args, kwargs, loc):
+    if args or kwargs:
+        raise KernelTypeError("asc.TPipe() takes no arguments", loc)
+    return PipeV()
+
+
+def _new_queue(an, pos, depth, loc, is_tbuf) -> QueueV:
+    if an.scope.loop_depth:
+        raise KernelValueError(f"create {'TBuf' if is_tbuf else 'TQue'} objects outside loops",
+                               loc)
+    q = QueueV(len(an.queues), pos, depth, f"{'TBuf' if is_tbuf else 'TQue'}@{loc.line}",
+               is_tbuf)
+    an.queues.append(q)
+    return q
+
+
+@function("TQue")
+def _tque(an, args, kwargs, loc):
+    b = bind_args("asc.TQue()", ("pos", "depth"), args, kwargs, loc,
+                  {"depth": ConstV(1, int32)})
+    pos = want_enum(b["pos"], TPosition, "pos", loc)
+    if pos.memory == Memory.GM:
+        raise KernelValueError("a TQue cannot be placed at GM", loc)
+    depth = want_const_int(b["depth"], "depth", loc)
+    if not 1 <= depth <= MAX_QUEUE_BUFFERS:
+        raise KernelValueError(f"TQue depth must be 1..{MAX_QUEUE_BUFFERS}, got {depth}", loc)
+    return _new_queue(an, pos, depth, loc, False)
+
+
+@function("TBuf")
+def _tbuf(an, args, kwargs, loc):
+    b = bind_args("asc.TBuf()", ("pos",), args, kwargs, loc,
+                  {"pos": None})
+    pos = TPosition.VECCALC if b["pos"] is None else want_enum(b["pos"], TPosition, "pos", loc)
+    return _new_queue(an, pos, 0, loc, True)
+
+
+def _queue_attrs(q: QueueV):
+    return (("queue", q.qid), ("memory", q.position.memory), ("depth", q.depth),
+            ("tbuf", q.is_tbuf), ("position", q.position))
+
+
+@method(PipeV, "init_buffer")
+def _init_buffer(an, pipe, name, args, kwargs, loc):
+    first = args[0] if args else kwargs.get("que", kwargs.get("buf"))
+    if isinstance(first, QueueV) and first.is_tbuf:
+        kw = dict(kwargs)
+        if "num" in kw and "len" not in kw:
+            kw["len"] = kw.pop("num")  # pyasc spells TBuf's length `num`
+        b = bind_args("init_buffer(buf, len)", ("buf", "len"), args, kw, loc)
+        q, num = b["buf"], ConstV(1, int32)
+    else:
+        b = bind_args("init_buffer(que, num, len)", ("que", "num", "len"), args, kwargs, loc)
+        q, num = b["que"], b["num"]
+        if not isinstance(q, QueueV):
+            raise KernelTypeError(f"init_buffer needs a TQue or TBuf, got {q.describe()}", loc)
+    n = want_int(num, "num", loc)
+    if isinstance(num, ConstV) and not 1 <= num.value <= MAX_QUEUE_BUFFERS:
+        raise KernelValueError(f"init_buffer num must be 1..{MAX_QUEUE_BUFFERS}, got "
+                               f"{num.value}", loc)
+    length = want_int(b["len"], "len", loc)
+    an.emit(ir.Intrinsic("init_buffer", (n, length), (), loc, _queue_attrs(q)))
+    return NoneV()
+
+
+def _tensor_from_queue(an, op, q: QueueV, dtype, loc, extra=()) -> LocalTensorV:
+    addr, nbytes, tag = (ir.Var(f"{op}.addr", int32), ir.Var(f"{op}.bytes", int32),
+                         ir.Var(f"{op}.tag", int32))
+    an.emit(ir.Intrinsic(op, extra, (addr, nbytes, tag), loc, _queue_attrs(q)))
+    size = ir.Bin("floordiv", ir.Load(nbytes), ir.Const(dtype.sizeof(), int32), int32)
+    return LocalTensorV(dtype, q.position, ir.Load(addr), size, ir.Load(tag))
+
+
+@method(QueueV, "alloc_tensor")
+def _alloc(an, q: QueueV, name, args, kwargs, loc):
+    b = bind_args("alloc_tensor()", ("dtype",), args, kwargs, loc)
+    _not_tbuf(q, name, loc)
+    return _tensor_from_queue(an, "alloc_tensor", q, want_dtype(b["dtype"], "dtype", loc), loc)
+
+
+@method(QueueV, "deque")
+def _deque(an, q: QueueV, name, args, kwargs, loc):
+    b = bind_args("deque()", ("dtype",), args, kwargs, loc)
+    _not_tbuf(q, name, loc)
+    return _tensor_from_queue(an, "deque", q, want_dtype(b["dtype"], "dtype", loc), loc)
+
+
+@method(QueueV, "enque", "free_tensor")
+def _enque_free(an, q: QueueV, name, args, kwargs, loc):
+    b = bind_args(f"{name}()", ("tensor",), args, kwargs, loc)
+    _not_tbuf(q, name, loc)
+    t = b["tensor"]
+    if not isinstance(t, LocalTensorV):
+        raise KernelTypeError(f"{name} needs a LocalTensor, got {t.describe()}", loc)
+    an.emit(ir.Intrinsic(name, (t.ref(),), (), loc, _queue_attrs(q)))
+    return NoneV()
+
+
+@method(QueueV, "get")
+def _tbuf_get(an, q: QueueV, name, args, kwargs, loc):
+    if not q.is_tbuf:
+        raise KernelTypeError("get() is a TBuf method; a TQue hands out tensors with "
+                              "alloc_tensor/deque", loc)
+    b = bind_args("get()", ("dtype", "len"), args, kwargs, loc, {"len": None})
+    dtype = want_dtype(b["dtype"], "dtype", loc)
+    t = _tensor_from_queue(an, "tbuf_get", q, dtype, loc)
+    if b["len"] is not None:
+        t = LocalTensorV(dtype, t.position, t.addr, want_int(b["len"], "len", loc), t.tag)
+    return t
+
+
+def _not_tbuf(q: QueueV, name: str, loc: SourceLoc) -> None:
+    if q.is_tbuf:
+        raise KernelTypeError(f"{name}() is a TQue method; use get(dtype) on a TBuf", loc)

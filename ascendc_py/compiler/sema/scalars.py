@@ -1,0 +1,256 @@
+"""Scalar arithmetic of the kernel language: type promotion, constant folding, IR building.
+
+Rules (documented in the README): Python ``int`` is an int32 scalar (int64 when the value needs
+it), ``float`` is float32, comparisons give bool. Mixed int/float arithmetic is float32; int32
+with int64 is int64; narrow scalar types (int8/16, uint8/16, float16, bfloat16 values read from
+tensors) widen to int32/float32 before arithmetic. ``//`` and ``%`` follow Python's floor
+semantics; ``/`` is true division (float32).
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from ...dsl.types import (DataType, bool_, float16, float32, float64, int32, int64, uint32,
+                          uint64)
+from .. import ir
+from ..errors import KernelTypeError, KernelValueError, SourceLoc
+from .values import ConstV, RtV, SVal
+
+INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
+INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+
+BINOP_NAMES = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv",
+               "%": "mod", "**": "pow", "<<": "shl", ">>": "shr", "&": "and", "|": "or",
+               "^": "xor"}
+CMPOP_NAMES = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
+
+
+def const_of(value, loc: SourceLoc) -> ConstV:
+    """A ConstV for a host Python scalar (bool, int, float, numpy scalar)."""
+    if isinstance(value, (bool, np.bool_)):
+        return ConstV(bool(value), bool_)
+    if isinstance(value, (int, np.integer)):
+        value = int(value)
+        if INT32_MIN <= value <= INT32_MAX:
+            return ConstV(value, int32)
+        if INT64_MIN <= value <= INT64_MAX:
+            return ConstV(value, int64)
+        raise KernelValueError(f"integer {value} does not fit in 64 bits", loc)
+    if isinstance(value, (float, np.floating)):
+        return ConstV(float(value), float32)
+    raise KernelTypeError(f"{type(value).__name__} value {value!r} is not a kernel scalar", loc)
+
+
+def arith_type(t: DataType) -> DataType:
+    """The type a scalar of type ``t`` has in arithmetic."""
+    if t == bool_:
+        return int32
+    if t.is_float:
+        return float64 if t == float64 else float32
+    if t.bits < 32 or t == int32:
+        return int32
+    if t in (uint32, int64, uint64):
+        return int64
+    return t
+
+
+def promote(a: DataType, b: DataType) -> DataType:
+    a, b = arith_type(a), arith_type(b)
+    if a.is_float or b.is_float:
+        return float64 if float64 in (a, b) else float32
+    return int64 if int64 in (a, b) else int32
+
+
+def to_expr(v: SVal, dtype: DataType) -> ir.Expr:
+    """The value as an IR expression of ``dtype`` (casting as needed)."""
+    if isinstance(v, ConstV):
+        return ir.Const(convert_const(v.value, dtype), dtype)
+    e = v.expr
+    return e if e.dtype == dtype else ir.Cast(e, dtype)
+
+
+def convert_const(value, dtype: DataType):
+    """Convert a Python scalar as a store to ``dtype`` would (wrap ints, round floats)."""
+    if dtype == bool_:
+        return bool(value)
+    if dtype.is_float:
+        if dtype == float16:
+            return float(np.float16(value))
+        if dtype == float32:
+            return float(np.float32(value))
+        return float(value)
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return 0
+        value = int(value)  # C-style truncation toward zero
+    bits = dtype.bits
+    value = int(value) & ((1 << bits) - 1)
+    if dtype.is_signed and value >= 1 << (bits - 1):
+        value -= 1 << bits
+    return value
+
+
+def _fold_const(op: str, a, b, dtype: DataType, loc: SourceLoc):
+    if dtype.is_float:
+        a, b = float(a), float(b)
+        if op == "floordiv":
+            if b == 0:
+                raise KernelValueError("division by zero in a compile-time expression", loc)
+            return float(math.floor(a / b))
+        if op == "mod":
+            if b == 0:
+                raise KernelValueError("modulo by zero in a compile-time expression", loc)
+            return math.fmod(a, b) if (a % b == 0) else a % b
+    fn = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
+          "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow,
+          "shl": operator.lshift, "shr": operator.rshift, "and": operator.and_,
+          "or": operator.or_, "xor": operator.xor, "min": min, "max": max}[op]
+    if op in ("floordiv", "mod") and b == 0:
+        raise KernelValueError("division by zero in a compile-time expression", loc)
+    if op in ("shl", "shr") and b < 0:
+        raise KernelValueError("negative shift count", loc)
+    return fn(a, b)
+
+
+def binary(op_text: str, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
+    """``a <op> b`` for scalar values."""
+    op = BINOP_NAMES.get(op_text, op_text)
+    for v in (a, b):
+        if not isinstance(v, (ConstV, RtV)):
+            raise KernelTypeError(f"operator '{op_text}' needs numbers, got {v.describe()}", loc)
+    if op == "truediv":
+        dtype = promote(promote(a.dtype, b.dtype), float32)
+    else:
+        dtype = promote(a.dtype, b.dtype)
+    if op in ("shl", "shr", "and", "or", "xor") and dtype.is_float:
+        raise KernelTypeError(f"operator '{op_text}' needs integers, got "
+                              f"{a.dtype.name} and {b.dtype.name}", loc)
+    if isinstance(a, ConstV) and isinstance(b, ConstV):
+        if op == "truediv":
+            if b.value == 0:
+                raise KernelValueError("division by zero in a compile-time expression", loc)
+            return ConstV(convert_const(a.value / b.value, dtype), dtype)
+        value = _fold_const(op, a.value, b.value, dtype, loc)
+        if dtype.is_int:
+            return const_of(int(value), loc) if dtype == int32 else ConstV(
+                convert_const(value, int64), int64)
+        return ConstV(convert_const(value, dtype), dtype)
+    if op == "pow":
+        return _runtime_pow(a, b, dtype, loc)
+    return RtV(ir.Bin(op, to_expr(a, dtype), to_expr(b, dtype), dtype))
+
+
+def _runtime_pow(a: SVal, b: SVal, dtype: DataType, loc: SourceLoc) -> SVal:
+    if isinstance(b, ConstV) and dtype.is_int:
+        if not 0 <= b.value <= 64:
+            raise KernelValueError("integer ** needs a compile-time exponent in 0..64", loc)
+        result: SVal = ConstV(1, dtype)
+        for _ in range(int(b.value)):
+            result = binary("*", result, a, loc)
+        return result
+    if dtype.is_int:
+        raise KernelTypeError("integer ** needs a compile-time exponent", loc)
+    return RtV(ir.Bin("pow", to_expr(a, dtype), to_expr(b, dtype), dtype))
+
+
+def compare(op_text: str, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
+    op = CMPOP_NAMES[op_text]
+    for v in (a, b):
+        if not isinstance(v, (ConstV, RtV)):
+            raise KernelTypeError(f"cannot compare {a.describe()} with {b.describe()}", loc)
+    dtype = promote(a.dtype, b.dtype)
+    if isinstance(a, ConstV) and isinstance(b, ConstV):
+        fn = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+              "eq": operator.eq, "ne": operator.ne}[op]
+        return ConstV(bool(fn(a.value, b.value)), bool_)
+    return RtV(ir.Cmp(op, to_expr(a, dtype), to_expr(b, dtype)))
+
+
+def truth(v: SVal, loc: SourceLoc) -> SVal:
+    """The value as a bool (Python truthiness for numbers)."""
+    if isinstance(v, ConstV):
+        return ConstV(bool(v.value), bool_)
+    if isinstance(v, RtV):
+        if v.dtype == bool_:
+            return v
+        zero = ir.Const(0.0 if v.dtype.is_float else 0, v.dtype)
+        return RtV(ir.Cmp("ne", v.expr, zero))
+    raise KernelTypeError(f"{v.describe()} cannot be used as a condition", loc)
+
+
+def unary(op: str, v: SVal, loc: SourceLoc) -> SVal:
+    if op == "not":
+        t = truth(v, loc)
+        if isinstance(t, ConstV):
+            return ConstV(not t.value, bool_)
+        return RtV(ir.Un("not", t.expr, bool_))
+    if not isinstance(v, (ConstV, RtV)):
+        raise KernelTypeError(f"unary '{op}' needs a number, got {v.describe()}", loc)
+    dtype = arith_type(v.dtype)
+    if op == "+":
+        return v if isinstance(v, ConstV) else RtV(to_expr(v, dtype))
+    if op == "~" and dtype.is_float:
+        raise KernelTypeError("'~' needs an integer", loc)
+    if isinstance(v, ConstV):
+        value = -v.value if op == "-" else ~int(v.value)
+        return const_of(value, loc) if dtype.is_int else ConstV(value, dtype)
+    return RtV(ir.Un("neg" if op == "-" else "invert", to_expr(v, dtype), dtype))
+
+
+def boolop(op: str, values: list[SVal], loc: SourceLoc) -> SVal:
+    parts = [truth(v, loc) for v in values]
+    consts = [p for p in parts if isinstance(p, ConstV)]
+    runtime = [p for p in parts if isinstance(p, RtV)]
+    if op == "and":
+        if any(not c.value for c in consts):
+            return ConstV(False, bool_)
+        if not runtime:
+            return ConstV(True, bool_)
+    else:
+        if any(c.value for c in consts):
+            return ConstV(True, bool_)
+        if not runtime:
+            return ConstV(False, bool_)
+    expr = runtime[0].expr
+    for p in runtime[1:]:
+        expr = ir.Bin("and" if op == "and" else "or", expr, p.expr, bool_)
+    return RtV(expr)
+
+
+def select(cond: SVal, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
+    c = truth(cond, loc)
+    if isinstance(c, ConstV):
+        return a if c.value else b
+    for v in (a, b):
+        if not isinstance(v, (ConstV, RtV)):
+            raise KernelTypeError("a runtime `x if cond else y` needs numbers on both sides; "
+                                  f"got {v.describe()}", loc,
+                                  hint="use an if statement, or make the condition a "
+                                       "compile-time value")
+    dtype = promote(a.dtype, b.dtype)
+    return RtV(ir.Select(c.expr, to_expr(a, dtype), to_expr(b, dtype), dtype))
+
+
+def cast(v: SVal, dtype: DataType, loc: SourceLoc) -> SVal:
+    if isinstance(v, ConstV):
+        return ConstV(convert_const(v.value, dtype), dtype)
+    if isinstance(v, RtV):
+        return RtV(to_expr(v, dtype))
+    raise KernelTypeError(f"cannot convert {v.describe()} to {dtype.name}", loc)
+
+
+def min_max(name: str, values: list[SVal], loc: SourceLoc) -> SVal:
+    result = values[0]
+    for v in values[1:]:
+        if not isinstance(v, (ConstV, RtV)) or not isinstance(result, (ConstV, RtV)):
+            raise KernelTypeError(f"{name}() needs numbers", loc)
+        dtype = promote(result.dtype, v.dtype)
+        if isinstance(result, ConstV) and isinstance(v, ConstV):
+            value = (min if name == "min" else max)(result.value, v.value)
+            result = ConstV(convert_const(value, dtype), dtype)
+        else:
+            result = RtV(ir.Bin(name, to_expr(result, dtype), to_expr(v, dtype), dtype))
+    return result

@@ -1,0 +1,208 @@
+"""Compile-time values of semantic analysis.
+
+Sema is an abstract interpreter: every kernel-language value is one of these. Scalars are either
+known (``ConstV``) or runtime IR expressions (``RtV``); tensors, queues and pipes are records of
+static attributes (dtype, position) plus IR expressions for their runtime fields.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ...dsl.types import DataType, Memory, TPosition
+from .. import ir
+
+
+class SVal:
+    """Base of all sema values. ``describe`` names the kind in error messages."""
+
+    def describe(self) -> str:
+        return type(self).__name__
+
+
+@dataclass(frozen=True)
+class ConstV(SVal):
+    value: Any  # int | float | bool
+    dtype: DataType
+
+    def describe(self) -> str:
+        return f"{self.dtype.name} constant {self.value!r}"
+
+    def expr(self) -> ir.Const:
+        return ir.Const(self.value, self.dtype)
+
+
+@dataclass(frozen=True)
+class RtV(SVal):
+    expr: ir.Expr
+
+    @property
+    def dtype(self) -> DataType:
+        return self.expr.dtype
+
+    def describe(self) -> str:
+        return f"{self.dtype.name} value"
+
+
+@dataclass(frozen=True)
+class DTypeV(SVal):
+    dtype: DataType
+
+    def describe(self) -> str:
+        return f"dtype {self.dtype.name}"
+
+
+@dataclass(frozen=True)
+class EnumV(SVal):
+    member: enum.Enum
+
+    def describe(self) -> str:
+        return f"{type(self.member).__name__}.{self.member.name}"
+
+
+@dataclass(frozen=True)
+class StrV(SVal):
+    value: str
+
+    def describe(self) -> str:
+        return "string"
+
+
+@dataclass(frozen=True)
+class NoneV(SVal):
+    def describe(self) -> str:
+        return "None"
+
+
+@dataclass(frozen=True)
+class PyObjV(SVal):
+    """A host Python object reached through a global (module, enum class, kernel, builtin)."""
+
+    obj: Any
+
+    def describe(self) -> str:
+        name = getattr(self.obj, "__name__", None) or type(self.obj).__name__
+        return f"'{name}'"
+
+
+@dataclass(frozen=True)
+class TupleV(SVal):
+    items: tuple[SVal, ...]
+
+    def describe(self) -> str:
+        return f"tuple of {len(self.items)}"
+
+
+@dataclass(frozen=True)
+class BoundMethodV(SVal):
+    """``obj.method`` before the call."""
+
+    self_val: SVal
+    name: str
+
+    def describe(self) -> str:
+        return f"method {self.name}"
+
+
+@dataclass(frozen=True)
+class GmAddrV(SVal):
+    """A GlobalAddress: kernel argument number ``arg`` plus an element offset."""
+
+    dtype: DataType
+    arg: ir.Expr     # int32
+    offset: ir.Expr  # int64
+    arg_name: str
+
+    def describe(self) -> str:
+        return f"GlobalAddress[{self.dtype.name}]"
+
+
+@dataclass(eq=False)
+class GmTensorV(SVal):
+    """A GlobalTensor. ``GlobalTensor()`` objects are mutable (set_global_buffer)."""
+
+    dtype: Optional[DataType]
+    arg: ir.Expr
+    offset: ir.Expr
+    size: ir.Expr
+    arg_name: str = ""
+    owned_vars: Optional[tuple[ir.Var, ir.Var, ir.Var]] = None  # set for GlobalTensor() objects
+
+    def describe(self) -> str:
+        return f"GlobalTensor[{self.dtype.name if self.dtype else '?'}]"
+
+    def ref(self) -> ir.GlobalRef:
+        return ir.GlobalRef(self.dtype, self.arg, self.offset, self.size)
+
+
+@dataclass(frozen=True)
+class LocalTensorV(SVal):
+    dtype: DataType
+    position: TPosition
+    addr: ir.Expr  # int32 bytes
+    size: ir.Expr  # int32 elements
+    tag: ir.Expr   # int32
+
+    @property
+    def memory(self) -> Memory:
+        return self.position.memory
+
+    def describe(self) -> str:
+        return f"LocalTensor[{self.dtype.name}, {self.position.name}]"
+
+    def ref(self) -> ir.LocalRef:
+        return ir.LocalRef(self.memory, self.dtype, self.addr, self.size, self.tag)
+
+
+@dataclass(eq=False)
+class QueueV(SVal):
+    qid: int
+    position: TPosition
+    depth: int
+    name: str
+    is_tbuf: bool = False
+
+    def describe(self) -> str:
+        return f"{'TBuf' if self.is_tbuf else 'TQue'}({self.position.name})"
+
+
+@dataclass(eq=False)
+class PipeV(SVal):
+    def describe(self) -> str:
+        return "TPipe"
+
+
+@dataclass(frozen=True)
+class StructV(SVal):
+    """A parameter record such as DataCopyParams; fields are SVals."""
+
+    kind: str
+    fields: tuple[tuple[str, SVal], ...]
+
+    def get(self, name: str) -> SVal:
+        for key, value in self.fields:
+            if key == name:
+                return value
+        raise KeyError(name)
+
+    def describe(self) -> str:
+        return self.kind
+
+
+@dataclass(frozen=True)
+class Undefined(SVal):
+    """A name that is not defined on every path reaching this point."""
+
+    reason: str
+
+    def describe(self) -> str:
+        return "undefined"
+
+
+@dataclass
+class Slot:
+    """Storage of a name assigned more than once: one IR variable per runtime field."""
+
+    template: SVal
+    vars: tuple[ir.Var, ...] = field(default_factory=tuple)

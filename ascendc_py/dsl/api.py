@@ -1,0 +1,134 @@
+"""The names a kernel uses: builtin functions and the kernel-language classes.
+
+Inside an ``@asc.kernel`` function these objects are never executed: the compiler resolves them
+by identity (each carries ``asc_name``) and lowers the call. Called from host Python they raise
+a clear error, except where a host meaning exists (dtypes, enums, ``ceildiv``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..compiler.ops import REGISTRY
+
+
+class Builtin:
+    """A DSL function usable only inside kernels."""
+
+    def __init__(self, asc_name: str, doc: str = ""):
+        self.asc_name = asc_name
+        self.__name__ = asc_name
+        self.__qualname__ = asc_name
+        self.__doc__ = doc or f"asc.{asc_name} (kernel builtin)"
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"asc.{self.asc_name}() can only be called inside an @asc.kernel "
+                           f"function")
+
+    def __repr__(self) -> str:
+        return f"<asc builtin {self.asc_name}>"
+
+
+class _KernelClass:
+    """Base of kernel-language classes; instances only exist inside compiled kernels."""
+
+    asc_name = ""
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(f"asc.{type(self).__name__} can only be created inside an "
+                           f"@asc.kernel function")
+
+
+class GlobalAddress(_KernelClass):
+    """Annotation for a kernel argument that is a global-memory buffer (numpy / torch)."""
+
+    asc_name = "GlobalAddress"
+
+
+class GlobalTensor(_KernelClass):
+    """A view of global memory: ``set_global_buffer(addr[, size])``, ``t[off:]``,
+    ``get_value(i)``, ``set_value(i, v)``."""
+
+    asc_name = "GlobalTensor"
+
+
+class LocalTensor(_KernelClass):
+    """A tensor in a core-local memory; ``LocalTensor(dtype, pos, addr, tile_size)`` places one
+    at a byte address; queues and buffers hand them out too."""
+
+    asc_name = "LocalTensor"
+
+
+class TPipe(_KernelClass):
+    """Owner of local-memory allocation: ``init_buffer(que, num, len)``, ``init_buffer(buf, len)``."""
+
+    asc_name = "TPipe"
+
+
+class TQue(_KernelClass):
+    """``TQue(position, depth)``: ``alloc_tensor``, ``enque``, ``deque``, ``free_tensor``."""
+
+    asc_name = "TQue"
+
+
+class TBuf(_KernelClass):
+    """``TBuf(position)``: scratch local memory, ``get(dtype[, len])``."""
+
+    asc_name = "TBuf"
+
+
+class _ConstExprAnnotation:
+    def __init__(self, inner: Any):
+        self.inner = inner
+
+    def __repr__(self) -> str:
+        return f"ConstExpr[{getattr(self.inner, '__name__', self.inner)}]"
+
+
+class ConstExpr:
+    """``ConstExpr[int]`` marks a compile-time kernel parameter (part of the specialisation)."""
+
+    def __class_getitem__(cls, inner):
+        return _ConstExprAnnotation(inner)
+
+
+def is_constexpr_annotation(annotation: Any) -> bool:
+    if isinstance(annotation, _ConstExprAnnotation) or annotation is ConstExpr:
+        return True
+    return isinstance(annotation, str) and "ConstExpr" in annotation
+
+
+def is_global_address_annotation(annotation: Any) -> bool:
+    if annotation is GlobalAddress:
+        return True
+    return isinstance(annotation, str) and annotation.split(".")[-1] == "GlobalAddress"
+
+
+def ceildiv(a: int, b: int) -> int:
+    """Ceiling division (also usable inside kernels)."""
+    return -(-a // b)
+
+
+ceildiv.asc_name = "ceildiv"  # type: ignore[attr-defined]
+
+_SYSTEM_BUILTINS = {
+    "get_block_idx": "Index of this block, 0 <= idx < get_block_num().",
+    "get_block_num": "Number of blocks of the launch (block_dim).",
+    "get_sub_block_idx": "Index of this vector core within its AI Core (0 for vector kernels).",
+    "get_system_cycle": "The simulated cycle counter of this core.",
+    "set_flag": "set_flag(HardEvent, event_id)",
+    "wait_flag": "wait_flag(HardEvent, event_id)",
+    "pipe_barrier": "pipe_barrier(PipeID)",
+    "static_range": "range unrolled at compile time (bounds must be compile-time values)",
+    "static_assert": "static_assert(cond[, msg]): checked at compile time",
+    "printf": "printf(fmt, *args): printed after the launch, per core",
+}
+
+BUILTINS: dict[str, Builtin] = {}
+for _name, _doc in _SYSTEM_BUILTINS.items():
+    BUILTINS[_name] = Builtin(_name, _doc)
+for _spec in REGISTRY.values():
+    if _spec.elem is not None or _spec.name == "data_copy":
+        BUILTINS[_spec.name] = Builtin(_spec.name, _spec.doc)
+
+KERNEL_CLASSES = {c.asc_name: c for c in (GlobalAddress, GlobalTensor, LocalTensor, TPipe, TQue,
+                                          TBuf)}

@@ -1,0 +1,343 @@
+"""``@asc.kernel`` (alias ``asc.jit``): capture a kernel, specialise, compile and launch it.
+
+``k[block_dim](*args)`` (or pyasc's ``k[block_dim, stream](*args)``) binds the arguments,
+derives the specialisation (GM dtypes, scalar types, ConstExpr values), finds the compiled code
+(in memory, then on disk, else compiles) and runs every block on the simulator.
+"""
+from __future__ import annotations
+
+import collections
+import enum
+import functools
+import hashlib
+import inspect
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from ..compiler.errors import KernelLaunchError, SourceLoc
+from . import api
+from .types import DataType, dtype_of_array
+
+RESERVED_LAUNCH_KEYWORDS = ("platform", "trace", "sanitize", "lenient", "stream")
+_CONSTANT_TYPES = (bool, int, float, str, DataType, enum.Enum, np.integer, np.floating)
+
+
+@dataclass(frozen=True)
+class _Param:
+    name: str
+    kind: str  # 'gm', 'const', 'scalar', 'auto'
+    annotation: Any
+    default: Any
+
+
+def _classify(annotation) -> str:
+    if api.is_constexpr_annotation(annotation):
+        return "const"
+    if api.is_global_address_annotation(annotation) or annotation in (api.GlobalTensor,):
+        return "gm"
+    if annotation in (int, float, bool, "int", "float", "bool"):
+        return "scalar"
+    return "auto"
+
+
+def _is_array(value) -> bool:
+    return isinstance(value, np.ndarray) or type(value).__module__.startswith("torch")
+
+
+class Kernel:
+    """A kernel function (or a device function it calls). Launch with ``k[block_dim](...)``."""
+
+    def __init__(self, fn, **options):
+        if not inspect.isfunction(fn):
+            raise TypeError("@asc.kernel decorates a plain Python function")
+        self.fn = fn
+        self.options = options
+        functools.update_wrapper(self, fn)
+        self._source = None
+        self._ast = None
+        self._compiled: dict = {}
+        sig = inspect.signature(fn)
+        self.params = tuple(
+            _Param(p.name, _classify(p.annotation), p.annotation,
+                   p.default if p.default is not inspect.Parameter.empty else _MISSING)
+            for p in sig.parameters.values())
+        for p in sig.parameters.values():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise TypeError(f"kernel '{fn.__name__}': *args/**kwargs are not supported")
+
+    # ------------------------------------------------------------------ source and AST
+    def source(self):
+        if self._source is None:
+            from ..compiler.frontend.source import capture_source
+            self._source = capture_source(self.fn)
+        return self._source
+
+    def parsed(self):
+        if self._ast is None:
+            from ..compiler.frontend.parse import parse_function
+            self._ast = parse_function(self.source())
+        return self._ast
+
+    def def_loc(self) -> SourceLoc:
+        code = self.fn.__code__
+        return SourceLoc(code.co_filename, code.co_firstlineno, 1)
+
+    def defaults(self) -> dict[str, Any]:
+        return {p.name: p.default for p in self.params if p.default is not _MISSING}
+
+    def namespace(self) -> collections.ChainMap:
+        """Names the kernel body can read: its closure cells, then its module globals."""
+        closure = {}
+        if self.fn.__closure__:
+            for name, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__):
+                try:
+                    closure[name] = cell.cell_contents
+                except ValueError:
+                    pass
+        return collections.ChainMap(closure, self.fn.__globals__)
+
+    def dependencies(self, seen=None) -> tuple[list, list]:
+        """(qualname, source hash) of this kernel and its callees, and constants they name."""
+        seen = seen if seen is not None else set()
+        seen.add(self)
+        text = self.source().text
+        sources = [(self.fn.__qualname__, hashlib.sha256(text.encode()).hexdigest())]
+        consts = []
+        ns = self.namespace()
+        code = self.fn.__code__
+        for name in code.co_names + code.co_freevars:
+            obj = ns.get(name, _MISSING)
+            if isinstance(obj, Kernel):
+                if obj not in seen:
+                    s, c = obj.dependencies(seen)
+                    sources += s
+                    consts += c
+            elif isinstance(obj, _CONSTANT_TYPES):
+                consts.append((f"{self.fn.__qualname__}:{name}", repr(obj)))
+        return sources, consts
+
+    # ------------------------------------------------------------------ launching
+    def __getitem__(self, grid) -> "Launcher":
+        if isinstance(grid, tuple):
+            if not 1 <= len(grid) <= 3:
+                raise KernelLaunchError(f"launch as {self.__name__}[block_dim] or "
+                                        f"{self.__name__}[block_dim, stream]")
+            block_dim = grid[0]
+        else:
+            block_dim = grid
+        if isinstance(block_dim, bool) or not isinstance(block_dim, (int, np.integer)):
+            raise KernelLaunchError(f"block_dim must be an int, got {block_dim!r}")
+        if not 1 <= int(block_dim) <= 65535:
+            raise KernelLaunchError(f"block_dim must be in 1..65535, got {block_dim}")
+        return Launcher(self, int(block_dim))
+
+    def __call__(self, *args, **kwargs):
+        raise KernelLaunchError(f"launch a kernel with {self.__name__}[block_dim](...); device "
+                                f"functions can only be called from inside kernels")
+
+    def __repr__(self) -> str:
+        return f"<asc.kernel {self.fn.__module__}.{self.fn.__qualname__}>"
+
+    def bind(self, args, kwargs):
+        """Specialise: (ArgSpec per parameter, GM arguments, scalar values)."""
+        from ..compiler.sema.analyzer import ArgSpec
+        from ..simulator.runtime import GmArg
+        if len(args) > len(self.params):
+            raise KernelLaunchError(f"{self.__name__} takes {len(self.params)} arguments but "
+                                    f"{len(args)} were given")
+        values = dict(zip((p.name for p in self.params), args))
+        for k, v in kwargs.items():
+            if k not in {p.name for p in self.params}:
+                raise KernelLaunchError(f"{self.__name__} got an unexpected argument '{k}'")
+            if k in values:
+                raise KernelLaunchError(f"{self.__name__} got multiple values for '{k}'")
+            values[k] = v
+        specs, gm, scalars = [], [], []
+        for p in self.params:
+            if p.name not in values:
+                if p.default is _MISSING:
+                    raise KernelLaunchError(f"{self.__name__} is missing argument '{p.name}'")
+                values[p.name] = p.default
+            v = values[p.name]
+            if p.kind == "const":
+                if not isinstance(v, _CONSTANT_TYPES):
+                    raise KernelLaunchError(f"ConstExpr argument '{p.name}' must be a number, "
+                                            f"bool, string, dtype or enum, got "
+                                            f"{type(v).__name__}")
+                specs.append(ArgSpec(p.name, "const", value=v))
+            elif p.kind == "gm" or (p.kind == "auto" and _is_array(v)):
+                arg = _gm_arg(self.__name__, p.name, v)
+                specs.append(ArgSpec(p.name, "gm", dtype=dtype_of_array(v)))
+                gm.append(arg)
+            else:
+                dtype = _scalar_dtype(self.__name__, p, v)
+                specs.append(ArgSpec(p.name, "scalar", dtype=dtype))
+                scalars.append((v, dtype))
+        return tuple(specs), gm, scalars
+
+    def compiled_for(self, specs, platform):
+        """The native code for a specialisation: memory cache, then disk, then compile."""
+        from ..compiler import jit
+        mem_key = (specs, platform.name)
+        entry = self._compiled.get(mem_key)
+        if entry is not None:
+            changed = _changed_globals(entry.globals_read, self)
+            if not changed:
+                return entry, "memory"
+            warnings.warn(f"{self.__name__}: global {changed} changed since the kernel was "
+                          f"compiled; recompiling", stacklevel=4)
+        sources, consts = self.dependencies()
+        key = jit.CacheKey(f"{self.fn.__module__}.{self.fn.__qualname__}", tuple(sources),
+                           specs, tuple(sorted(consts)), "functional", jit.compiler_version(),
+                           jit.host_target())
+        origin = "disk"
+        compiled = jit.load_cached(key, self.__name__)
+        if compiled is not None and _changed_globals(compiled.globals_read, self):
+            compiled = None
+        if compiled is None:
+            compiled = jit.compile_kernel(self, specs, key)
+            origin = "compiled"
+        self._compiled[mem_key] = compiled
+        return compiled, origin
+
+
+class Launcher:
+    """``kernel[block_dim]``: call it with the kernel's arguments to run it."""
+
+    def __init__(self, kernel: Kernel, block_dim: int):
+        self.kernel = kernel
+        self.block_dim = block_dim
+
+    def __call__(self, *args, platform=None, trace=False, sanitize=None, lenient=False,
+                 **kwargs):
+        from ..simulator import config
+        from ..simulator.report import Report
+        from ..simulator.runtime import run_blocks
+        chip = config.get_platform(platform) if platform is not None else \
+            config.current_platform()
+        t0 = time.perf_counter()
+        specs, gm, scalars = self.kernel.bind(args, kwargs)
+        compiled, origin = self.kernel.compiled_for(specs, chip)
+        t1 = time.perf_counter()
+        result = run_blocks(compiled, chip, self.block_dim, gm, scalars)
+        return Report(kernel=self.kernel.__name__, block_dim=self.block_dim, platform=chip.name,
+                      wall_seconds=time.perf_counter() - t1, prepare_seconds=t1 - t0,
+                      code_origin=origin, compile_seconds=compiled.compile_seconds,
+                      stage_seconds=dict(compiled.stage_seconds))
+
+
+def _changed_globals(read: dict, kernel: Kernel) -> Optional[str]:
+    """The first global a compiled kernel read whose value has changed, or None."""
+    for path, old in read.items():
+        owner, name = path
+        ns = _namespace_for(owner, kernel)
+        if ns is None:
+            continue
+        cur = ns.get(name, _MISSING) if not isinstance(ns, _ModuleNs) else ns.get(name)
+        try:
+            same = type(cur) is type(old) and cur == old
+        except Exception:  # noqa: BLE001
+            same = False
+        if not same:
+            return name
+    return None
+
+
+class _ModuleNs:
+    def __init__(self, obj):
+        self.obj = obj
+
+    def get(self, name):
+        return getattr(self.obj, name, _MISSING)
+
+
+def _namespace_for(owner: str, kernel: Kernel, seen=None):
+    seen = seen if seen is not None else set()
+    if kernel in seen:
+        return None
+    seen.add(kernel)
+    fn = kernel.fn
+    if owner == f"{fn.__module__}.{fn.__qualname__}":
+        return kernel.namespace()
+    ns = kernel.namespace()
+    for name in fn.__code__.co_names + fn.__code__.co_freevars:
+        obj = ns.get(name)
+        if isinstance(obj, Kernel):
+            found = _namespace_for(owner, obj, seen)
+            if found is not None:
+                return found
+        elif owner == getattr(obj, "__name__", None) and inspect.ismodule(obj):
+            return _ModuleNs(obj)
+    return None
+
+
+def _gm_arg(kernel: str, name: str, v):
+    from ..simulator.runtime import GmArg
+    dtype = dtype_of_array(v)
+    if isinstance(v, np.ndarray):
+        if dtype is None:
+            raise KernelLaunchError(f"{kernel}: argument '{name}' has unsupported dtype {v.dtype}")
+        if not v.flags.c_contiguous:
+            raise KernelLaunchError(f"{kernel}: argument '{name}' is not contiguous; pass "
+                                    f"np.ascontiguousarray({name})")
+        return GmArg(name, v.ctypes.data, v.nbytes, v)
+    if type(v).__module__.startswith("torch"):
+        if dtype is None:
+            raise KernelLaunchError(f"{kernel}: argument '{name}' has unsupported dtype {v.dtype}")
+        if v.device.type != "cpu":
+            raise KernelLaunchError(f"{kernel}: argument '{name}' is on {v.device}; the "
+                                    f"simulator runs on CPU tensors")
+        if not v.is_contiguous():
+            raise KernelLaunchError(f"{kernel}: argument '{name}' is not contiguous; pass "
+                                    f"{name}.contiguous()")
+        return GmArg(name, v.data_ptr(), v.numel() * v.element_size(), v)
+    raise KernelLaunchError(f"{kernel}: argument '{name}' must be a numpy array or torch "
+                            f"tensor, got {type(v).__name__}")
+
+
+def _scalar_dtype(kernel: str, p: _Param, v) -> DataType:
+    from .types import bool_, float32, int32, int64
+    if _is_array(v):
+        raise KernelLaunchError(f"{kernel}: argument '{p.name}' is declared as a scalar "
+                                f"but an array was passed")
+    if isinstance(v, (bool, np.bool_)):
+        return bool_
+    if isinstance(v, (int, np.integer)):
+        if p.annotation in (float, "float"):
+            return float32
+        v = int(v)
+        if -(2 ** 31) <= v < 2 ** 31:
+            return int32
+        if -(2 ** 63) <= v < 2 ** 63:
+            return int64
+        raise KernelLaunchError(f"{kernel}: argument '{p.name}' = {v} does not fit in 64 bits")
+    if isinstance(v, (float, np.floating)):
+        if p.annotation in (int, "int"):
+            raise KernelLaunchError(f"{kernel}: argument '{p.name}' is declared int but "
+                                    f"{v!r} was passed")
+        return float32
+    raise KernelLaunchError(f"{kernel}: argument '{p.name}' must be an int, float or bool, got "
+                            f"{type(v).__name__}")
+
+
+class _Missing:
+    def __repr__(self):
+        return "<missing>"
+
+
+_MISSING = _Missing()
+
+
+def kernel(fn=None, **options):
+    """Decorator: make ``fn`` a kernel (or device function). ``@asc.kernel`` or
+    ``@asc.kernel(kernel_type=...)``; pyasc's options are accepted."""
+    if fn is None:
+        return lambda f: Kernel(f, **options)
+    return Kernel(fn, **options)
+
+
+jit = kernel

@@ -1,0 +1,118 @@
+"""Turn a kernel's run-time error record (ctx error slots) into a clear exception."""
+from __future__ import annotations
+
+from ..compiler import errors as err
+from ..dsl.types import EVENT_IDS_PER_EVENT, HardEvent, Memory
+from .abi import ErrorCode as E
+
+_STATE_NAMES = {0: "free", 1: "allocated", 2: "enqueued"}
+
+
+def _flag_name(flag: int) -> str:
+    event, eid = divmod(int(flag), EVENT_IDS_PER_EVENT)
+    try:
+        return f"{HardEvent(event).name} id {eid}"
+    except ValueError:
+        return f"flag {flag}"
+
+
+def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
+                ctx=None) -> err.KernelRuntimeError:
+    """The exception for error ``code`` raised at ``site`` by block ``block``."""
+    loc = site.loc if site is not None else None
+    op = site.op if site is not None else "?"
+    detail = site.detail if site is not None else ()
+    where = f" (block {block})"
+    gm_names = [name for name, _ in compiled.gm_args]
+    code = E(code)
+    if code == E.GM_OUT_OF_BOUNDS:
+        name = gm_names[a] if 0 <= a < len(gm_names) else f"#{a}"
+        dtype = compiled.gm_args[a][1] if 0 <= a < len(gm_names) else None
+        what = detail[0] if detail else "access"
+        return err.GMOutOfBoundsError(
+            f"{op} {what} touches elements [{b}, {c}) of global argument '{name}'"
+            f"{f' ({dtype.name})' if dtype else ''}, outside the buffer{where}", loc,
+            hint=f"check the offsets and counts against the size of '{name}'; on an NPU this is "
+                 f"'MTE address out of range' or silent corruption")
+    if code == E.LOCAL_OUT_OF_RANGE:
+        what, mem = detail if len(detail) == 2 else ("access", "UB")
+        return err.LocalMemoryError(
+            f"{op} {what} covers bytes [{a}, {b}) of {mem}, which has {c} bytes{where}", loc,
+            hint="the tensor runs past the end of local memory: reduce the count or the tile")
+    if code == E.LOCAL_MISALIGNED:
+        what, mem = detail if len(detail) == 2 else ("access", "UB")
+        return err.LocalMemoryError(
+            f"{op} {what} starts at {mem} byte address {a}, which is not 32-byte aligned{where}",
+            loc, hint="local tensors used by vector ops and data_copy must start on a 32-byte "
+                      "boundary; slice at multiples of 32 bytes")
+    if code == E.CAPACITY:
+        qid, mem = detail if len(detail) == 2 else (None, Memory.UB)
+        holders = _holders(compiled, ctx, int(mem))
+        return err.BufferCapacityError(
+            f"init_buffer asks for {a} bytes of {Memory(mem).name} but only {b} of {c} bytes are "
+            f"free{where}{'; already reserved: ' + holders if holders else ''}", loc,
+            hint="use smaller tiles, fewer buffers, or fewer queues")
+    if code == E.QUEUE_EMPTY:
+        return err.QueueError(f"deque on an empty queue{where}: nothing was enqueued, which "
+                              f"hangs a real NPU", loc,
+                              hint="every deque needs an earlier enque on the same queue")
+    if code == E.QUEUE_NO_FREE_BUFFER:
+        return err.QueueError(f"alloc_tensor found none of the queue's {a} buffers free{where} "
+                              f"(a hang on hardware)", loc,
+                              hint="free_tensor each tensor after use, or init_buffer with more "
+                                   "buffers")
+    if code == E.QUEUE_FULL:
+        return err.QueueError(f"enque on a full queue (depth {a}){where}", loc,
+                              hint="deque before enqueueing more, or create the TQue with a "
+                                   "larger depth")
+    if code == E.QUEUE_FOREIGN_TENSOR:
+        return err.QueueError(f"{op} of a tensor that does not belong to this queue{where}", loc,
+                              hint="enque/free a tensor on the queue that allocated it")
+    if code == E.QUEUE_NOT_INITIALISED:
+        return err.QueueError(f"{op} on a queue or buffer before pipe.init_buffer{where}", loc,
+                              hint="call pipe.init_buffer(que, num, len) first")
+    if code == E.QUEUE_BAD_STATE:
+        state = _STATE_NAMES.get(a, str(a))
+        return err.QueueError(f"{op} of a tensor whose buffer is {state}{where} (use after free, "
+                              f"double free, or enque twice)", loc)
+    if code == E.QUEUE_REINIT:
+        return err.QueueError(f"init_buffer called twice for the same queue{where}", loc)
+    if code == E.BAD_BUFFER_COUNT:
+        return err.QueueError(f"init_buffer num must be 1..8, got {a}{where}", loc)
+    if code == E.FLAG_ID_RANGE:
+        return err.SyncError(f"{op} event id {a} is out of range 0..{EVENT_IDS_PER_EVENT - 1}"
+                             f"{where}", loc)
+    if code == E.FLAG_DOUBLE_SET:
+        return err.SyncError(f"set_flag {_flag_name(a)} while it is already set{where}: the first "
+                             f"set is lost on hardware", loc,
+                             hint="pair every set_flag with a wait_flag before setting it again")
+    if code == E.FLAG_NEVER_SET:
+        return err.SyncError(f"wait_flag {_flag_name(a)} is never satisfied: no set_flag for it "
+                             f"follows{where}; a real NPU hangs here", loc,
+                             hint="add the matching set_flag before (or after) this wait")
+    if code == E.LOOP_LIMIT:
+        return err.LoopLimitError(f"while loop exceeded 2**31 iterations{where}; the kernel "
+                                  f"looks hung", loc)
+    if code == E.ASSERTION:
+        msg = detail[0] if detail and detail[0] else ""
+        return err.KernelRuntimeError(f"assertion failed{': ' + msg if msg else ''}{where}", loc)
+    if code == E.ZERO_STEP:
+        return err.KernelRuntimeError(f"range() step is zero{where}", loc)
+    if code == E.DIVISION_BY_ZERO:
+        return err.KernelRuntimeError(f"integer division by zero{where}", loc)
+    if code == E.NEGATIVE_COUNT:
+        return err.KernelRuntimeError(f"{op} count/length is negative ({a}){where}", loc)
+    return err.KernelRuntimeError(f"kernel failed with error {code.name}{where}", loc)
+
+
+def _holders(compiled, ctx, mem: int) -> str:
+    if ctx is None:
+        return ""
+    from . import abi
+    parts = []
+    for qid, name in enumerate(compiled.queue_names):
+        rec = abi.queue_slot(compiled.num_queues, qid, 0)
+        if ctx[rec + abi.Q_INITED]:
+            nbytes = int(ctx[rec + abi.Q_STRIDE] * ctx[rec + abi.Q_NUM])
+            parts.append(f"{name} {nbytes} B")
+    return ", ".join(parts)
