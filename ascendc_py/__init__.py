@@ -34,6 +34,6 @@ __version__ = "0.1.0"
 def __getattr__(name):
     # heavy or optional submodules load on first use
     if name == "testing":
-        from . import testing
-        return testing
+        import importlib
+        return importlib.import_module(f"{__name__}.testing")
     raise AttributeError(f"module 'ascendc_py' has no attribute '{name}'")

@@ -108,7 +108,7 @@ def _emit_object(module_text: str, name: str) -> tuple[bytes, dict]:
     mod.data_layout = str(tm.target_data)
     mod.verify()
     t1 = time.perf_counter()
-    pto = llvm.create_pipeline_tuning_options(speed_level=3, size_level=0)
+    pto = llvm.create_pipeline_tuning_options(speed_level=3)
     pto.loop_vectorization = True
     pto.slp_vectorization = True
     pb = llvm.create_pass_builder(tm, pto)
@@ -248,7 +248,7 @@ def llvm_ir_text(kernel, specs, optimized: bool = False) -> str:
         return text
     llvm, tm = _llvm()
     mod = llvm.parse_assembly(text)
-    pto = llvm.create_pipeline_tuning_options(speed_level=3, size_level=0)
+    pto = llvm.create_pipeline_tuning_options(speed_level=3)
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(mod, pb)
     return str(mod)

@@ -116,7 +116,7 @@ class Kernel:
                     s, c = obj.dependencies(seen)
                     sources += s
                     consts += c
-            elif isinstance(obj, _CONSTANT_TYPES):
+            elif isinstance(obj, _CONSTANT_TYPES + (tuple,)):
                 consts.append((f"{self.fn.__qualname__}:{name}", repr(obj)))
         return sources, consts
 

@@ -59,7 +59,6 @@ class Codegen:
         self.ctx = self.func.args[0]
         self.ctx.name = "ctx"
         self.ctx.add_attribute("noalias")
-        self.ctx.add_attribute("nocapture")
         entry = self.func.append_basic_block("entry")
         self.alloca_builder = L.IRBuilder(entry)
         body = self.func.append_basic_block("body")

@@ -79,12 +79,12 @@ class Analyzer:
             counts[p.name] = counts.get(p.name, 0) + 1
         self.scope = FunctionScope(fdef.name, self.kernel.namespace(), {},
                                    {n for n, c in counts.items() if c > 1})
-        for name, value in env.items():
-            self.bind(name, value, fdef.loc)
         self.inline_stack.append(self.kernel)
         label = self.new_label("return")
         self.scope.return_label = label
         with self.capture() as body:
+            for name, value in env.items():
+                self.bind(name, value, fdef.loc)
             self.stmts(fdef.body)
         fn = ir.Function(fdef.name, (ir.Block(label, tuple(body), fdef.loc),), fdef.loc,
                          tuple(gm_args), tuple(scalar_args), len(self.queues))
@@ -148,7 +148,7 @@ class Analyzer:
         if name in scope.globals:
             obj = scope.globals[name]
             value = python_to_sval(obj, loc)
-            if not isinstance(value, PyObjV):
+            if not isinstance(value, PyObjV) or isinstance(obj, tuple):
                 self.globals_read[(self._global_owner(), name)] = obj
             return value
         if hasattr(py_builtins, name) and name in PY_BUILTINS:
@@ -310,7 +310,7 @@ class Analyzer:
                 cont = self.new_label("static_continue")
                 self._static_labels = (brk, cont)
                 with self.capture() as body:
-                    self.bind(s.target.id, ConstV(v, int32), s.target.loc)
+                    self.scope.env[s.target.id] = ConstV(v, int32)  # a constant per copy
                     self.stmts(s.body)
                 self.emit(ir.Block(cont, tuple(body), s.loc))
         self._static_labels = saved

@@ -1,0 +1,100 @@
+"""Capturing a kernel's source text, with the file coordinates the parser maps back to.
+
+``capture_source(fn)`` reads the function's lines (decorators included) with
+``inspect.getsourcelines``, which works for functions defined in files and in Jupyter/IPython
+cells (IPython registers each cell in ``linecache``). The text is dedented by the indentation
+of its first line, so a function nested in a class or another function parses like a top-level
+one; ``first_line`` and ``col_offset`` turn parser positions back into absolute file positions:
+``line = first_line + rel_line - 1`` and ``col = rel_col + col_offset``.
+"""
+from __future__ import annotations
+
+import hashlib
+import inspect
+from dataclasses import dataclass
+
+from ..errors import KernelSyntaxError, SourceLoc
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    """The source of one kernel function and where it sits in its file.
+
+    ``text``: the dedented source of the function, decorators included, ending in a newline.
+    ``file``: the file name as ``inspect`` reports it (a path, or an IPython cell name).
+    ``first_line``: the 1-based line in ``file`` of the first line of ``text``.
+    ``col_offset``: how many columns the dedent removed from each line.
+    ``sha256``: hex digest of ``text`` (part of the compile-cache key).
+    """
+
+    text: str
+    file: str
+    first_line: int
+    col_offset: int
+    sha256: str
+
+    @classmethod
+    def from_text(cls, text: str, file: str = "<kernel>", first_line: int = 1,
+                  col_offset: int = 0) -> "KernelSource":
+        """Build a KernelSource from already-dedented text (tests, generated kernels)."""
+        if text and not text.endswith("\n"):
+            text += "\n"
+        return cls(text, file, first_line, col_offset, hashlib.sha256(text.encode()).hexdigest())
+
+
+def dedent_source(lines: list[str]) -> tuple[str, int]:
+    """Remove the first line's indentation from every line that starts with it.
+
+    Returns ``(text, removed_columns)``. Lines that do not start with that indentation (blank
+    lines, comments, continuation lines of a multi-line string) are left as they are, except
+    that whitespace-only lines become empty.
+    """
+    if not lines:
+        return "", 0
+    first = lines[0]
+    prefix = first[: len(first) - len(first.lstrip(" \t"))]
+    n = len(prefix)
+    out = []
+    for line in lines:
+        if line.startswith(prefix):
+            out.append(line[n:])
+        elif not line.strip():
+            out.append("\n" if line.endswith("\n") else "")
+        else:
+            out.append(line)
+    text = "".join(out)
+    if not text.endswith("\n"):
+        text += "\n"
+    return text, n
+
+
+def capture_source(fn) -> KernelSource:
+    """The source of the Python function ``fn`` as a :class:`KernelSource`.
+
+    Raises ``KernelSyntaxError`` if the source cannot be read (a function created by ``exec``
+    of a string or typed at the interactive prompt) or if ``fn`` is a lambda.
+    """
+    name = getattr(fn, "__name__", repr(fn))
+    try:
+        fn = inspect.unwrap(fn)
+    except ValueError:
+        pass
+    code = getattr(fn, "__code__", None)
+    file = code.co_filename if code is not None else "<unknown>"
+    loc = SourceLoc(file, code.co_firstlineno if code is not None else 0, 1)
+    if name == "<lambda>":
+        raise KernelSyntaxError(
+            "a lambda cannot be a kernel", loc,
+            hint="define the kernel with `def` and decorate it with @asc.kernel")
+    try:
+        lines, first_line = inspect.getsourcelines(fn)
+        file = inspect.getsourcefile(fn) or inspect.getfile(fn)
+    except (OSError, TypeError):
+        raise KernelSyntaxError(
+            f"cannot read the source of kernel '{name}': define it in a file or a notebook cell",
+            None,
+            hint="functions created with exec() or typed at the interactive prompt have no "
+                 "source that ascendc_py can read") from None
+    text, col_offset = dedent_source(lines)
+    return KernelSource(text, file, max(first_line, 1), col_offset,
+                        hashlib.sha256(text.encode()).hexdigest())

@@ -1,0 +1,34 @@
+"""Run every sample: compile, simulate, check against golden values, print the reports.
+
+`make demo` runs this file.
+"""
+import importlib
+import pathlib
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+SAMPLES = ["add_tque", "add_flags", "leaky_relu", "sepia"]
+
+
+def main() -> int:
+    failed = []
+    for name in SAMPLES:
+        print(f"=== {name} ===")
+        t0 = time.perf_counter()
+        try:
+            importlib.import_module(name).main()
+        except Exception as exc:  # report and keep going, fail at the end
+            failed.append(name)
+            print(f"FAILED: {type(exc).__name__}: {exc}")
+        print(f"({time.perf_counter() - t0:.2f} s)\n")
+    if failed:
+        print("failed samples:", ", ".join(failed))
+        return 1
+    print(f"all {len(SAMPLES)} samples match their golden values")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
