@@ -26,17 +26,28 @@ _engines: list = []  # keep MCJIT engines (and their code) alive for the process
 CACHE_FORMAT = 1
 
 
-def _llvm():
+_fast_target_machine = None
+
+
+def _llvm(fast: bool = False):
+    """llvmlite's binding layer and a TargetMachine for the host CPU.
+
+    ``fast=True`` gives the machine used for kernel modules: they hold only control flow,
+    checks and calls into the O3-compiled runtime library, so quick instruction selection
+    matters more than code quality there.
+    """
     import llvmlite.binding as llvm
-    global _target_machine
+    global _target_machine, _fast_target_machine
     if _target_machine is None:
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
         target = llvm.Target.from_default_triple()
+        cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
         _target_machine = target.create_target_machine(
-            cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
-            opt=3, reloc="default", codemodel="jitdefault")
-    return llvm, _target_machine
+            cpu=cpu, features=features, opt=3, reloc="default", codemodel="jitdefault")
+        _fast_target_machine = target.create_target_machine(
+            cpu=cpu, features=features, opt=0, reloc="default", codemodel="jitdefault")
+    return llvm, (_fast_target_machine if fast else _target_machine)
 
 
 _version_cache: Optional[str] = None
@@ -99,8 +110,13 @@ class CompiledKernel:
         self.cfunc = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)(self.address)
 
 
-def _emit_object(module_text: str, name: str) -> tuple[bytes, dict]:
-    llvm, tm = _llvm()
+def emit_object(module_text: str, library: bool = False) -> tuple[bytes, dict]:
+    """Parse, verify, optimise and emit object code for LLVM IR text.
+
+    The runtime library (``library=True``) gets the full O3 pipeline with vectorisation;
+    kernel modules get SROA, instcombine and simplifycfg and fast instruction selection.
+    """
+    llvm, tm = _llvm(fast=not library)
     times = {}
     t0 = time.perf_counter()
     mod = llvm.parse_assembly(module_text)
@@ -108,29 +124,60 @@ def _emit_object(module_text: str, name: str) -> tuple[bytes, dict]:
     mod.data_layout = str(tm.target_data)
     mod.verify()
     t1 = time.perf_counter()
-    pto = llvm.create_pipeline_tuning_options(speed_level=3)
-    pto.loop_vectorization = True
-    pto.slp_vectorization = True
+    pto = llvm.create_pipeline_tuning_options(speed_level=3 if library else 1)
+    pto.loop_vectorization = library
+    pto.slp_vectorization = library
     pb = llvm.create_pass_builder(tm, pto)
-    pb.getModulePassManager().run(mod, pb)
+    if library:
+        pb.getModulePassManager().run(mod, pb)
+    else:
+        fpm = llvm.create_new_function_pass_manager()
+        fpm.add_sroa_pass()
+        fpm.add_instruction_combine_pass()
+        fpm.add_simplify_cfg_pass()
+        for fn in mod.functions:
+            if not fn.is_declaration:
+                fpm.run(fn, pb)
     t2 = time.perf_counter()
     obj = tm.emit_object(mod)
     times.update(llvm_parse=t1 - t0, optimize=t2 - t1, emit=time.perf_counter() - t2)
     return obj, times
 
 
-def _load_object(obj: bytes, entry_name: str) -> int:
+def load_object_engine(obj: bytes):
+    """Load object code into a new MCJIT engine kept alive for the process."""
     llvm, tm = _llvm()
     with _llvm_lock:
         backing = llvm.parse_assembly("")
         engine = llvm.create_mcjit_compiler(backing, tm)
         engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         engine.finalize_object()
-        address = engine.get_function_address(entry_name)
         _engines.append(engine)
+    return engine
+
+
+def _load_object(obj: bytes, entry_name: str) -> int:
+    from .codegen.runtime_lib import ensure_loaded
+    ensure_loaded()
+    address = load_object_engine(obj).get_function_address(entry_name)
     if not address:
         raise InternalCompilerError(f"compiled kernel has no entry point {entry_name}")
     return address
+
+
+def load_blob(name: str) -> Optional[bytes]:
+    """A checksummed binary from the cache directory, or None if missing or corrupt."""
+    path = cache_dir() / f"{name.replace('/', '_').replace('|', '_')}.bin"
+    entry = _read_entry(path)
+    if entry is None:
+        return None
+    obj, meta = entry
+    return obj if meta.get("name") == name else None
+
+
+def store_blob(name: str, data: bytes) -> None:
+    path = cache_dir() / f"{name.replace('/', '_').replace('|', '_')}.bin"
+    _write_entry(path, data, {"name": name})
 
 
 # ----------------------------------------------------------------------------- disk cache
@@ -214,7 +261,7 @@ def compile_kernel(kernel, specs, key: CacheKey, timing_model=None) -> CompiledK
         cg = generate(result.function, timing_model)
         text = str(cg.module)
         times["codegen"] = time.perf_counter() - t3
-        obj, llvm_times = _emit_object(text, cg.entry_name)
+        obj, llvm_times = emit_object(text)
         times.update(llvm_times)
         t4 = time.perf_counter()
         address = _load_object(obj, cg.entry_name)

@@ -24,6 +24,9 @@ GM_SIZES = 9         # address of an int64 array: byte size of each GM argument
 SCALARS = 10         # address of an int64 array: scalar arguments (floats as float64 bits)
 LOOP_BUDGET = 11     # while-loop iterations left before the kernel is declared hung
 CYCLE = 12           # simulated scalar clock (the timing model advances it)
+RES0 = 13            # RES0..RES2: results of runtime-library calls (address, bytes, tag)
+RES1 = 14
+RES2 = 15
 MEM_BASE = 16        # + Memory: base address of each local memory
 MEM_SIZE = 24        # + Memory: size in bytes
 ALLOC_PTR = 32       # + Memory: bump pointer of TPipe.init_buffer
@@ -35,6 +38,7 @@ QUEUE_SLOTS = 32
 Q_BASE, Q_BUF_LEN, Q_STRIDE, Q_NUM, Q_INITED, Q_CURSOR, Q_HEAD, Q_COUNT = range(8)
 Q_STATE = 8          # 8 slots: 0 free, 1 allocated, 2 enqueued
 Q_FIFO = 16          # 8 slots: buffer indices in enque order
+Q_MEM = 24           # the Memory the buffers live in
 Q_MAX_BUFFERS = 8
 
 BUF_FREE, BUF_ALLOCATED, BUF_ENQUEUED = 0, 1, 2

@@ -112,7 +112,7 @@ def _holders(compiled, ctx, mem: int) -> str:
     parts = []
     for qid, name in enumerate(compiled.queue_names):
         rec = abi.queue_slot(compiled.num_queues, qid, 0)
-        if ctx[rec + abi.Q_INITED]:
+        if ctx[rec + abi.Q_INITED] and ctx[rec + abi.Q_MEM] == mem:
             nbytes = int(ctx[rec + abi.Q_STRIDE] * ctx[rec + abi.Q_NUM])
             parts.append(f"{name} {nbytes} B")
     return ", ".join(parts)

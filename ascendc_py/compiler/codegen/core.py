@@ -48,28 +48,23 @@ class CodegenResult:
     sites: list[Site] = field(default_factory=list)
 
 
-class Codegen:
-    def __init__(self, fn: ir.Function, timing=None):
-        self.fn = fn
-        self.module = L.Module(name=fn.name)
-        self.sites: list[Site] = []
-        self.entry_name = "asc_kernel_" + "".join(c if c.isalnum() else "_" for c in fn.name)
-        ftype = L.FunctionType(I64, [PTR])
-        self.func = L.Function(self.module, ftype, name=self.entry_name)
-        self.ctx = self.func.args[0]
+class FnBuilder:
+    """An LLVM function whose first argument is the ctx array (kernels and runtime functions).
+
+    Provides ctx slot access and ``fail_if``: on failure the error code, site and up to three
+    values are stored in ctx and the function returns the error code.
+    """
+
+    def __init__(self, module: L.Module, func: L.Function):
+        self.module = module
+        self.func = func
+        self.ctx = func.args[0]
         self.ctx.name = "ctx"
-        self.ctx.add_attribute("noalias")
-        entry = self.func.append_basic_block("entry")
+        entry = func.append_basic_block("entry")
         self.alloca_builder = L.IRBuilder(entry)
-        body = self.func.append_basic_block("body")
+        body = func.append_basic_block("body")
         self.b = L.IRBuilder(body)
-        self.fail_block = self.func.append_basic_block("fail")
-        self.vars: dict[ir.Var, L.AllocaInstr] = {}
-        self.loops: list[tuple[L.Block, L.Block]] = []
-        self.labels: dict[str, L.Block] = {}
-        self.timing = timing
-        self.nq = fn.num_queues
-        self.cur_loc: Optional[SourceLoc] = None
+        self.fail_block = func.append_basic_block("fail")
 
     # ------------------------------------------------------------------ ctx access
     def slot_ptr(self, index) -> L.Value:
@@ -80,9 +75,7 @@ class Codegen:
         return self.b.load(self.slot_ptr(index), typ=I64)
 
     def st(self, index, value: L.Value) -> None:
-        if value.type != I64:
-            value = self.b.sext(value, I64) if value.type.width < 64 else value
-        self.b.store(value, self.slot_ptr(index))
+        self.b.store(self._as_i64(value), self.slot_ptr(index))
 
     def ctx_ptr(self, index) -> L.Value:
         """A header slot holding an address, as a pointer."""
@@ -90,26 +83,6 @@ class Codegen:
 
     def i64(self, v: int) -> L.Constant:
         return L.Constant(I64, v)
-
-    # ------------------------------------------------------------------ errors
-    def site(self, op: str, detail: tuple = ()) -> int:
-        self.sites.append(Site(self.cur_loc, op, detail))
-        return len(self.sites) - 1
-
-    def fail_if(self, cond: L.Value, code: abi.ErrorCode, op: str, a=None, b=None, c=None,
-                detail: tuple = ()) -> None:
-        """If ``cond`` holds at run time, record the error and leave the kernel."""
-        site = self.site(op, detail)
-        with self.b.if_then(cond, likely=False):
-            self.st(abi.ERR_CODE, self.i64(int(code)))
-            self.st(abi.ERR_SITE, self.i64(site))
-            for slot, v in ((abi.ERR_A, a), (abi.ERR_B, b), (abi.ERR_C, c)):
-                if v is not None:
-                    self.st(slot, self._as_i64(v))
-            self.b.branch(self.fail_block)
-            # if_then expects the block to fall through; give it an unreachable continuation
-            dead = self.func.append_basic_block("dead")
-            self.b.position_at_end(dead)
 
     def _as_i64(self, v) -> L.Value:
         if isinstance(v, int):
@@ -120,19 +93,77 @@ class Codegen:
             return self.b.zext(v, I64)
         return self.b.sext(v, I64)
 
+    # ------------------------------------------------------------------ errors
+    def fail_with(self, cond: L.Value, code: abi.ErrorCode, site: L.Value, a=None, b=None,
+                  c=None) -> None:
+        """If ``cond`` holds at run time, record the error and return its code."""
+        with self.b.if_then(cond, likely=False):
+            self.st(abi.ERR_CODE, self.i64(int(code)))
+            self.st(abi.ERR_SITE, site)
+            for slot, v in ((abi.ERR_A, a), (abi.ERR_B, b), (abi.ERR_C, c)):
+                if v is not None:
+                    self.st(slot, v)
+            self.b.branch(self.fail_block)
+            # if_then expects the block to fall through; give it an unreachable continuation
+            self.b.position_at_end(self.func.append_basic_block("dead"))
+
+    def leave_on_error(self, rc: L.Value) -> None:
+        """After a call to a runtime function: leave if it reported an error."""
+        with self.b.if_then(self.b.icmp_signed("!=", rc, self.i64(0)), likely=False):
+            self.b.branch(self.fail_block)
+            self.b.position_at_end(self.func.append_basic_block("dead"))
+
+    def finish(self) -> None:
+        """Terminate the entry and fail blocks (call after the body returned)."""
+        self.alloca_builder.branch(self.func.basic_blocks[1])
+        fb = L.IRBuilder(self.fail_block)
+        fb.ret(fb.load(fb.gep(self.ctx, [self.i64(abi.ERR_CODE)], source_etype=I64), typ=I64))
+        for blk in self.func.blocks:
+            if not blk.is_terminated:
+                L.IRBuilder(blk).unreachable()
+
+
+class Codegen(FnBuilder):
+    def __init__(self, fn: ir.Function, timing=None):
+        self.fn = fn
+        module = L.Module(name=fn.name)
+        self.sites: list[Site] = []
+        self.entry_name = "asc_kernel_" + "".join(c if c.isalnum() else "_" for c in fn.name)
+        func = L.Function(module, L.FunctionType(I64, [PTR]), name=self.entry_name)
+        super().__init__(module, func)
+        self.ctx.add_attribute("noalias")
+        self.vars: dict[ir.Var, L.AllocaInstr] = {}
+        self.loops: list[tuple[L.Block, L.Block]] = []
+        self.labels: dict[str, L.Block] = {}
+        self.timing = timing
+        self.nq = fn.num_queues
+        self.cur_loc: Optional[SourceLoc] = None
+
+    def site(self, op: str, detail: tuple = ()) -> int:
+        """Record a place that can fail (the current statement's location) and its id."""
+        self.sites.append(Site(self.cur_loc, op, detail))
+        return len(self.sites) - 1
+
+    def fail_if(self, cond: L.Value, code: abi.ErrorCode, op: str, a=None, b=None, c=None,
+                detail: tuple = ()) -> None:
+        """If ``cond`` holds at run time, record the error at this statement and leave."""
+        self.fail_with(cond, code, self.i64(self.site(op, detail)), a, b, c)
+
+    def call_rt(self, name: str, args: list, op: str, detail: tuple = ()) -> None:
+        """Call runtime function ``name(ctx, *args, site)`` and leave if it fails."""
+        from .runtime_lib import declare_rt
+        site = self.i64(self.site(op, detail))
+        rc = self.b.call(declare_rt(self.module, name),
+                         [self.ctx] + [self._as_i64(a) for a in args] + [site])
+        self.leave_on_error(rc)
+
     # ------------------------------------------------------------------ driver
     def run(self) -> CodegenResult:
         self.st(abi.ERR_CODE, self.i64(0))
         self.block(self.fn.body)
         LOWERINGS["__kernel_end__"](self, None)
         self.b.ret(self.i64(0))
-        self.alloca_builder.branch(self.func.basic_blocks[1])
-        fb = L.IRBuilder(self.fail_block)
-        fb.ret(fb.load(fb.gep(self.ctx, [self.i64(abi.ERR_CODE)], source_etype=I64), typ=I64))
-        # drop the placeholder blocks if_then left without terminators
-        for blk in self.func.blocks:
-            if not blk.is_terminated:
-                L.IRBuilder(blk).unreachable()
+        self.finish()
         return CodegenResult(self.module, self.entry_name, self.sites)
 
     def var(self, v: ir.Var) -> L.AllocaInstr:

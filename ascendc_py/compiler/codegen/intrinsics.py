@@ -12,6 +12,7 @@ from ...dsl.types import Memory, float16, int32, int64
 from ...simulator import abi
 from .. import ir
 from ..ops import REGISTRY, Family
+from . import runtime_lib
 from .core import Codegen, lowering
 from .types import I1, I8, I32, I64, PTR, ElemBuilder, convert, intrinsic, memory_type
 
@@ -32,17 +33,12 @@ class Local:
         base = cg.ctx_ptr(abi.MEM_BASE + int(ref.memory))
         self.ptr = cg.b.gep(base, [self.addr], source_etype=I8)
 
-    def check(self, cg: Codegen, nbytes: L.Value, op: str, what: str, aligned=True) -> None:
+    def check(self, cg: Codegen, nbytes: L.Value, op: str, what: str, aligned=True,
+              offset: L.Value | None = None) -> None:
         """Fail unless [addr, addr+nbytes) lies in the memory (and addr is 32-B aligned)."""
+        addr = self.addr if offset is None else cg.b.add(self.addr, offset)
         mem = self.ref.memory
-        limit = cg.ld(abi.MEM_SIZE + int(mem))
-        end = cg.b.add(self.addr, nbytes)
-        bad = cg.b.or_(cg.b.icmp_signed("<", self.addr, cg.i64(0)),
-                       cg.b.icmp_signed(">", end, limit))
-        cg.fail_if(bad, E.LOCAL_OUT_OF_RANGE, op, self.addr, end, limit, (what, mem.name))
-        if aligned:
-            mis = cg.b.icmp_signed("!=", cg.b.and_(self.addr, cg.i64(ALIGN - 1)), cg.i64(0))
-            cg.fail_if(mis, E.LOCAL_MISALIGNED, op, self.addr, None, None, (what, mem.name))
+        cg.call_rt("check_local", [int(mem), addr, nbytes, int(aligned)], op, (what, mem.name))
 
 
 class Global:
@@ -58,17 +54,10 @@ class Global:
         self.start = cg.b.mul(self.offset, cg.i64(self.elem_size))
         self.ptr = cg.b.gep(cg.b.inttoptr(base_int, PTR), [self.start], source_etype=I8)
 
-    def check(self, cg: Codegen, nbytes: L.Value, op: str, what: str) -> None:
-        sizes = cg.ctx_ptr(abi.GM_SIZES)
-        limit = cg.b.load(cg.b.gep(sizes, [self.arg], source_etype=I64), typ=I64)
-        end = cg.b.add(self.start, nbytes)
-        bad = cg.b.or_(cg.b.icmp_signed("<", self.start, cg.i64(0)),
-                       cg.b.icmp_signed(">", end, limit))
-        # error args: argument index, first and one-past-last element touched
-        esz = cg.i64(self.elem_size)
-        first = self.offset
-        last = cg.b.sdiv(cg.b.add(end, cg.i64(self.elem_size - 1)), esz)
-        cg.fail_if(bad, E.GM_OUT_OF_BOUNDS, op, self.arg, first, last, (what,))
+    def check(self, cg: Codegen, nbytes: L.Value, op: str, what: str,
+              offset: L.Value | None = None) -> None:
+        start = self.start if offset is None else cg.b.add(self.start, offset)
+        cg.call_rt("check_gm", [self.arg, start, nbytes, self.elem_size], op, (what,))
 
 
 def elem_ptr(cg: Codegen, base: L.Value, i: L.Value, dtype) -> L.Value:
@@ -109,27 +98,15 @@ def lower_elementwise(cg: Codegen, s: ir.Intrinsic) -> None:
     dtype = s.attr("dtype")
     count = check_count(cg, cg.expr(s.args[-1]), s.op)
     nbytes = cg.b.mul(count, cg.i64(dtype.sizeof()))
-    tensors, scalars = [], []
+    pointers, scalars = [], []
     for i, a in enumerate(s.args[:-1]):
         if isinstance(a, ir.LocalRef):
             t = Local(cg, a)
             t.check(cg, nbytes, s.op, "dst" if i == 0 else f"src{i - 1}")
-            tensors.append(t)
+            pointers.append(t.ptr)
         else:
             scalars.append(cg.expr(a))
-    dst, srcs = tensors[0], tensors[1:]
-    mt = memory_type(dtype)
-    eb = ElemBuilder(cg.b, cg.module, dtype)
-
-    def body(i):
-        vals = [cg.b.load(elem_ptr(cg, t.ptr, i, dtype), typ=mt) for t in srcs]
-        if spec.family == Family.SCALAR:
-            vals.append(scalars[0])
-        elif spec.family == Family.DUPLICATE:
-            vals = [scalars[0]]
-        cg.b.store(spec.elem(eb, *vals), elem_ptr(cg, dst.ptr, i, dtype))
-
-    counted_loop(cg, count, body)
+    cg.b.call(runtime_lib.declare(cg.module, spec, dtype), pointers + scalars + [count])
     notify_timing(cg, s, count=count, nbytes=nbytes)
 
 
@@ -167,21 +144,13 @@ def lower_data_copy(cg: Codegen, s: ir.Intrinsic) -> None:
 # ----------------------------------------------------------------------------- scalar access
 def _scalar_target(cg: Codegen, ref, index: L.Value, op: str):
     size = cg.i64(ref.dtype.sizeof())
-    if isinstance(ref, ir.LocalRef):
-        t = Local(cg, ref)
-        off = cg.b.mul(index, size)
-        shifted = Local.__new__(Local)
-        shifted.__dict__.update(t.__dict__)
-        shifted.addr = cg.b.add(t.addr, off)
-        shifted.check(cg, size, op, "element", aligned=False)
-        return cg.b.gep(t.ptr, [off], source_etype=I8)
-    g = Global(cg, ref)
-    shifted = Global.__new__(Global)
-    shifted.__dict__.update(g.__dict__)
-    shifted.offset = cg.b.add(g.offset, index)
-    shifted.start = cg.b.mul(shifted.offset, size)
-    shifted.check(cg, size, op, "element")
-    return cg.b.gep(g.ptr, [cg.b.mul(index, size)], source_etype=I8)
+    off = cg.b.mul(index, size)
+    t = Local(cg, ref) if isinstance(ref, ir.LocalRef) else Global(cg, ref)
+    if isinstance(t, Local):
+        t.check(cg, size, op, "element", aligned=False, offset=off)
+    else:
+        t.check(cg, size, op, "element", offset=off)
+    return cg.b.gep(t.ptr, [off], source_etype=I8)
 
 
 @lowering("get_value")
@@ -207,8 +176,6 @@ def lower_check_local(cg: Codegen, s: ir.Intrinsic) -> None:
     (ref,) = s.args
     t = Local(cg, ref)
     nbytes = cg.b.mul(cg.b.sext(t.size, I64), cg.i64(ref.dtype.sizeof()))
-    cg.fail_if(cg.b.icmp_signed("<", nbytes, cg.i64(0)), E.NEGATIVE_COUNT, "LocalTensor",
-               nbytes)
     t.check(cg, nbytes, "LocalTensor", "tensor")
 
 

@@ -1,0 +1,124 @@
+"""The native runtime library: one vectorised loop per (vector op, dtype), built once.
+
+Kernels do not carry their own copies of the element loops: codegen declares
+``asc_vec_<op>_<dtype>`` and calls it, and this module provides the definitions. The library is
+generated from the op registry with llvmlite, optimised at O3, cached on disk as object code
+(keyed by the compiler version and host CPU) and loaded once per process; its symbols are
+registered with ``llvm.add_symbol`` so every kernel's object code links against it. This keeps
+per-kernel compile time small (the kernel module holds only control flow, checks and calls).
+"""
+from __future__ import annotations
+
+import threading
+
+from llvmlite import ir as L
+
+from ...dsl.types import DataType
+from ..ops import REGISTRY, Family
+from .types import I1, I64, PTR, ElemBuilder, memory_type
+
+_lock = threading.Lock()
+_loaded = False
+
+
+def function_name(op: str, dtype: DataType) -> str:
+    return f"asc_vec_{op}_{dtype.name}"
+
+
+def signature(spec, dtype: DataType) -> L.FunctionType:
+    """``void (ptr dst, ptr src…, T scalar…, i64 n)`` for an element-wise op."""
+    n_src = {Family.BINARY: 2, Family.UNARY: 1, Family.SCALAR: 1, Family.DUPLICATE: 0}[spec.family]
+    n_scalar = 1 if spec.family in (Family.SCALAR, Family.DUPLICATE) else 0
+    return L.FunctionType(L.VoidType(), [PTR] * (1 + n_src) + [memory_type(dtype)] * n_scalar
+                          + [I64])
+
+
+def declare(module: L.Module, spec, dtype: DataType) -> L.Function:
+    """The library function for (op, dtype), declared in a kernel module."""
+    name = function_name(spec.name, dtype)
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = L.Function(module, signature(spec, dtype), name=name)
+    return fn
+
+
+def _define(module: L.Module, spec, dtype: DataType) -> None:
+    fn = L.Function(module, signature(spec, dtype), name=function_name(spec.name, dtype))
+    fn.attributes.add("nounwind")
+    args = list(fn.args)
+    n_ptr = sum(1 for a in args if a.type == PTR)
+    dst, srcs = args[0], args[1:n_ptr]
+    scalars, n = args[n_ptr:-1], args[-1]
+    mt = memory_type(dtype)
+    entry = fn.append_basic_block("entry")
+    loop = fn.append_basic_block("loop")
+    done = fn.append_basic_block("done")
+    b = L.IRBuilder(entry)
+    b.cbranch(b.icmp_signed(">", n, L.Constant(I64, 0)), loop, done)
+    b.position_at_end(loop)
+    i = b.phi(I64)
+    i.add_incoming(L.Constant(I64, 0), entry)
+    eb = ElemBuilder(b, module, dtype)
+    vals = [b.load(b.gep(p, [i], source_etype=mt), typ=mt) for p in srcs] + list(scalars)
+    b.store(spec.elem(eb, *vals), b.gep(dst, [i], source_etype=mt))
+    nxt = b.add(i, L.Constant(I64, 1))
+    i.add_incoming(nxt, loop)
+    b.cbranch(b.icmp_signed("<", nxt, n), loop, done)
+    b.position_at_end(done)
+    b.ret_void()
+
+
+def declare_rt(module: L.Module, name: str) -> L.Function:
+    """A runtime function of ``rtfuncs.py`` (``asc_rt_<name>``), declared in a kernel module."""
+    from .rtfuncs import rt_signature
+    full = f"asc_rt_{name}"
+    fn = module.globals.get(full)
+    if fn is None:
+        fn = L.Function(module, rt_signature(name), name=full)
+    return fn
+
+
+def _symbols():
+    from .rtfuncs import RT_FUNCTIONS
+    for spec in REGISTRY.values():
+        if spec.elem is not None:
+            for dtype in spec.dtypes:
+                yield function_name(spec.name, dtype)
+    for name in RT_FUNCTIONS:
+        yield f"asc_rt_{name}"
+
+
+def build_module() -> L.Module:
+    from .rtfuncs import define_all
+    module = L.Module(name="asc_runtime")
+    define_all(module)
+    for spec in REGISTRY.values():
+        if spec.elem is None:
+            continue
+        for dtype in spec.dtypes:
+            _define(module, spec, dtype)
+    return module
+
+
+def ensure_loaded() -> None:
+    """Build (or load from the disk cache) the library and register its symbols, once."""
+    global _loaded
+    if _loaded:
+        return
+    with _lock:
+        if _loaded:
+            return
+        from .. import jit
+        import llvmlite.binding as llvm
+        key = f"runtime-{jit.compiler_version()}-{jit.host_target()}"
+        obj = jit.load_blob(key)
+        if obj is None:
+            obj, _ = jit.emit_object(str(build_module()), library=True)
+            jit.store_blob(key, obj)
+        engine = jit.load_object_engine(obj)
+        for name in _symbols():
+            llvm.add_symbol(name, engine.get_function_address(name))
+        _loaded = True
+
+
+__all__ = ["declare", "declare_rt", "ensure_loaded", "function_name", "I1"]
