@@ -51,6 +51,20 @@ def _llvm(fast: bool = False):
 
 
 _version_cache: Optional[str] = None
+_timing_override: Optional[bool] = None
+
+
+def set_timing(enabled: Optional[bool]) -> None:
+    """Compile kernels with (default) or without the timing model; None: follow the
+    ``ASCENDC_PY_TIMING`` environment variable (0 turns it off)."""
+    global _timing_override
+    _timing_override = enabled
+
+
+def timing_enabled() -> bool:
+    if _timing_override is not None:
+        return _timing_override
+    return os.environ.get("ASCENDC_PY_TIMING", "1") not in ("0", "off", "false")
 
 
 def compiler_version() -> str:
@@ -240,7 +254,7 @@ def load_cached(key: CacheKey, name: str) -> Optional[CompiledKernel]:
         return None
 
 
-def compile_kernel(kernel, specs, key: CacheKey, timing_model=None) -> CompiledKernel:
+def compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
     """Run the whole pipeline for one specialisation and store the result on disk."""
     from . import ir as kir
     from .codegen.core import generate
@@ -258,7 +272,8 @@ def compile_kernel(kernel, specs, key: CacheKey, timing_model=None) -> CompiledK
         kir.verify(result.function)
         t3 = time.perf_counter()
         times["verify"] = t3 - t2
-        cg = generate(result.function, timing_model)
+        from .codegen.timing import TimingEmitter
+        cg = generate(result.function, TimingEmitter() if timing_enabled() else None)
         text = str(cg.module)
         times["codegen"] = time.perf_counter() - t3
         obj, llvm_times = emit_object(text)

@@ -11,6 +11,7 @@ import enum
 import functools
 import hashlib
 import inspect
+import os
 import time
 import warnings
 from dataclasses import dataclass
@@ -182,7 +183,7 @@ class Kernel:
     def compiled_for(self, specs, platform):
         """The native code for a specialisation: memory cache, then disk, then compile."""
         from ..compiler import jit
-        mem_key = (specs, platform.name)
+        mem_key = (specs, jit.timing_enabled())
         entry = self._compiled.get(mem_key)
         if entry is not None:
             changed = _changed_globals(entry.globals_read, self)
@@ -192,7 +193,9 @@ class Kernel:
                           f"compiled; recompiling", stacklevel=4)
         sources, consts = self.dependencies()
         key = jit.CacheKey(f"{self.fn.__module__}.{self.fn.__qualname__}", tuple(sources),
-                           specs, tuple(sorted(consts)), "functional", jit.compiler_version(),
+                           specs, tuple(sorted(consts)),
+                           "timed" if jit.timing_enabled() else "functional",
+                           jit.compiler_version(),
                            jit.host_target())
         origin = "disk"
         compiled = jit.load_cached(key, self.__name__)
@@ -212,22 +215,25 @@ class Launcher:
         self.kernel = kernel
         self.block_dim = block_dim
 
-    def __call__(self, *args, platform=None, trace=False, sanitize=None, lenient=False,
+    def __call__(self, *args, platform=None, trace=None, sanitize=None, lenient=False,
                  **kwargs):
         from ..simulator import config
         from ..simulator.report import Report
         from ..simulator.runtime import run_blocks
         chip = config.get_platform(platform) if platform is not None else \
             config.current_platform()
+        if trace is None:
+            trace = os.environ.get("ASCENDC_PY_TRACE", "") not in ("", "0")
         t0 = time.perf_counter()
         specs, gm, scalars = self.kernel.bind(args, kwargs)
         compiled, origin = self.kernel.compiled_for(specs, chip)
         t1 = time.perf_counter()
-        result = run_blocks(compiled, chip, self.block_dim, gm, scalars)
-        return Report(kernel=self.kernel.__name__, block_dim=self.block_dim, platform=chip.name,
-                      wall_seconds=time.perf_counter() - t1, prepare_seconds=t1 - t0,
-                      code_origin=origin, compile_seconds=compiled.compile_seconds,
-                      stage_seconds=dict(compiled.stage_seconds))
+        result = run_blocks(compiled, chip, self.block_dim, gm, scalars, trace=bool(trace))
+        return Report.from_launch(kernel=self.kernel.__name__, platform=chip, result=result,
+                                  compiled=compiled, wall_seconds=time.perf_counter() - t1,
+                                  prepare_seconds=t1 - t0, code_origin=origin,
+                                  compile_seconds=compiled.compile_seconds,
+                                  stage_seconds=dict(compiled.stage_seconds))
 
 
 def _changed_globals(read: dict, kernel: Kernel) -> Optional[str]:

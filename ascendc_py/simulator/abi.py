@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 
-from ..dsl.types import EVENT_IDS_PER_EVENT, HardEvent, Memory
+from ..dsl.types import EVENT_IDS_PER_EVENT, NUM_PIPES, HardEvent, Memory
 
 # ----------------------------------------------------------------------------- header slots
 ERR_CODE = 0
@@ -30,15 +30,35 @@ RES2 = 15
 MEM_BASE = 16        # + Memory: base address of each local memory
 MEM_SIZE = 24        # + Memory: size in bytes
 ALLOC_PTR = 32       # + Memory: bump pointer of TPipe.init_buffer
-TIMING = 64          # start of the timing model's area (64 slots)
+TIMING = 64          # start of the timing model's area (64 slots):
+T_SCALAR = 64        #   scalar unit issue clock (cycles)
+PIPE_FREE = 65       #   + pipe: cycle the pipe can start its next instruction
+PIPE_DONE = 72       #   + pipe: completion cycle of the pipe's latest instruction
+PIPE_BUSY = 79       #   + pipe: cycles the pipe was occupied
+STALL_FLAG = 86      #   + pipe: cycles the pipe waited on a flag (incl. queue-implied flags)
+STALL_SCALAR = 93    #   + pipe: cycles the pipe sat idle waiting for the scalar unit to issue
+STALL_QUEUE = 100    #   scalar cycles lost because a pipe's instruction queue was full
+COSTS = 101          #   address of the float64 cost table (simulator/timing_params.py)
+COUNTERS = 102       #   address of the int64 counters (instructions, elements, bytes)
+TRACE_PTR = 103      #   address of the trace buffer (0: tracing off)
+TRACE_CAP = 104      #   capacity in events
+TRACE_LEN = 105      #   events written
+PIPE_COUNT = 106     #   + pipe: instructions issued to the pipe
+TRACE_DROPPED = 113  #   events that did not fit
+RING_BASE = 114      #   slot number of the per-pipe ring (set by the runtime)
+FLAG_TIME_BASE = 115 #   slot number of the flag fire times (set by the runtime)
 HEADER_SLOTS = 128
+TRACE_FIELDS = 6     # start, occupancy, latency, pipe, site, op
+QUEUE_DEPTH = 32     # per-pipe instruction queue (ring of start times)
 
 # ----------------------------------------------------------------------------- queue records
-QUEUE_SLOTS = 32
+QUEUE_SLOTS = 48
 Q_BASE, Q_BUF_LEN, Q_STRIDE, Q_NUM, Q_INITED, Q_CURSOR, Q_HEAD, Q_COUNT = range(8)
 Q_STATE = 8          # 8 slots: 0 free, 1 allocated, 2 enqueued
 Q_FIFO = 16          # 8 slots: buffer indices in enque order
 Q_MEM = 24           # the Memory the buffers live in
+Q_READY = 32         # 8 slots: cycle each buffer's enque (producer's set) fired
+Q_FREED = 40         # 8 slots: cycle each buffer's free_tensor (consumer's set) fired
 Q_MAX_BUFFERS = 8
 
 BUF_FREE, BUF_ALLOCATED, BUF_ENQUEUED = 0, 1, 2
@@ -61,8 +81,18 @@ def flag_site_base(num_queues: int) -> int:
     return flag_base(num_queues) + FLAG_SLOTS
 
 
-def ctx_slots(num_queues: int) -> int:
+def flag_time_base(num_queues: int) -> int:
+    """Per flag: the cycle its last set_flag fired (timing model)."""
     return flag_site_base(num_queues) + FLAG_SLOTS
+
+
+def ring_base(num_queues: int) -> int:
+    """Per pipe: QUEUE_DEPTH start cycles of the latest instructions (queue-full model)."""
+    return flag_time_base(num_queues) + FLAG_SLOTS
+
+
+def ctx_slots(num_queues: int) -> int:
+    return ring_base(num_queues) + NUM_PIPES * QUEUE_DEPTH
 
 
 class ErrorCode(enum.IntEnum):

@@ -1,33 +1,179 @@
-"""The result of a launch: what ran, where the time went on the host."""
+"""The result of a launch: how long the kernel would take on the modeled chip, and why.
+
+Blocks map to cores round-robin (block b runs on core b mod cores); blocks beyond the core count
+run in later waves on the same cores, so a core's time is the sum of its blocks' times and the
+chip time is the slowest core's. Pipe figures (busy, stalls) are those of that critical core.
+"""
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from ..compiler.ops import REGISTRY
+from ..dsl.types import PIPE_NAMES
+from . import timing_params as TP
+
+STALL_CAUSES = ("flag wait", "queue full", "scalar issue")
 
 
 @dataclass
 class Report:
-    """Returned by every launch ``k[block_dim](...)``.
+    """Returned by every launch ``k[block_dim](...)``; ``print(report)`` shows a table.
 
-    ``wall_seconds`` is host time spent running the blocks; ``prepare_seconds`` the time to bind
-    arguments and find or compile the native code (``code_origin`` says which: 'memory',
-    'disk' or 'compiled'); ``stage_seconds`` the compile time per pipeline stage.
+    Timing (cycle-approximate, see the README's timing model section): ``cycles`` and
+    ``time_us`` (at the platform clock) of the whole launch, ``pipe_busy`` (pipe name → busy
+    cycles on the critical core), ``pipe_busy_pct``, ``bottleneck`` (the busiest pipe),
+    ``stalls`` (cause → cycles), ``instructions`` (op → count over all blocks),
+    ``bytes_moved`` (path → bytes), ``gm_bandwidth_gbps`` against ``peak_gm_bandwidth_gbps``,
+    ``flops`` and ``flops_per_s`` against ``peak_flops_per_s``. Host side: ``wall_seconds``
+    (running the blocks), ``prepare_seconds`` (binding and finding or compiling the code;
+    ``code_origin`` is 'memory', 'disk' or 'compiled'), ``stage_seconds`` (compile stages).
     """
 
     kernel: str
     block_dim: int
     platform: str
-    wall_seconds: float
-    prepare_seconds: float
-    code_origin: str
+    clock_mhz: float = 0.0
+    cycles: int = 0
+    time_us: float = 0.0
+    pipe_busy: dict = field(default_factory=dict)
+    pipe_busy_pct: dict = field(default_factory=dict)
+    bottleneck: str = ""
+    stalls: dict = field(default_factory=dict)
+    instructions: dict = field(default_factory=dict)
+    bytes_moved: dict = field(default_factory=dict)
+    gm_bandwidth_gbps: float = 0.0
+    peak_gm_bandwidth_gbps: float = 0.0
+    flops: int = 0
+    flops_per_s: float = 0.0
+    peak_flops_per_s: float = 0.0
+    cores_used: int = 0
+    waves: int = 0
+    core_cycles: list = field(default_factory=list)
+    critical_core: int = 0
+    wall_seconds: float = 0.0
+    prepare_seconds: float = 0.0
+    code_origin: str = ""
     compile_seconds: float = 0.0
     stage_seconds: dict = field(default_factory=dict)
+    output: str = ""
+    trace_dropped: int = 0
+    _blocks: list = field(default_factory=list, repr=False)
+    _sites: list = field(default_factory=list, repr=False)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_launch(cls, *, kernel: str, platform, result, compiled, **host) -> "Report":
+        ncores = platform.aiv_cores
+        blocks = result.blocks
+        core_cycles = [0] * min(ncores, max(result.block_dim, 1))
+        per_core: dict[int, list] = {}
+        for bt in blocks:
+            core = bt.block % ncores
+            core_cycles[core] += bt.cycles
+            per_core.setdefault(core, []).append(bt)
+        critical = int(np.argmax(core_cycles)) if core_cycles else 0
+        cycles = max(core_cycles) if core_cycles else 0
+        crit_blocks = per_core.get(critical, [])
+        busy = sum((bt.pipe_busy for bt in crit_blocks), np.zeros(len(PIPE_NAMES), np.int64))
+        stall_flag = sum((bt.stall_flag for bt in crit_blocks), np.zeros(len(PIPE_NAMES), np.int64))
+        stall_scalar = sum((bt.stall_scalar for bt in crit_blocks),
+                           np.zeros(len(PIPE_NAMES), np.int64))
+        stall_queue = sum(bt.stall_queue for bt in crit_blocks)
+        counters = sum((bt.counters for bt in blocks), np.zeros(TP.COUNTER_SLOTS, np.int64))
+        busy[0] = sum(bt.scalar_busy for bt in crit_blocks)  # issuing, not waiting
+        pipe_busy = {name: int(busy[i]) for i, name in enumerate(PIPE_NAMES)}
+        pct = {k: (100.0 * v / cycles if cycles else 0.0) for k, v in pipe_busy.items()}
+        hw_pipes = {k: v for k, v in pipe_busy.items() if k != "S"}
+        bottleneck = max(hw_pipes, key=hw_pipes.get) if any(hw_pipes.values()) else "S"
+        if pipe_busy["S"] > 1.5 * max(hw_pipes.values(), default=0):
+            bottleneck = "S"
+        ops = list(REGISTRY)
+        instructions = {ops[i]: int(counters[TP.COUNT_BASE + i])
+                        for i in range(TP.NUM_OPS) if counters[TP.COUNT_BASE + i]}
+        bytes_moved = {f"{s}->{d}": int(counters[TP.BYTES_BASE + p])
+                       for p, (s, d) in enumerate(TP.PATHS) if counters[TP.BYTES_BASE + p]}
+        flops = sum(int(counters[TP.ELEM_BASE + i]) * REGISTRY[name].flops_per_elem
+                    for i, name in enumerate(ops) if REGISTRY[name].elem is not None)
+        seconds = cycles / (platform.clock_mhz * 1e6) if cycles else 0.0
+        gm_bytes = sum(v for k, v in bytes_moved.items() if "GM" in k)
+        used = min(result.block_dim, ncores)
+        return cls(
+            kernel=kernel, block_dim=result.block_dim, platform=platform.name,
+            clock_mhz=platform.clock_mhz, cycles=int(cycles), time_us=seconds * 1e6,
+            pipe_busy=pipe_busy, pipe_busy_pct=pct, bottleneck=bottleneck,
+            stalls={"flag wait": int(stall_flag.sum()), "queue full": int(stall_queue),
+                    "scalar issue": int(stall_scalar[1:].sum())},
+            instructions=instructions, bytes_moved=bytes_moved,
+            gm_bandwidth_gbps=(gm_bytes / seconds / 1e9) if seconds else 0.0,
+            peak_gm_bandwidth_gbps=platform.hbm_gbps, flops=int(flops),
+            flops_per_s=(flops / seconds) if seconds else 0.0,
+            peak_flops_per_s=platform.peak_vector_tops_f16 * 1e12 * used / ncores,
+            cores_used=used, waves=-(-result.block_dim // ncores), core_cycles=core_cycles,
+            critical_core=critical, trace_dropped=sum(bt.trace_dropped for bt in blocks),
+            _blocks=blocks, _sites=list(compiled.sites), **host)
+
+    # ------------------------------------------------------------------ presentation
+    def rows(self) -> list[tuple[str, str]]:
+        """The report as (label, value) rows (used by __str__ and the HTML view)."""
+        rows = [("kernel", f"{self.kernel}[{self.block_dim}] on {self.platform} "
+                           f"@ {self.clock_mhz:.0f} MHz"),
+                ("device time", f"{self.cycles:,} cycles = {self.time_us:,.2f} us "
+                                f"({self.cores_used} cores, {self.waves} wave(s))"),
+                ("bottleneck", f"{self.bottleneck} pipe")]
+        for name in PIPE_NAMES:
+            if self.pipe_busy.get(name):
+                rows.append((f"  {name} busy", f"{self.pipe_busy[name]:>12,} cycles "
+                                               f"{self.pipe_busy_pct[name]:6.1f} %"))
+        for cause in STALL_CAUSES:
+            rows.append((f"  stall: {cause}", f"{self.stalls.get(cause, 0):>12,} cycles"))
+        if self.bytes_moved:
+            rows.append(("bytes moved", ", ".join(f"{k} {_bytes(v)}"
+                                                   for k, v in self.bytes_moved.items())))
+        rows.append(("GM bandwidth", f"{self.gm_bandwidth_gbps:,.1f} GB/s of "
+                                     f"{self.peak_gm_bandwidth_gbps:,.0f} GB/s peak"))
+        rows.append(("vector FLOP/s", f"{self.flops_per_s / 1e9:,.1f} GFLOP/s of "
+                                      f"{self.peak_flops_per_s / 1e9:,.0f} GFLOP/s peak "
+                                      f"(fp16)"))
+        if self.instructions:
+            rows.append(("instructions", ", ".join(f"{k} {v:,}"
+                                                    for k, v in sorted(self.instructions.items()))))
+        rows.append(("host", f"run {self.wall_seconds * 1e3:.2f} ms, prepare "
+                             f"{self.prepare_seconds * 1e3:.2f} ms (code from "
+                             f"{self.code_origin})"))
+        if self.trace_dropped:
+            rows.append(("trace", f"{self.trace_dropped:,} events did not fit the buffer"))
+        return rows
 
     def __str__(self) -> str:
-        lines = [f"kernel {self.kernel}[{self.block_dim}] on {self.platform}",
-                 f"  host run time      {self.wall_seconds * 1e3:9.3f} ms",
-                 f"  prepare            {self.prepare_seconds * 1e3:9.3f} ms "
-                 f"(code from {self.code_origin})"]
-        if self.stage_seconds:
-            stages = ", ".join(f"{k} {v * 1e3:.1f}" for k, v in self.stage_seconds.items())
-            lines.append(f"  compile stages ms  {stages}")
-        return "\n".join(lines)
+        width = max(len(k) for k, _ in self.rows())
+        text = "\n".join(f"{k:<{width}}  {v}" for k, v in self.rows())
+        return text + (f"\n--- kernel output ---\n{self.output}" if self.output else "")
+
+    def _repr_html_(self) -> str:
+        body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
+                       f"<td style='text-align:left'>{html.escape(v)}</td></tr>"
+                       for k, v in self.rows())
+        return f"<table>{body}</table>"
+
+    # ------------------------------------------------------------------ trace and picture
+    def save_trace(self, path) -> str:
+        """Write a Chrome Trace Event JSON (launch with trace=True to record events)."""
+        from .trace import write_chrome_trace
+        return write_chrome_trace(self, path)
+
+    def plot(self, path, core: Optional[int] = None) -> str:
+        """Write a PNG timeline (one lane per pipe) of ``core`` (default: the critical core)."""
+        from .trace import plot_timeline
+        return plot_timeline(self, path, self.critical_core if core is None else core)
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)

@@ -17,7 +17,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..dsl.types import Memory
-from . import abi
+from typing import Optional
+
+from ..dsl.types import NUM_PIPES
+from . import abi, timing_params
 from .faults import build_fault
 
 _pool = None
@@ -56,6 +59,7 @@ class _Core:
 
     def __init__(self, platform, ctx_slots: int, memories):
         self.ctx = np.zeros(ctx_slots, np.int64)
+        self.counters = np.zeros(timing_params.COUNTER_SLOTS, np.int64)
         self.memories = {}
         sizes = local_memory_sizes(platform)
         for mem in memories:
@@ -64,7 +68,8 @@ class _Core:
             offset = (-buf.ctypes.data) % 64
             self.memories[mem] = (buf, buf[offset:offset + size])
 
-    def prepare(self, block: int, block_num: int, gm_ptrs, gm_sizes, scalars) -> np.ndarray:
+    def prepare(self, block: int, block_num: int, gm_ptrs, gm_sizes, scalars, costs,
+                num_queues: int, trace_buf) -> np.ndarray:
         ctx = self.ctx
         ctx[:] = 0
         ctx[abi.BLOCK_IDX] = block
@@ -73,6 +78,14 @@ class _Core:
         ctx[abi.GM_SIZES] = gm_sizes.ctypes.data
         ctx[abi.SCALARS] = scalars.ctypes.data
         ctx[abi.LOOP_BUDGET] = 1 << 31
+        ctx[abi.COSTS] = costs.ctypes.data
+        self.counters[:] = 0
+        ctx[abi.COUNTERS] = self.counters.ctypes.data
+        ctx[abi.RING_BASE] = abi.ring_base(num_queues)
+        ctx[abi.FLAG_TIME_BASE] = abi.flag_time_base(num_queues)
+        if trace_buf is not None:
+            ctx[abi.TRACE_PTR] = trace_buf.ctypes.data
+            ctx[abi.TRACE_CAP] = trace_buf.shape[0]
         for mem, (_, view) in self.memories.items():
             view[:] = 0
             ctx[abi.MEM_BASE + int(mem)] = view.ctypes.data
@@ -81,12 +94,43 @@ class _Core:
 
 
 @dataclass
+class BlockTiming:
+    """What the timing model recorded for one block (cycles)."""
+
+    block: int
+    cycles: int
+    pipe_busy: np.ndarray      # per pipe (PipeID order, PIPE_ALL excluded)
+    stall_flag: np.ndarray     # per pipe
+    stall_scalar: np.ndarray   # per pipe
+    stall_queue: int
+    counters: np.ndarray       # timing_params counter layout
+    scalar_busy: int = 0       # cycles the scalar unit spent issuing (not waiting)
+    trace: Optional[np.ndarray] = None
+    trace_dropped: int = 0
+
+
+def _block_timing(block: int, ctx: np.ndarray, counters: np.ndarray, trace_buf) -> BlockTiming:
+    p = slice(0, NUM_PIPES)
+    done = ctx[abi.PIPE_DONE:abi.PIPE_DONE + NUM_PIPES]
+    cycles = int(max(int(ctx[abi.T_SCALAR]), int(done.max())))
+    trace = None
+    if trace_buf is not None:
+        trace = trace_buf[:int(ctx[abi.TRACE_LEN])].copy()
+    return BlockTiming(block, cycles, ctx[abi.PIPE_BUSY:abi.PIPE_BUSY + NUM_PIPES][p].copy(),
+                       ctx[abi.STALL_FLAG:abi.STALL_FLAG + NUM_PIPES].copy(),
+                       ctx[abi.STALL_SCALAR:abi.STALL_SCALAR + NUM_PIPES].copy(),
+                       int(ctx[abi.STALL_QUEUE]), counters.copy(),
+                       int(ctx[abi.T_SCALAR] - ctx[abi.STALL_FLAG] - ctx[abi.STALL_QUEUE]),
+                       trace, int(ctx[abi.TRACE_DROPPED]))
+
+
+@dataclass
 class LaunchResult:
-    """What the runtime measured: host wall time and the per-block ctx arrays' summaries."""
+    """Host wall time plus the timing model's per-block records."""
 
     block_dim: int
     wall_seconds: float
-    block_ctx: list = field(default_factory=list)
+    blocks: list = field(default_factory=list)
 
 
 def pack_scalars(values) -> np.ndarray:
@@ -100,16 +144,18 @@ def pack_scalars(values) -> np.ndarray:
 
 
 def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_values,
-               keep_ctx: bool = False) -> LaunchResult:
+               trace: bool = False, trace_capacity: int = 200_000) -> LaunchResult:
     """Run every block; raise the first block's fault (if any) as a KernelRuntimeError."""
     ctx_slots = abi.ctx_slots(compiled.num_queues)
     gm_ptrs = np.array([a.address for a in gm_args] or [0], np.int64)
     gm_sizes = np.array([a.nbytes for a in gm_args] or [0], np.int64)
     scalars = pack_scalars(scalar_values)
+    active = min(block_dim, platform.aiv_cores)
+    costs = timing_params.cost_table(platform, active)
     counter = itertools.count()
     abort = threading.Event()
     errors: dict[int, tuple] = {}
-    kept: dict[int, np.ndarray] = {}
+    timings: dict[int, BlockTiming] = {}
 
     def worker():
         core = _Core(platform, ctx_slots, compiled.memories)
@@ -117,15 +163,16 @@ def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_
             block = next(counter)
             if block >= block_dim:
                 return
-            ctx = core.prepare(block, block_dim, gm_ptrs, gm_sizes, scalars)
+            trace_buf = np.zeros((trace_capacity, abi.TRACE_FIELDS), np.int64) if trace else None
+            ctx = core.prepare(block, block_dim, gm_ptrs, gm_sizes, scalars, costs,
+                               compiled.num_queues, trace_buf)
             rc = compiled.cfunc(ctx.ctypes.data)
             if rc != 0:
                 errors[block] = (int(rc), int(ctx[abi.ERR_SITE]), int(ctx[abi.ERR_A]),
                                  int(ctx[abi.ERR_B]), int(ctx[abi.ERR_C]), ctx.copy())
                 abort.set()
                 return
-            if keep_ctx:
-                kept[block] = ctx.copy()
+            timings[block] = _block_timing(block, ctx, core.counters, trace_buf)
 
     t0 = time.perf_counter()
     nworkers = min(WORKERS, block_dim)
@@ -141,7 +188,7 @@ def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_
         code, site, a, b, c, ctx = errors[block]
         site_info = compiled.sites[site] if 0 <= site < len(compiled.sites) else None
         raise build_fault(code, site_info, a, b, c, compiled, block, ctx)
-    return LaunchResult(block_dim, wall, [kept[k] for k in sorted(kept)])
+    return LaunchResult(block_dim, wall, [timings[k] for k in sorted(timings)])
 
 
 __all__ = ["GmArg", "LaunchResult", "run_blocks", "Memory"]

@@ -181,10 +181,16 @@ class Codegen(FnBuilder):
             self.cur_loc = s.loc
             STMT_LOWER[type(s)](self, s)
 
+    def scalar_cost(self, ops: int) -> None:
+        if self.timing is not None:
+            self.timing.scalar(self, ops)
+
     def s_assign(self, s: ir.Assign) -> None:
+        self.scalar_cost(max(1, count_ops(s.value)))
         self.b.store(self.expr(s.value), self.var(s.var))
 
     def s_if(self, s: ir.If) -> None:
+        self.scalar_cost(1 + count_ops(s.cond))
         cond = self.expr(s.cond)
         then_bb = self.func.append_basic_block("then")
         else_bb = self.func.append_basic_block("else")
@@ -219,6 +225,7 @@ class Codegen(FnBuilder):
         gt = self.b.icmp_signed(">", i, stop)
         self.b.cbranch(self.b.select(up, lt, gt), body, done)
         self.b.position_at_end(body)
+        self.scalar_cost(2)  # increment, compare and branch
         self.b.store(i, self.var(s.var))
         self.loops.append((latch, done))
         self.block(s.body)
@@ -242,6 +249,7 @@ class Codegen(FnBuilder):
         self.fail_if(self.b.icmp_signed("<", left, self.i64(0)), abi.ErrorCode.LOOP_LIMIT,
                      "while")
         self.block(s.pre)
+        self.scalar_cost(1 + count_ops(s.cond))
         self.b.cbranch(self.expr(s.cond), body, done)
         self.b.position_at_end(body)
         self.loops.append((head, done))
@@ -288,7 +296,7 @@ class Codegen(FnBuilder):
 
     def e_special(self, e: ir.Special) -> L.Value:
         slot = {"block_idx": abi.BLOCK_IDX, "block_num": abi.BLOCK_NUM,
-                "sub_block_idx": abi.SUB_BLOCK_IDX, "system_cycle": abi.CYCLE}[e.name]
+                "sub_block_idx": abi.SUB_BLOCK_IDX, "system_cycle": abi.T_SCALAR}[e.name]
         return self.ld(slot)
 
     def e_scalar_arg(self, e: ir.ScalarArg) -> L.Value:
@@ -426,6 +434,17 @@ EXPR_LOWER = {
     ir.ScalarArg: Codegen.e_scalar_arg, ir.Cast: Codegen.e_cast, ir.Select: Codegen.e_select,
     ir.Cmp: Codegen.e_cmp, ir.Un: Codegen.e_un, ir.Bin: Codegen.e_bin,
 }
+
+
+def count_ops(e) -> int:
+    """Scalar ALU operations in an expression (the timing model's scalar cost)."""
+    if isinstance(e, (ir.Bin, ir.Cmp)):
+        return 1 + count_ops(e.a) + count_ops(e.b)
+    if isinstance(e, (ir.Un, ir.Cast)):
+        return 1 + count_ops(e.a)
+    if isinstance(e, ir.Select):
+        return 1 + count_ops(e.cond) + count_ops(e.a) + count_ops(e.b)
+    return 0
 
 
 def generate(fn: ir.Function, timing=None) -> CodegenResult:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from llvmlite import ir as L
 
 from ...dsl.types import Memory, float16, int32, int64
-from ...simulator import abi
+from ...simulator import abi, timing_params
 from .. import ir
 from ..ops import REGISTRY, Family
 from . import runtime_lib
@@ -98,16 +98,17 @@ def lower_elementwise(cg: Codegen, s: ir.Intrinsic) -> None:
     dtype = s.attr("dtype")
     count = check_count(cg, cg.expr(s.args[-1]), s.op)
     nbytes = cg.b.mul(count, cg.i64(dtype.sizeof()))
-    pointers, scalars = [], []
+    pointers, scalars, addrs = [], [], []
     for i, a in enumerate(s.args[:-1]):
         if isinstance(a, ir.LocalRef):
             t = Local(cg, a)
             t.check(cg, nbytes, s.op, "dst" if i == 0 else f"src{i - 1}")
             pointers.append(t.ptr)
+            addrs.append(t.addr)
         else:
             scalars.append(cg.expr(a))
     cg.b.call(runtime_lib.declare(cg.module, spec, dtype), pointers + scalars + [count])
-    notify_timing(cg, s, count=count, nbytes=nbytes)
+    notify_timing(cg, s, count=count, nbytes=nbytes, addrs=addrs)
 
 
 for _spec in REGISTRY.values():
@@ -138,7 +139,8 @@ def lower_data_copy(cg: Codegen, s: ir.Intrinsic) -> None:
     name = "llvm.memmove.p0.p0.i64" if same_memory else "llvm.memcpy.p0.p0.i64"
     fn = intrinsic(cg.module, name, L.VoidType(), [PTR, PTR, I64, I1])
     cg.b.call(fn, [dst.ptr, src.ptr, nbytes, L.Constant(I1, 0)])
-    notify_timing(cg, s, nbytes=nbytes)
+    mems = [r.memory if isinstance(r, ir.LocalRef) else Memory.GM for r in (src_ref, dst_ref)]
+    notify_timing(cg, s, nbytes=nbytes, path=timing_params.path_index(*mems))
 
 
 # ----------------------------------------------------------------------------- scalar access

@@ -33,7 +33,7 @@ def lower_init_buffer(cg: Codegen, s: ir.Intrinsic) -> None:
 def lower_take(cg: Codegen, s: ir.Intrinsic) -> None:
     cg.call_rt(s.op, [_qbase(cg, s), s.attr("queue")], s.op)
     _tensor_results(cg, s)
-    notify_timing(cg, s, buffer=cg.ld(abi.RES2))
+    notify_timing(cg, s, buffer=cg.b.srem(cg.ld(abi.RES2), cg.i64(256)))
 
 
 @lowering("enque", "free_tensor")

@@ -86,12 +86,17 @@ def _symbols():
                 yield function_name(spec.name, dtype)
     for name in RT_FUNCTIONS:
         yield f"asc_rt_{name}"
+    from .timing import TM_FUNCTIONS
+    for name in TM_FUNCTIONS:
+        yield f"asc_tm_{name}"
 
 
 def build_module() -> L.Module:
+    from . import timing
     from .rtfuncs import define_all
     module = L.Module(name="asc_runtime")
     define_all(module)
+    timing.define_all(module)
     for spec in REGISTRY.values():
         if spec.elem is None:
             continue

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast as pyast
 import hashlib
+import keyword
 import os
 import re
 import sys
@@ -26,95 +27,139 @@ from .source import KernelSource
 
 GRAMMAR_PATH = Path(__file__).with_name("grammar.lark")
 
-_lock = threading.Lock()       # guards the parser and its (stateful) postlexer
+_lock = threading.Lock()       # guards the parser and _lex_state
 _parser = None
 _terminal_text: dict[str, str] = {}
+_lex_state: dict[str, list] = {"brackets": []}
 
-# ----------------------------------------------------------------------------- postlexer
+# ----------------------------------------------------------------------------- lexer
 _OPENERS = {"LPAR": ")", "LSQB": "]", "LBRACE": "}"}
 _CLOSERS = {"RPAR", "RSQB", "RBRACE"}
 
 
-class _PostlexError(Exception):
-    """Raised by the indenter; turned into a KernelSyntaxError by ``parse_function``."""
+class _LexError(Exception):
+    """Raised by the lexer; turned into a KernelSyntaxError by ``parse_function``.
 
-    def __init__(self, message: str, pos: tuple[int, int, int, int], hint: str = ""):
+    ``pos`` is (line, col, end_line, end_col) in ``src.text``; ``ref_line`` (a line of
+    ``src.text``) is substituted for ``{line}`` in the message, in file coordinates.
+    """
+
+    def __init__(self, message: str, pos: tuple, hint: str = "", ref_line: int = 0):
         super().__init__(message)
-        self.message, self.pos, self.hint = message, pos, hint
+        self.message, self.pos, self.hint, self.ref_line = message, pos, hint, ref_line
 
 
 def _tok_pos(tok) -> tuple[int, int, int, int]:
     return tok.line, tok.column, tok.end_line, tok.end_column
 
 
-class _Indenter:
-    """Lark postlexer: emits _INDENT/_DEDENT, drops newlines inside brackets, matches brackets.
+def _make_lexer_class():
+    """Create KernelLexer, a lark ``Lexer`` (lark is imported here, not at module import)."""
+    from lark.lexer import Lexer, Token
 
-    Indentation strings are compared as strings, so mixing tabs and spaces inconsistently is
-    an error (as Python's TabError), not a guess about tab width.
-    """
+    class KernelLexer(Lexer):
+        """One-regex tokenizer for grammar.lark, with Python's indentation and bracket rules.
 
-    always_accept = ("_NEWLINE",)
+        Emits _INDENT/_DEDENT, drops newlines inside brackets and checks bracket pairs.
+        Indentation strings are compared as strings, so mixing tabs and spaces inconsistently
+        is an error (as Python's TabError). About twice as fast as lark's own lexer.
+        """
 
-    def __init__(self):
-        self.brackets: list = []
-        self.levels: list[str] = [""]
+        def __init__(self, conf):
+            terms = sorted(conf.terminals, key=lambda t: (-t.priority, -t.pattern.max_width,
+                                                          -len(t.pattern.value), t.name))
+            self.keywords = {t.pattern.value: t.name for t in terms if t.pattern.type == "str"
+                             and t.pattern.value.isidentifier()}
+            skip = "|".join(t.pattern.to_regexp() for t in terms if t.name in conf.ignore)
+            groups = "|".join(f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in terms
+                              if t.name not in conf.ignore and t.pattern.value not in self.keywords)
+            self.skip = re.compile(f"(?:{skip})*")
+            self.master = re.compile(f"(?:{skip})*(?:{groups})")
 
-    def process(self, stream):
-        """Wrap lark's token stream (called by lark once per parse)."""
-        from lark import Token
-        self.brackets, self.levels = [], [""]
-        return self._process(stream, Token)
-
-    def _process(self, stream, Token):
-        brackets, levels = self.brackets, self.levels
-        tok = None
-        for tok in stream:
-            kind = tok.type
-            if kind == "_NEWLINE":
-                if brackets:
-                    continue
-                yield tok
-                value = tok.value
-                if "\n" not in value:
-                    continue
-                indent = value.rsplit("\n", 1)[1].rsplit("\f", 1)[-1]
-                if indent == levels[-1]:
-                    continue
-                where = (tok.end_line, 1, tok.end_line, max(tok.end_column, 2))
-                if indent.startswith(levels[-1]):
-                    levels.append(indent)
-                    yield Token.new_borrow_pos("_INDENT", indent, tok)
-                elif indent in levels:
-                    while levels[-1] != indent:
-                        levels.pop()
-                        yield Token.new_borrow_pos("_DEDENT", indent, tok)
-                elif "\t" in indent or any("\t" in lv for lv in levels):
-                    raise _PostlexError("inconsistent use of tabs and spaces in indentation", where,
-                                        "indent with spaces only (4 per level)")
-                else:
-                    raise _PostlexError("unindent does not match any outer indentation level",
+        def lex(self, text):
+            """Yield lark Tokens for ``text`` (lark's custom-lexer interface)."""
+            match, keywords = self.master.match, self.keywords
+            brackets: list = []
+            _lex_state["brackets"] = brackets       # read by the error messages after a failure
+            levels = [""]
+            pos, line, line_start, size = 0, 1, 0, len(text)
+            tok = None
+            while pos < size:
+                m = match(text, pos)
+                if m is None:
+                    start = self.skip.match(text, pos).end()
+                    if start >= size:
+                        break
+                    line += text.count("\n", pos, start)
+                    col = start - (text.rfind("\n", 0, start) + 1) + 1
+                    raise _LexError("", (line, col, line, col + 1))
+                kind = m.lastgroup
+                start, end = m.span(kind)
+                if start != pos and text.count("\n", pos, start):     # backslash continuation
+                    line += text.count("\n", pos, start)
+                    line_start = text.rfind("\n", pos, start) + 1
+                value = m.group(kind)
+                first_line, col = line, start - line_start + 1
+                if "\n" in value:
+                    line += value.count("\n")
+                    line_start = start + value.rfind("\n") + 1
+                pos = end
+                if kind == "NAME":
+                    kind = keywords.get(value, "NAME")
+                tok = Token(kind, value, start, first_line, col, line, end - line_start + 1, end)
+                if kind == "_NEWLINE":
+                    if brackets or "\n" not in value:
+                        continue
+                    yield tok
+                    indent = value.rsplit("\n", 1)[1].rsplit("\f", 1)[-1]
+                    if indent == levels[-1]:
+                        continue
+                    where = (line, 1, line, len(indent) + 1)
+                    if indent.startswith(levels[-1]):
+                        levels.append(indent)
+                        yield Token.new_borrow_pos("_INDENT", indent, tok)
+                    elif indent in levels:
+                        while levels[-1] != indent:
+                            levels.pop()
+                            yield Token.new_borrow_pos("_DEDENT", indent, tok)
+                    elif "\t" in indent or any("\t" in lv for lv in levels):
+                        raise _LexError("inconsistent use of tabs and spaces in indentation",
+                                        where, "indent with spaces only (4 per level)")
+                    else:
+                        raise _LexError("unindent does not match any outer indentation level",
                                         where, "line this statement up with the block it ends")
-                continue
-            if kind in _OPENERS:
-                brackets.append(tok)
-            elif kind in _CLOSERS:
-                if not brackets:
-                    raise _PostlexError(f"unmatched '{tok.value}'", _tok_pos(tok),
+                    continue
+                if kind in _OPENERS:
+                    brackets.append(tok)
+                elif kind in _CLOSERS:
+                    if not brackets:
+                        raise _LexError(f"unmatched '{value}'", _tok_pos(tok),
                                         "remove it, or add the opening bracket it closes")
-                opener = brackets.pop()
-                if _OPENERS[opener.type] != tok.value:
-                    raise _PostlexError(
-                        f"closing '{tok.value}' does not match opening '{opener.value}' "
-                        f"on line {{line:{opener.line}}}", _tok_pos(tok))
-            yield tok
-        if brackets:
-            opener = brackets[-1]
-            raise _PostlexError(f"'{opener.value}' was never closed", _tok_pos(opener),
+                    opener = brackets.pop()
+                    if _OPENERS[opener.type] != value:
+                        raise _LexError(f"closing '{value}' does not match opening "
+                                        f"'{opener.value}' on line {{line}}", _tok_pos(tok),
+                                        ref_line=opener.line)
+                yield tok
+            if brackets:
+                opener = brackets[-1]
+                raise _LexError(f"'{opener.value}' was never closed", _tok_pos(opener),
                                 f"add the matching '{_OPENERS[opener.type]}'")
-        while len(levels) > 1:
-            levels.pop()
-            yield Token.new_borrow_pos("_DEDENT", "", tok)
+            while len(levels) > 1:
+                levels.pop()
+                yield Token.new_borrow_pos("_DEDENT", "", tok)
+
+    KernelLexer.__module__, KernelLexer.__qualname__ = __name__, "KernelLexer"
+    return KernelLexer
+
+
+def __getattr__(name: str):
+    """Create lark-dependent classes on first use (PEP 562), so that importing this module
+    does not import lark; pickle finds KernelLexer here when loading the table cache."""
+    if name == "KernelLexer":
+        cls = globals()["KernelLexer"] = _make_lexer_class()
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ----------------------------------------------------------------------------- the parser
@@ -122,8 +167,8 @@ def _build_parser():
     """Create the Lark parser, loading its tables from the cache file when present."""
     import lark
     grammar = GRAMMAR_PATH.read_text()
-    opts = dict(parser="lalr", lexer="contextual", propagate_positions=True,
-                maybe_placeholders=True, postlex=_Indenter())
+    opts = dict(parser="lalr", lexer=__getattr__("KernelLexer"), propagate_positions=True,
+                maybe_placeholders=True)
     key = hashlib.sha256(f"{grammar}\0{lark.__version__}\0{sys.version_info[:2]}".encode())
     try:
         path = cache_dir() / f"lark_tables_{key.hexdigest()[:16]}.pickle"
@@ -162,10 +207,10 @@ def parse_function(src: KernelSource) -> A.FunctionDef:
         try:
             tree = parser.parse(text)
             err = None
-        except _PostlexError as e:
-            err = _error_at(src, e.pos, e.message, e.hint)
+        except _LexError as e:
+            err = _lex_error(e, src, text)
         except UnexpectedInput as e:
-            err = _syntax_error(e, src, text, parser.options.postlex)
+            err = _syntax_error(e, src, text, _lex_state["brackets"])
         except LarkError:
             err = KernelSyntaxError("invalid syntax", SourceLoc(src.file, src.first_line, 1))
     if err is not None:
@@ -534,14 +579,14 @@ class _Builder:
         node, _, _ = self.climb(t.children, 0, 0)
         return node
 
-    def climb(self, items, pos: int, min_prec: int):
+    def climb(self, items, pos: int, min_prec: int, after_not: bool = False):
         """Precedence climbing from ``items[pos]``; returns (node, next pos, outer loc)."""
         item = items[pos]
         if isinstance(item, str) and item.type == "NOT":
-            if min_prec > _NOT_PREC:
+            if min_prec > _NOT_PREC and not after_not:
                 self.fail("`not` cannot follow this operator without parentheses", item,
                           "write `a == (not b)`")
-            operand, pos, end = self.climb(items, pos + 1, _CMP_PREC)
+            operand, pos, end = self.climb(items, pos + 1, _CMP_PREC, True)
             outer = self.span(self.loc(item), end)
             left = A.UnaryOp(outer, "not", operand)
         else:
@@ -588,7 +633,7 @@ class _Builder:
     EXPR = {
         "string": string, "const_true": const(True), "const_false": const(False),
         "const_none": const(None), "tuple": tuple_, "list": list_, "getattr": getattr_,
-        "call": call, "getitem": getitem, "slice": slice_, "ifexp": ifexp, "flat": flat,
+        "call": call, "getitem": getitem, "slice": slice_, "ifexp": ifexp, "flat": flat, "test": flat,
         "factor": factor, "power": power,
     }
     del simple, jump, const
@@ -607,7 +652,7 @@ _BLOCK_WORDS = {"if", "elif", "else", "for", "while", "def", "class", "with", "t
 _EXPR_START = {"(", "[", "{", "-", "+", "~", "not", "lambda", "await", "True", "False", "None",
                "*", "**", "yield", "..."}
 _OPERATORS = {"+", "-", "*", "/", "//", "%", "**", "<<", ">>", "&", "|", "^", "@", "<", ">", "==",
-              "!=", "<=", ">=", "in", "not", "is", "and", "or", "if", ".", "(", "["}
+              "!=", "<=", ">=", "in", "not", "is", "and", "or", "if", ".", "(", "[", "is not", "not in"}
 _NAMED_TERMINALS = {"NAME": "a name", "NUMBER": "a number", "STRING": "a string",
                     "_NEWLINE": "the end of the line", "_INDENT": "an indented block",
                     "_DEDENT": "the end of the block", "$END": "the end of the source",
@@ -618,7 +663,6 @@ def _error_at(src: KernelSource, pos, message: str, hint: str = "") -> KernelSyn
     """A KernelSyntaxError at a position (line, col, end_line, end_col) relative to src.text."""
     line, col, end_line, end_col = pos
     dl = src.first_line - 1
-    message = re.sub(r"\{line:(\d+)\}", lambda m: str(int(m.group(1)) + dl), message)
     loc = SourceLoc(src.file, line + dl, col + src.col_offset, end_line + dl,
                     end_col + src.col_offset)
     return KernelSyntaxError(message, loc, hint=hint)
@@ -649,7 +693,7 @@ def _words(items: list[str]) -> str:
 
 def _expected_words(expected) -> str:
     names = set(expected)
-    text = _terminal_text
+    text = {**_terminal_text, "NOT_IN": "not in", "IS_NOT": "is not"}
     words = []
     if "NAME" in names and "NUMBER" in names:
         words.append("an expression")
@@ -667,14 +711,13 @@ def _expected_words(expected) -> str:
 def _found_words(tok) -> str:
     kind = tok.type
     if kind in ("$END", "_NEWLINE", "_DEDENT", "_INDENT"):
-        return _NAMED_TERMINALS[kind]
-    if kind == "NAME":
-        return f"the name `{tok.value}`"
-    if kind == "NUMBER":
-        return f"the number `{tok.value}`"
+        return _NAMED_TERMINALS[kind].replace("the ", "", 1)
+    if kind in ("NAME", "NUMBER"):
+        return f"{kind.lower()} `{tok.value}`"
     if kind == "STRING":
-        return "a string"
-    return f"the keyword `{tok.value}`" if tok.value.isalpha() else f"'{tok.value}'"
+        return "string"
+    value = " ".join(tok.value.split())
+    return f"keyword `{value}`" if value.replace(" ", "").isalpha() else f"'{value}'"
 
 
 def _slip(code: str) -> tuple[str, str] | None:
@@ -692,32 +735,44 @@ def _slip(code: str) -> tuple[str, str] | None:
     return None
 
 
-def _syntax_error(e, src: KernelSource, text: str, postlex) -> KernelSyntaxError:
+def _lex_error(e: _LexError, src: KernelSource, text: str) -> KernelSyntaxError:
+    """Translate the lexer's error (a bad character, indentation or bracket)."""
+    if e.message:
+        message = e.message.format(line=e.ref_line + src.first_line - 1)
+        return _error_at(src, e.pos, message, e.hint)
+    lines = text.splitlines()
+    line, col = e.pos[:2]
+    code = lines[line - 1] if 0 < line <= len(lines) else ""
+    char = code[col - 1: col]
+    slip = _slip(_code_only(code))
+    if slip:
+        return _error_at(src, (line, 1 + len(code) - len(code.lstrip()), line, len(code) + 1),
+                         *slip)
+    pos = (line, col, line, col + 1)
+    if char == "!":
+        return _error_at(src, pos, "`!` is not a Python operator",
+                         "use `not x` for negation; `!=` compares")
+    if char in "\"'":
+        return _error_at(src, (line, col, line, len(code) + 1), "unterminated string literal",
+                         "close the string with the quote it starts with")
+    if char == "?":
+        return _error_at(src, pos, "invalid character '?'",
+                         "the conditional expression is `a if condition else b`")
+    hint = "use straight quotes: ' or \"" if char in "\u201c\u201d\u2018\u2019" else ""
+    return _error_at(src, pos, f"invalid character {char!r} (U+{ord(char or ' '):04X})", hint)
+
+
+def _syntax_error(e, src: KernelSource, text: str, brackets: list) -> KernelSyntaxError:
     """Translate one of lark's UnexpectedInput errors into a KernelSyntaxError."""
     lines = text.splitlines()
     tok = getattr(e, "token", None)
-    if tok is None:     # UnexpectedCharacters
-        line, col = e.line, e.column
-        code = lines[line - 1] if 0 < line <= len(lines) else ""
-        char = getattr(e, "char", "") or code[col - 1: col]
-        slip = _slip(_code_only(code))
-        if slip:
-            return _error_at(src, (line, 1 + len(code) - len(code.lstrip()), line, len(code) + 1),
-                             *slip)
-        pos = (line, col, line, col + 1)
-        if char == "!":
-            return _error_at(src, pos, "`!` is not a Python operator",
-                             "use `not x` for negation; `!=` compares")
-        if char in "\"'":
-            return _error_at(src, (line, col, line, len(code) + 1), "unterminated string literal",
-                             "close the string with the quote it starts with")
-        if char == "?":
-            return _error_at(src, pos, "invalid character '?'",
-                             "the conditional expression is `a if condition else b`")
-        return _error_at(src, pos, f"invalid character {char!r} (U+{ord(char or ' '):04X})")
-
+    if tok is None:     # pragma: no cover - KernelLexer raises _LexError instead
+        return _error_at(src, (e.line, e.column, e.line, e.column + 1), "invalid syntax")
     kind = tok.type
-    expected = set(e.expected or ())
+    try:    # what the parser can really accept here (LALR's `expected` over-approximates)
+        expected = set(e.accepts or e.expected or ())
+    except Exception:   # pragma: no cover - depends on lark internals
+        expected = set(e.expected or ())
     if kind == "$END":
         n = len(lines)
         while n > 1 and not lines[n - 1].strip():
@@ -739,7 +794,7 @@ def _syntax_error(e, src: KernelSource, text: str, postlex) -> KernelSyntaxError
         return _error_at(src, pos, "unexpected indent",
                          "this line is indented more than the block it belongs to")
     if "_INDENT" in expected:
-        header = _header_line(lines, line if kind != "_NEWLINE" else line + 1)
+        header = _header_line(lines, line + 1 if kind in ("_NEWLINE", "$END") else line)
         word = _first_word(lines[header - 1]) if header else ""
         what = f"`{word}` statement" if word in _BLOCK_WORDS else "the line ending in ':'"
         where = f" on line {header + src.first_line - 1}" if header else ""
@@ -754,10 +809,14 @@ def _syntax_error(e, src: KernelSource, text: str, postlex) -> KernelSyntaxError
     if colon and tok.value == "{":
         return _error_at(src, pos, "expected ':'",
                          "Python blocks start with ':' and an indented body, not '{ }'")
-    if tok.value == "=" and _first_word(code) in ("if", "elif", "while"):
+    word = _first_word(code)
+    if tok.value == "=" and word in ("if", "elif", "while"):
         return _error_at(src, pos, "invalid syntax: '=' assigns",
                          "use '==' to compare")
-    brackets = getattr(postlex, "brackets", None)
+    if keyword.iskeyword(word) and re.match(rf"\s*{word}\s*(=|{re.escape(tok.value)})", code) \
+            and tok.value.endswith("="):
+        return _error_at(src, pos, f"`{word}` is a Python keyword and cannot be used as a name",
+                         f"rename it, e.g. `{word}_`")
     if brackets and kind not in ("$END",) and line > brackets[-1].line:
         opener = brackets[-1]
         opener_code = lines[opener.line - 1]
@@ -771,4 +830,7 @@ def _syntax_error(e, src: KernelSource, text: str, postlex) -> KernelSyntaxError
     wanted = _expected_words(expected)
     if wanted:
         message += f"; expected {wanted}"
-    return _error_at(src, pos, message)
+    hint = ""
+    if brackets and kind in ("NAME", "NUMBER", "STRING") and "COMMA" in expected:
+        hint = "did you forget a comma?"
+    return _error_at(src, pos, message, hint)

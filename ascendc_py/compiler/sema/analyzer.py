@@ -217,11 +217,19 @@ class Analyzer:
             if not isinstance(value, TupleV) or len(value.items) != len(target.elts):
                 raise KernelTypeError(f"cannot unpack {value.describe()} into "
                                       f"{len(target.elts)} names", loc)
+            # evaluate the whole right-hand side before binding any name (`a, b = b, a`)
+            value = self._snapshot(value, loc)
             for t, v in zip(target.elts, value.items):
                 self.assign_to(t, v, loc)
         else:
             raise KernelSyntaxError("only plain names can be assigned in kernels", target.loc,
                                     hint="to write a tensor element use t.set_value(i, v)")
+
+    def _snapshot(self, value: SVal, loc: SourceLoc) -> SVal:
+        """The value with every runtime part copied into fresh variables (tuples recursively)."""
+        if isinstance(value, TupleV):
+            return TupleV(tuple(self._snapshot(v, loc) for v in value.items))
+        return self.temp(value, "unpack", loc)
 
     def s_if(self, s: A.If) -> None:
         cond = S.truth(self.expr(s.test), s.test.loc)

@@ -266,6 +266,8 @@ def _len(an, args, kwargs, loc):
     (v,) = bind_args("len()", ("x",), args, kwargs, loc).values()
     if isinstance(v, TupleV):
         return ConstV(len(v.items), int32)
+    if isinstance(v, PyObjV) and isinstance(v.obj, (tuple, list)):  # a module-level tuple
+        return ConstV(len(v.obj), int32)
     raise KernelTypeError("len() works on tuples only; use t.get_size() for tensors", loc)
 
 

@@ -1,0 +1,317 @@
+"""The timing model, kept by the generated native code (no Python per instruction).
+
+Model (after Huawei's CA model and msKPP; reference/aicore_params.md §2): the scalar unit issues
+in program order (``T_SCALAR``); every vector/DMA instruction enters its pipe's in-order queue
+(at most 32 waiting) and gets ``start = max(issue, pipe free)``, an occupancy and a latency;
+pipes run in parallel and depend on each other only through explicit synchronisation:
+``set_flag`` fires when all earlier work of the source pipe has completed and blocks that pipe
+until then, ``wait_flag`` holds the destination pipe until the flag's time, ``pipe_barrier``
+drains a pipe, and ``enque/deque/alloc_tensor/free_tensor`` are the flags they imply per buffer.
+
+``TimingEmitter`` is the codegen hook (calls at each intrinsic); the ``asc_tm_*`` functions are
+defined once in the runtime library. Costs come from the table in ``simulator/timing_params``.
+"""
+from __future__ import annotations
+
+from llvmlite import ir as L
+
+from ...dsl.types import NUM_PIPES, HardEvent, PipeID, TPosition
+from ...simulator import abi
+from ...simulator import timing_params as TP
+from ..ops import REGISTRY, Family
+from .core import FnBuilder
+from .types import F64, I64, PTR, intrinsic
+
+#: producer and consumer pipe of each queue position (the flags enque/deque imply)
+POSITION_PIPES = {
+    TPosition.VECIN: (PipeID.PIPE_MTE2, PipeID.PIPE_V),
+    TPosition.VECOUT: (PipeID.PIPE_V, PipeID.PIPE_MTE3),
+    TPosition.VECCALC: (PipeID.PIPE_V, PipeID.PIPE_V),
+    TPosition.A1: (PipeID.PIPE_MTE2, PipeID.PIPE_MTE1),
+    TPosition.B1: (PipeID.PIPE_MTE2, PipeID.PIPE_MTE1),
+    TPosition.C1: (PipeID.PIPE_MTE2, PipeID.PIPE_MTE1),
+    TPosition.A2: (PipeID.PIPE_MTE1, PipeID.PIPE_M),
+    TPosition.B2: (PipeID.PIPE_MTE1, PipeID.PIPE_M),
+    TPosition.C2: (PipeID.PIPE_MTE1, PipeID.PIPE_M),
+    TPosition.CO1: (PipeID.PIPE_M, PipeID.PIPE_FIX),
+    TPosition.CO2: (PipeID.PIPE_FIX, PipeID.PIPE_MTE3),
+}
+
+TM_FUNCTIONS: dict[str, tuple[int, callable]] = {}
+
+
+def tm(nargs: int):
+    def deco(fn):
+        TM_FUNCTIONS[fn.__name__] = (nargs, fn)
+        return fn
+    return deco
+
+
+def tm_signature(name: str) -> L.FunctionType:
+    return L.FunctionType(L.VoidType(), [PTR] + [I64] * TM_FUNCTIONS[name][0])
+
+
+def declare_tm(module: L.Module, name: str) -> L.Function:
+    full = f"asc_tm_{name}"
+    fn = module.globals.get(full)
+    if fn is None:
+        fn = L.Function(module, tm_signature(name), name=full)
+    return fn
+
+
+class _TB(FnBuilder):
+    """FnBuilder with float helpers for the cost table."""
+
+    def cost(self, index) -> L.Value:
+        table = self.ctx_ptr(abi.COSTS)
+        idx = index if isinstance(index, L.Value) else self.i64(index)
+        return self.b.load(self.b.gep(table, [idx], source_etype=F64), typ=F64)
+
+    def f(self, v) -> L.Value:
+        return self.b.sitofp(v, F64)
+
+    def ceil_i(self, v) -> L.Value:
+        ceil = intrinsic(self.module, "llvm.ceil.f64", F64, [F64])
+        return self.b.fptosi(self.b.call(ceil, [v]), I64)
+
+    def max(self, a, c) -> L.Value:
+        return self.b.select(self.b.icmp_signed(">", a, c), a, c)
+
+    def add_slot(self, slot, value) -> None:
+        self.st(slot, self.b.add(self.ld(slot), value))
+
+    def count(self, index, value) -> None:
+        counters = self.ctx_ptr(abi.COUNTERS)
+        p = self.b.gep(counters, [index], source_etype=I64)
+        self.b.store(self.b.add(self.b.load(p, typ=I64), value), p)
+
+
+def define_all(module: L.Module) -> None:
+    for name, (nargs, body) in TM_FUNCTIONS.items():
+        func = L.Function(module, tm_signature(name), name=f"asc_tm_{name}")
+        func.attributes.add("nounwind")
+        tb = _TB(module, func)
+        body(tb, *func.args[1:])
+        if not tb.b.block.is_terminated:
+            tb.b.ret_void()
+        tb.alloca_builder.branch(func.basic_blocks[1])
+        L.IRBuilder(tb.fail_block).ret_void()
+        for blk in func.blocks:
+            if not blk.is_terminated:
+                L.IRBuilder(blk).unreachable()
+
+
+def _issue(tb: _TB, pipe, occ, lat, op, site) -> None:
+    """Put one instruction on ``pipe``'s timeline (see the module docstring)."""
+    b = tb.b
+    t = tb.ld(abi.T_SCALAR)
+    # queue full: the instruction QUEUE_DEPTH places earlier must have left the queue
+    n = tb.ld(b.add(tb.i64(abi.PIPE_COUNT), pipe))
+    ring = b.add(tb.ld(abi.RING_BASE), b.mul(pipe, tb.i64(abi.QUEUE_DEPTH)))
+    ring_slot = b.add(ring, b.urem(n, tb.i64(abi.QUEUE_DEPTH)))
+    oldest = tb.ld(ring_slot)
+    full = b.and_(b.icmp_signed(">=", n, tb.i64(abi.QUEUE_DEPTH)), b.icmp_signed(">", oldest, t))
+    tb.add_slot(abi.STALL_QUEUE, b.select(full, b.sub(oldest, t), tb.i64(0)))
+    t = b.select(full, oldest, t)
+    free_slot = b.add(tb.i64(abi.PIPE_FREE), pipe)
+    free = tb.ld(free_slot)
+    idle = b.select(b.icmp_signed(">", t, free), b.sub(t, free), tb.i64(0))
+    tb.add_slot(b.add(tb.i64(abi.STALL_SCALAR), pipe), idle)
+    start = tb.max(t, free)
+    tb.st(free_slot, b.add(start, occ))
+    end = b.add(b.add(start, occ), lat)
+    done_slot = b.add(tb.i64(abi.PIPE_DONE), pipe)
+    tb.st(done_slot, tb.max(tb.ld(done_slot), end))
+    tb.add_slot(b.add(tb.i64(abi.PIPE_BUSY), pipe), occ)
+    tb.st(ring_slot, start)
+    tb.st(b.add(tb.i64(abi.PIPE_COUNT), pipe), b.add(n, tb.i64(1)))
+    tb.st(abi.T_SCALAR, b.add(t, tb.ceil_i(tb.cost(TP.ISSUE_CYCLES))))
+    tb.count(b.add(tb.i64(TP.COUNT_BASE), op), tb.i64(1))
+    # trace
+    buf = tb.ld(abi.TRACE_PTR)
+    length = tb.ld(abi.TRACE_LEN)
+    on = b.icmp_signed("!=", buf, tb.i64(0))
+    with b.if_then(on):
+        room = b.icmp_signed("<", length, tb.ld(abi.TRACE_CAP))
+        with b.if_else(room) as (then, otherwise):
+            with then:
+                base = b.mul(length, tb.i64(abi.TRACE_FIELDS))
+                ptr = b.inttoptr(buf, PTR)
+                for k, v in enumerate((start, occ, lat, pipe, site, op)):
+                    b.store(v, b.gep(ptr, [b.add(base, tb.i64(k))], source_etype=I64))
+                tb.st(abi.TRACE_LEN, b.add(length, tb.i64(1)))
+            with otherwise:
+                tb.add_slot(abi.TRACE_DROPPED, tb.i64(1))
+
+
+@tm(8)
+def vec(tb: _TB, op, cls, fam, count, esize, a0, a1, site):
+    """A vector instruction over ``count`` elements; a1 >= 0 for two-source ops (bank rule)."""
+    b = tb.b
+    base = b.add(tb.i64(TP.CLASS_BASE), b.mul(b.add(b.mul(cls, tb.i64(len(TP.FAMILIES))), fam),
+                                               tb.i64(2)))
+    cpr = tb.cost(base)
+    lat = tb.ceil_i(tb.cost(b.add(base, tb.i64(1))))
+    repeats = b.sdiv(b.add(b.mul(count, esize), tb.i64(255)), tb.i64(256))
+    # UB bank groups: blocks of a repeat sit in groups (addr>>5)&15 .. +7; two sources whose
+    # group ranges overlap read some group twice per repeat: 2 cycles per repeat instead of 1.
+    d = b.and_(b.sub(b.ashr(a0, tb.i64(5)), b.ashr(a1, tb.i64(5))), tb.i64(15))
+    disjoint = b.icmp_signed("==", d, tb.i64(8))
+    two = b.and_(b.icmp_signed(">=", a1, tb.i64(0)),
+                 b.fcmp_ordered("!=", tb.cost(TP.BANK_RULE), L.Constant(F64, 0.0)))
+    bank = b.select(b.and_(two, b.xor(disjoint, L.Constant(disjoint.type, 1))),
+                    L.Constant(F64, 2.0), L.Constant(F64, 1.0))
+    cpr = b.select(b.fcmp_ordered(">", bank, cpr), bank, cpr)
+    occ = tb.ceil_i(b.fmul(tb.f(repeats), cpr))
+    occ = b.select(b.icmp_signed(">", count, tb.i64(0)), occ, tb.i64(0))
+    tb.count(b.add(tb.i64(TP.ELEM_BASE), op), count)
+    _issue(tb, tb.i64(int(PipeID.PIPE_V)), occ, lat, op, site)
+
+
+@tm(4)
+def dma(tb: _TB, path, nbytes, op, site):
+    """A transfer on ``path``: latency + bytes / min(path width, this core's GM share)."""
+    b = tb.b
+    base = b.add(tb.i64(TP.PATH_BASE), b.mul(path, tb.i64(TP.PATH_FIELDS)))
+    width = tb.cost(base)
+    share = tb.cost(TP.GM_SHARE)
+    gm = b.fcmp_ordered("!=", tb.cost(b.add(base, tb.i64(3))), L.Constant(F64, 0.0))
+    narrower = b.and_(gm, b.fcmp_ordered("<", share, width))
+    bw = b.select(narrower, share, width)
+    transfer = tb.ceil_i(b.fdiv(tb.f(nbytes), bw))
+    latency = tb.ceil_i(tb.cost(b.add(base, tb.i64(1))))
+    pipe = b.fptosi(tb.cost(b.add(base, tb.i64(2))), I64)
+    occ = b.select(b.icmp_signed(">", nbytes, tb.i64(0)), b.add(latency, transfer), tb.i64(0))
+    tb.count(b.add(tb.i64(TP.ELEM_BASE), op), nbytes)
+    tb.count(b.add(tb.i64(TP.BYTES_BASE), path), nbytes)
+    _issue(tb, pipe, occ, tb.i64(0), op, site)
+
+
+@tm(2)
+def scalar_access(tb: _TB, cycles_index, op):
+    """get_value/set_value: the scalar unit performs the access and waits for it."""
+    cycles = tb.ceil_i(tb.cost(cycles_index))
+    tb.add_slot(abi.T_SCALAR, cycles)
+    tb.count(tb.b.add(tb.i64(TP.COUNT_BASE), op), tb.i64(1))
+
+
+@tm(3)
+def set_time(tb: _TB, pipe, slot, op):
+    """set_flag (or enque/free_tensor): fires once all earlier work of ``pipe`` completed."""
+    b = tb.b
+    t = tb.ld(abi.T_SCALAR)
+    is_s = b.icmp_signed("==", pipe, tb.i64(int(PipeID.PIPE_S)))
+    safe = b.select(is_s, tb.i64(int(PipeID.PIPE_V)), pipe)
+    free_slot = b.add(tb.i64(abi.PIPE_FREE), safe)
+    when = tb.max(tb.max(t, tb.ld(free_slot)), tb.ld(b.add(tb.i64(abi.PIPE_DONE), safe)))
+    fire = b.select(is_s, t, when)
+    with b.if_then(b.xor(is_s, L.Constant(is_s.type, 1))):
+        tb.st(free_slot, b.add(when, tb.ceil_i(tb.cost(TP.FLAG_CYCLES))))
+    tb.st(slot, fire)
+    tb.count(b.add(tb.i64(TP.COUNT_BASE), op), tb.i64(1))
+
+
+@tm(3)
+def wait_time(tb: _TB, pipe, slot, op):
+    """wait_flag (or deque/alloc_tensor): ``pipe`` starts nothing before the slot's time."""
+    b = tb.b
+    fired = tb.ld(slot)
+    t = tb.ld(abi.T_SCALAR)
+    is_s = b.icmp_signed("==", pipe, tb.i64(int(PipeID.PIPE_S)))
+    free_slot = b.add(tb.i64(abi.PIPE_FREE), pipe)
+    ready = b.select(is_s, t, tb.max(t, tb.ld(free_slot)))
+    stall = b.select(b.icmp_signed(">", fired, ready), b.sub(fired, ready), tb.i64(0))
+    tb.add_slot(b.add(tb.i64(abi.STALL_FLAG), pipe), stall)
+    with b.if_else(is_s) as (then, otherwise):
+        with then:
+            tb.st(abi.T_SCALAR, tb.max(t, fired))
+        with otherwise:
+            tb.st(free_slot, tb.max(tb.ld(free_slot), fired))
+    tb.count(b.add(tb.i64(TP.COUNT_BASE), op), tb.i64(1))
+
+
+@tm(2)
+def barrier(tb: _TB, pipe, op):
+    """pipe_barrier: the pipe (or every pipe and the scalar unit, for PIPE_ALL) drains."""
+    b = tb.b
+    is_all = b.icmp_signed("==", pipe, tb.i64(int(PipeID.PIPE_ALL)))
+    with b.if_else(is_all) as (then, otherwise):
+        with then:
+            t = tb.ld(abi.T_SCALAR)
+            for p in range(NUM_PIPES):
+                t = tb.max(t, tb.max(tb.ld(abi.PIPE_DONE + p), tb.ld(abi.PIPE_FREE + p)))
+            tb.st(abi.T_SCALAR, t)
+            for p in range(NUM_PIPES):
+                tb.st(abi.PIPE_FREE + p, t)
+        with otherwise:
+            free_slot = b.add(tb.i64(abi.PIPE_FREE), pipe)
+            tb.st(free_slot, tb.max(tb.ld(free_slot), tb.ld(b.add(tb.i64(abi.PIPE_DONE), pipe))))
+    tb.count(b.add(tb.i64(TP.COUNT_BASE), op), tb.i64(1))
+
+
+# ----------------------------------------------------------------------------- codegen hook
+class TimingEmitter:
+    """Called by codegen at every intrinsic and scalar statement; emits calls to asc_tm_*."""
+
+    def call(self, cg, name: str, args) -> None:
+        cg.b.call(declare_tm(cg.module, name), [cg.ctx] + [cg._as_i64(a) for a in args])
+
+    def scalar(self, cg, ops: int) -> None:
+        """``ops`` scalar ALU operations issued by the scalar unit."""
+        if ops > 0:  # ALU cycles per op come from the cost table at run time
+            t = cg.ld(abi.T_SCALAR)
+            alu = cg.b.fptosi(cg.b.load(cg.b.gep(cg.ctx_ptr(abi.COSTS), [cg.i64(TP.ALU)],
+                                                  source_etype=F64), typ=F64), I64)
+            cg.st(abi.T_SCALAR, cg.b.add(t, cg.b.mul(alu, cg.i64(ops))))
+
+    def on_intrinsic(self, cg, s, **info) -> None:
+        spec = REGISTRY[s.op]
+        op = TP.OP_INDEX[s.op]
+        site = cg.i64(len(cg.sites))
+        cg.sites.append(_site(cg, s.op))
+        if spec.elem is not None:
+            dtype = s.attr("dtype")
+            addrs = info["addrs"] + [-1, -1]
+            a0 = addrs[1] if spec.family in (Family.BINARY, Family.UNARY, Family.SCALAR) \
+                else addrs[0]
+            a1 = addrs[2] if spec.family == Family.BINARY else -1
+            self.call(cg, "vec", [op, TP.class_index(spec.cost), TP.family(dtype),
+                                  info["count"], dtype.sizeof(), a0, a1, site])
+        elif s.op == "data_copy":
+            self.call(cg, "dma", [info["path"], info["nbytes"], op, site])
+        elif s.op in ("get_value", "set_value"):
+            self.call(cg, "scalar_access", [TP.LOAD if s.op == "get_value" else TP.STORE, op])
+        elif s.op in ("set_flag", "wait_flag"):
+            event = HardEvent(s.args[0])
+            slot = cg.b.add(cg.ld(abi.FLAG_TIME_BASE), info["flag"])
+            if s.op == "set_flag":
+                self.call(cg, "set_time", [int(event.src_pipe), slot, op])
+            else:
+                self.call(cg, "wait_time", [int(event.dst_pipe), slot, op])
+        elif s.op == "pipe_barrier":
+            self.call(cg, "barrier", [s.args[0], op])
+        elif s.op in ("enque", "deque", "alloc_tensor", "free_tensor"):
+            producer, consumer = POSITION_PIPES.get(s.attr("position"),
+                                                    (PipeID.PIPE_V, PipeID.PIPE_V))
+            qbase = abi.queue_slot(cg.nq, s.attr("queue"), 0)
+            field = abi.Q_READY if s.op in ("enque", "deque") else abi.Q_FREED
+            slot = cg.b.add(cg.i64(qbase + field), info["buffer"])
+            if s.op in ("enque", "free_tensor"):
+                pipe = producer if s.op == "enque" else consumer
+                self.call(cg, "set_time", [int(pipe), slot, op])
+            else:
+                pipe = consumer if s.op == "deque" else producer
+                self.call(cg, "wait_time", [int(pipe), slot, op])
+        else:
+            self.scalar(cg, 1)
+
+    def on_kernel_end(self, cg) -> None:
+        pass
+
+
+def _site(cg, op: str):
+    from .core import Site
+    return Site(cg.cur_loc, op, ())
+
+
+__all__ = ["TimingEmitter", "define_all", "declare_tm", "POSITION_PIPES"]

@@ -1,0 +1,92 @@
+"""The cost table the native timing model reads: built from a ChipConfig at launch.
+
+Compiled kernels do not embed any hardware number: they read this float64 table through ctx
+(``abi.COSTS``), so one compiled kernel runs on every platform and a user's modified config
+takes effect without recompiling. Layout (indices below) is shared with
+``compiler/codegen/timing.py``.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..compiler.ops import REGISTRY, CostClass
+from ..dsl.types import DataType, Memory, PipeID
+
+CLASSES = list(CostClass)
+FAMILIES = ("f16", "f32", "int")
+CLASS_BASE = 0                       # [class][family] -> (cycles per repeat, latency)
+PATHS = (("GM", "UB"), ("UB", "GM"), ("UB", "UB"), ("GM", "L1"), ("L1", "L0A"), ("L1", "L0B"),
+         ("L0C", "GM"), ("L1", "BT"), ("L1", "FB"), ("L1", "GM"), ("L0C", "L1"), ("GM", "L0A"),
+         ("GM", "L0B"))
+PATH_BASE = CLASS_BASE + len(CLASSES) * len(FAMILIES) * 2   # [path] -> (B/cycle, latency, pipe)
+PATH_FIELDS = 4                      # bytes per cycle, latency, pipe, touches GM (0/1)
+MISC = PATH_BASE + len(PATHS) * PATH_FIELDS
+GM_SHARE = MISC + 0          # this core's share of HBM bandwidth (B/cycle) for the launch
+BANK_RULE = MISC + 1         # 1: two-input vector ops pay UB bank-group read conflicts
+FLAG_CYCLES = MISC + 2
+ISSUE_CYCLES = MISC + 3      # scalar cycles to dispatch one instruction to a pipe queue
+ALU = MISC + 4
+LOAD = MISC + 5
+STORE = MISC + 6
+TABLE_SIZE = MISC + 8
+
+NUM_OPS = len(REGISTRY)
+OP_INDEX = {name: i for i, name in enumerate(REGISTRY)}
+COUNTER_SLOTS = 2 * NUM_OPS + len(PATHS)   # [op] instructions, [op] elements, [path] bytes
+COUNT_BASE, ELEM_BASE, BYTES_BASE = 0, NUM_OPS, 2 * NUM_OPS
+
+_MEMORY_NAMES = {Memory.GM: "GM", Memory.UB: "UB", Memory.L1: "L1", Memory.L0A: "L0A",
+                 Memory.L0B: "L0B", Memory.L0C: "L0C", Memory.BT: "BT", Memory.FB: "FB"}
+
+
+def family(dtype: DataType) -> int:
+    """Cost family of a dtype: 0 = 16-bit float, 1 = 32-bit float, 2 = integer."""
+    if dtype.is_float:
+        return 0 if dtype.bits <= 16 else 1
+    return 2
+
+
+def path_index(src: Memory, dst: Memory) -> int:
+    return PATHS.index((_MEMORY_NAMES[src], _MEMORY_NAMES[dst]))
+
+
+def class_index(cost: CostClass) -> int:
+    return CLASSES.index(cost)
+
+
+_CLASS_FIELDS = {CostClass.SIMPLE: "simple", CostClass.MUL: "mul",
+                 CostClass.TRANSCENDENTAL: "transcendental", CostClass.DIV_SQRT: "div_sqrt",
+                 CostClass.RECIP: "recip", CostClass.REDUCE: "reduce",
+                 CostClass.CONVERT: "convert", CostClass.DUP: "dup", CostClass.DMA: "copy",
+                 CostClass.SYNC: "simple", CostClass.SCALAR: "simple", CostClass.NONE: "simple"}
+
+
+@functools.lru_cache(maxsize=64)
+def cost_table(platform, active_cores: int, bank_rule: bool = True) -> np.ndarray:
+    """The table for ``platform`` when ``active_cores`` cores run blocks at the same time."""
+    t = np.zeros(TABLE_SIZE, np.float64)
+    vec = platform.vector
+    for c, cls in enumerate(CLASSES):
+        cost = getattr(vec, _CLASS_FIELDS[cls])
+        for f, fam in enumerate(FAMILIES):
+            base = CLASS_BASE + (c * len(FAMILIES) + f) * 2
+            t[base] = getattr(cost, f"cycles_per_repeat_{fam}")
+            t[base + 1] = getattr(cost, f"latency_{fam}")
+    for p, (src, dst) in enumerate(PATHS):
+        path = platform.dma.path(src, dst)
+        base = PATH_BASE + p * PATH_FIELDS
+        t[base] = path.bytes_per_cycle
+        t[base + 1] = path.latency_cycles
+        t[base + 2] = int(PipeID["PIPE_" + path.pipe])
+        t[base + 3] = 1.0 if "GM" in (src, dst) else 0.0
+    t[GM_SHARE] = platform.gm.hbm_chip_bytes_per_cycle / max(1, active_cores)
+    t[BANK_RULE] = 1.0 if bank_rule else 0.0
+    t[FLAG_CYCLES] = platform.pipes.flag_cycles
+    t[ISSUE_CYCLES] = 1.0
+    t[ALU] = platform.scalar.alu
+    t[LOAD] = platform.scalar.load
+    t[STORE] = platform.scalar.store
+    t.setflags(write=False)
+    return t

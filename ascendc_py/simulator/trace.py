@@ -1,0 +1,99 @@
+"""Chrome Trace Event JSON and PNG timelines of a launch.
+
+The JSON has the shape of ``msprof op simulator``'s trace.json: one complete ("X") event per
+instruction, ``pid`` = core, ``tid`` = pipe lane, ``ts``/``dur`` in microseconds,
+``args.code`` = kernel file:line. Perfetto and chrome://tracing open it.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from ..compiler.ops import REGISTRY
+from ..dsl.types import PIPE_NAMES
+
+_OPS = list(REGISTRY)
+
+
+def core_events(report, core: int):
+    """(block, start_cycle, occupancy, latency, pipe, site, op) of every event on ``core``."""
+    ncores = max(len(report.core_cycles), 1)
+    offset = 0
+    for bt in report._blocks:
+        if bt.block % ncores != core:
+            continue
+        if bt.trace is not None:
+            for start, occ, lat, pipe, site, op in bt.trace.tolist():
+                yield bt.block, offset + start, occ, lat, pipe, site, op
+        offset += bt.cycles
+
+
+def _code(report, site: int) -> str:
+    if 0 <= site < len(report._sites) and report._sites[site].loc is not None:
+        loc = report._sites[site].loc
+        return f"{loc.file}:{loc.line}"
+    return "?"
+
+
+def write_chrome_trace(report, path) -> str:
+    if not any(bt.trace is not None for bt in report._blocks):
+        raise ValueError("this launch recorded no trace: launch with trace=True "
+                         "(or set ASCENDC_PY_TRACE=1)")
+    us_per_cycle = 1.0 / report.clock_mhz
+    events = []
+    for core in range(len(report.core_cycles)):
+        events.append({"name": "process_name", "ph": "M", "pid": f"core{core}.veccore0",
+                       "args": {"name": f"core{core}.veccore0"}})
+        for tid, name in enumerate(PIPE_NAMES):
+            events.append({"name": "thread_name", "ph": "M", "pid": f"core{core}.veccore0",
+                           "tid": name, "args": {"name": name}})
+            events.append({"name": "thread_sort_index", "ph": "M",
+                           "pid": f"core{core}.veccore0", "tid": name,
+                           "args": {"sort_index": tid}})
+        for block, start, occ, lat, pipe, site, op in core_events(report, core):
+            events.append({"name": _OPS[op] if 0 <= op < len(_OPS) else "?", "ph": "X",
+                           "pid": f"core{core}.veccore0", "tid": PIPE_NAMES[pipe],
+                           "ts": start * us_per_cycle, "dur": max(occ, 1) * us_per_cycle,
+                           "args": {"code": _code(report, site), "block": block,
+                                    "latency_cycles": lat, "occupancy_cycles": occ}})
+    path = Path(path)
+    if path.parent and not path.parent.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as f:
+        json.dump({"traceEvents": events, "displayTimeUnit": "ns",
+                   "otherData": {"kernel": report.kernel, "platform": report.platform,
+                                 "clock_mhz": report.clock_mhz}}, f)
+    return os.fspath(path)
+
+
+def plot_timeline(report, path, core: int = 0) -> str:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError("plotting needs matplotlib: pip install matplotlib "
+                          "(or the ascendc_py[plot] extra)") from None
+    lanes: dict[int, list] = {}
+    for _, start, occ, _, pipe, _, op in core_events(report, core):
+        lanes.setdefault(pipe, []).append((start, max(occ, 1), op))
+    if not lanes:
+        raise ValueError("no trace events for this core: launch with trace=True")
+    fig, ax = plt.subplots(figsize=(12, 0.6 * len(PIPE_NAMES) + 1.2))
+    colours = plt.get_cmap("tab20")
+    for pipe, spans in lanes.items():
+        ax.broken_barh([(s, d) for s, d, _ in spans], (pipe - 0.4, 0.8),
+                       facecolors=[colours(op % 20) for _, _, op in spans])
+    ax.set_yticks(range(len(PIPE_NAMES)))
+    ax.set_yticklabels(PIPE_NAMES)
+    ax.invert_yaxis()
+    ax.set_xlabel("cycles")
+    ax.set_title(f"{report.kernel}[{report.block_dim}] on {report.platform}: core {core}")
+    fig.tight_layout()
+    path = Path(path)
+    if path.parent and not path.parent.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return os.fspath(path)
