@@ -302,7 +302,9 @@ class Analyzer:
         self.emit(ir.ForRange(var, *(S.to_expr(b, dtype) for b in bounds), tuple(body), s.loc))
 
     def _static_for(self, s: A.For, bounds) -> None:
-        for b, node in zip(bounds, s.iter.args):
+        args = s.iter.args  # bounds are (start, stop, step) after padding; map back to args
+        nodes = tuple(args) + (args[-1],) * (3 - len(args)) if len(args) > 1 else args * 3
+        for b, node in zip(bounds, nodes):
             if not isinstance(b, ConstV):
                 raise KernelValueError("static_range bounds must be compile-time values",
                                        node.loc, hint="use range(...) for runtime bounds")
