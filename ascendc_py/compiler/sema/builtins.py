@@ -340,7 +340,7 @@ def vector_op(an, spec: OpSpec, args, kwargs, loc) -> SVal:
     if spec.family == Family.DATA_COPY:
         return data_copy(an, args, kwargs, loc)
     form = spec.forms[0]
-    if len(args) + len(kwargs) > len(form):
+    if len(args) > len(form) or {"mask", "repeat_times", "repeat_params"} & set(kwargs):
         raise KernelTypeError(
             f"asc.{spec.name}: the masked form (mask, repeat_times, repeat_params) is not "
             f"supported yet; use the count form asc.{spec.name}({', '.join(form)})", loc)
