@@ -55,8 +55,9 @@ _timing_override: Optional[bool] = None
 
 
 def set_timing(enabled: Optional[bool]) -> None:
-    """Compile kernels with (default) or without the timing model; None: follow the
-    ``ASCENDC_PY_TIMING`` environment variable (0 turns it off)."""
+    """Run kernels with (default) or without the timing model's bookkeeping; None: follow
+    the ``ASCENDC_PY_TIMING`` environment variable (0 turns it off). Compiled code is the same
+    either way: the runtime library skips its timing calls when it is off."""
     global _timing_override
     _timing_override = enabled
 
@@ -273,7 +274,7 @@ def compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
         t3 = time.perf_counter()
         times["verify"] = t3 - t2
         from .codegen.timing import TimingEmitter
-        cg = generate(result.function, TimingEmitter() if timing_enabled() else None)
+        cg = generate(result.function, TimingEmitter())
         text = str(cg.module)
         times["codegen"] = time.perf_counter() - t3
         obj, llvm_times = emit_object(text)

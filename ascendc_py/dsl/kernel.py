@@ -183,7 +183,7 @@ class Kernel:
     def compiled_for(self, specs, platform):
         """The native code for a specialisation: memory cache, then disk, then compile."""
         from ..compiler import jit
-        mem_key = (specs, jit.timing_enabled())
+        mem_key = specs
         entry = self._compiled.get(mem_key)
         if entry is not None:
             changed = _changed_globals(entry.globals_read, self)
@@ -193,9 +193,7 @@ class Kernel:
                           f"compiled; recompiling", stacklevel=4)
         sources, consts = self.dependencies()
         key = jit.CacheKey(f"{self.fn.__module__}.{self.fn.__qualname__}", tuple(sources),
-                           specs, tuple(sorted(consts)),
-                           "timed" if jit.timing_enabled() else "functional",
-                           jit.compiler_version(),
+                           specs, tuple(sorted(consts)), "timed", jit.compiler_version(),
                            jit.host_target())
         origin = "disk"
         compiled = jit.load_cached(key, self.__name__)
@@ -228,7 +226,9 @@ class Launcher:
         specs, gm, scalars = self.kernel.bind(args, kwargs)
         compiled, origin = self.kernel.compiled_for(specs, chip)
         t1 = time.perf_counter()
-        result = run_blocks(compiled, chip, self.block_dim, gm, scalars, trace=bool(trace))
+        from ..compiler import jit
+        result = run_blocks(compiled, chip, self.block_dim, gm, scalars, trace=bool(trace),
+                            timing=jit.timing_enabled())
         return Report.from_launch(kernel=self.kernel.__name__, platform=chip, result=result,
                                   compiled=compiled, wall_seconds=time.perf_counter() - t1,
                                   prepare_seconds=t1 - t0, code_origin=origin,

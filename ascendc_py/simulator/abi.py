@@ -47,6 +47,8 @@ PIPE_COUNT = 106     #   + pipe: instructions issued to the pipe
 TRACE_DROPPED = 113  #   events that did not fit
 RING_BASE = 114      #   slot number of the per-pipe ring (set by the runtime)
 FLAG_TIME_BASE = 115 #   slot number of the flag fire times (set by the runtime)
+ERR_D = 116          # which operand of the failing instruction (0 = first)
+TIMING_ON = 117      # 1: keep the timing model's books (launch option)
 HEADER_SLOTS = 128
 TRACE_FIELDS = 6     # start, occupancy, latency, pipe, site, op
 QUEUE_DEPTH = 32     # per-pipe instruction queue (ring of start times)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..compiler import errors as err
 from ..dsl.types import EVENT_IDS_PER_EVENT, HardEvent, Memory
+from . import abi
 from .abi import ErrorCode as E
 
 _STATE_NAMES = {0: "free", 1: "allocated", 2: "enqueued"}
@@ -25,22 +26,25 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
     where = f" (block {block})"
     gm_names = [name for name, _ in compiled.gm_args]
     code = E(code)
+    which_raw = int(ctx[abi.ERR_D]) if ctx is not None else 0
+    which, mem_id = which_raw % 256, which_raw // 256
+    names = [d for d in detail if isinstance(d, str)]
+    what = names[which] if which < len(names) else (names[0] if names else "operand")
     if code == E.GM_OUT_OF_BOUNDS:
         name = gm_names[a] if 0 <= a < len(gm_names) else f"#{a}"
         dtype = compiled.gm_args[a][1] if 0 <= a < len(gm_names) else None
-        what = detail[0] if detail else "access"
         return err.GMOutOfBoundsError(
             f"{op} {what} touches elements [{b}, {c}) of global argument '{name}'"
             f"{f' ({dtype.name})' if dtype else ''}, outside the buffer{where}", loc,
             hint=f"check the offsets and counts against the size of '{name}'; on an NPU this is "
                  f"'MTE address out of range' or silent corruption")
     if code == E.LOCAL_OUT_OF_RANGE:
-        what, mem = detail if len(detail) == 2 else ("access", "UB")
+        mem = Memory(mem_id).name if mem_id in Memory._value2member_map_ else "local memory"
         return err.LocalMemoryError(
             f"{op} {what} covers bytes [{a}, {b}) of {mem}, which has {c} bytes{where}", loc,
             hint="the tensor runs past the end of local memory: reduce the count or the tile")
     if code == E.LOCAL_MISALIGNED:
-        what, mem = detail if len(detail) == 2 else ("access", "UB")
+        mem = Memory(mem_id).name if mem_id in Memory._value2member_map_ else "local memory"
         return err.LocalMemoryError(
             f"{op} {what} starts at {mem} byte address {a}, which is not 32-byte aligned{where}",
             loc, hint="local tensors used by vector ops and data_copy must start on a 32-byte "

@@ -144,7 +144,8 @@ def pack_scalars(values) -> np.ndarray:
 
 
 def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_values,
-               trace: bool = False, trace_capacity: int = 200_000) -> LaunchResult:
+               trace: bool = False, trace_capacity: int = 200_000,
+               timing: bool = True) -> LaunchResult:
     """Run every block; raise the first block's fault (if any) as a KernelRuntimeError."""
     ctx_slots = abi.ctx_slots(compiled.num_queues)
     gm_ptrs = np.array([a.address for a in gm_args] or [0], np.int64)
@@ -166,10 +167,12 @@ def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_
             trace_buf = np.zeros((trace_capacity, abi.TRACE_FIELDS), np.int64) if trace else None
             ctx = core.prepare(block, block_dim, gm_ptrs, gm_sizes, scalars, costs,
                                compiled.num_queues, trace_buf)
+            ctx[abi.TIMING_ON] = int(timing)
             rc = compiled.cfunc(ctx.ctypes.data)
             if rc != 0:
                 errors[block] = (int(rc), int(ctx[abi.ERR_SITE]), int(ctx[abi.ERR_A]),
                                  int(ctx[abi.ERR_B]), int(ctx[abi.ERR_C]), ctx.copy())
+                # note: ctx[ERR_D] (which operand) travels inside the ctx copy
                 abort.set()
                 return
             timings[block] = _block_timing(block, ctx, core.counters, trace_buf)

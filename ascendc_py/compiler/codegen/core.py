@@ -138,6 +138,7 @@ class Codegen(FnBuilder):
         self.timing = timing
         self.nq = fn.num_queues
         self.cur_loc: Optional[SourceLoc] = None
+        self.pending_scalar = 0
 
     def site(self, op: str, detail: tuple = ()) -> int:
         """Record a place that can fail (the current statement's location) and its id."""
@@ -149,18 +150,11 @@ class Codegen(FnBuilder):
         """If ``cond`` holds at run time, record the error at this statement and leave."""
         self.fail_with(cond, code, self.i64(self.site(op, detail)), a, b, c)
 
-    def call_rt(self, name: str, args: list, op: str, detail: tuple = ()) -> None:
-        """Call runtime function ``name(ctx, *args, site)`` and leave if it fails."""
-        from .runtime_lib import declare_rt
-        site = self.i64(self.site(op, detail))
-        rc = self.b.call(declare_rt(self.module, name),
-                         [self.ctx] + [self._as_i64(a) for a in args] + [site])
-        self.leave_on_error(rc)
-
     # ------------------------------------------------------------------ driver
     def run(self) -> CodegenResult:
         self.st(abi.ERR_CODE, self.i64(0))
         self.block(self.fn.body)
+        self.flush_scalar()
         LOWERINGS["__kernel_end__"](self, None)
         self.b.ret(self.i64(0))
         self.finish()
@@ -179,14 +173,24 @@ class Codegen(FnBuilder):
             if self.b.block.is_terminated:
                 self.b.position_at_end(self.func.append_basic_block("unreachable"))
             self.cur_loc = s.loc
+            if type(s) is not ir.Assign:
+                self.flush_scalar()
             STMT_LOWER[type(s)](self, s)
+        self.flush_scalar()
 
     def scalar_cost(self, ops: int) -> None:
-        if self.timing is not None:
-            self.timing.scalar(self, ops)
+        """Charge ``ops`` scalar ALU operations (emitted in bulk by ``flush_scalar``)."""
+        self.pending_scalar += ops
+
+    def flush_scalar(self) -> None:
+        """Add the pending scalar work to the timing model's scalar clock (one update per
+        straight-line stretch of code: before calls, branches and block ends)."""
+        if self.pending_scalar and self.timing is not None and not self.b.block.is_terminated:
+            self.timing.scalar(self, self.pending_scalar)
+        self.pending_scalar = 0
 
     def s_assign(self, s: ir.Assign) -> None:
-        self.scalar_cost(max(1, count_ops(s.value)))
+        self.scalar_cost(count_ops(s.value))
         self.b.store(self.expr(s.value), self.var(s.var))
 
     def s_if(self, s: ir.If) -> None:

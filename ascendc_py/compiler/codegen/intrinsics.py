@@ -1,114 +1,53 @@
-"""Codegen of the DSL intrinsics: vector ops, data_copy, queues, flags, scalar access.
+"""Codegen of the DSL intrinsics: each becomes one call into the runtime library.
 
-Each lowering checks its operands once per instruction (never per element) and then runs a
-tight loop LLVM vectorises. The ``timing`` hook of ``Codegen`` (if any) is told about every
-instruction so the timing model can keep its books in the same native code.
+The library function checks the operands (once per instruction, never per element), does the
+work with an O3-vectorised loop or memmove, and keeps the timing model's books; it returns an
+error code, on which the kernel leaves. So a kernel module holds only its scalar control flow
+and these calls, and compiles in milliseconds. Operands are passed as (memory, a, offset):
+GM operands as (0, argument index, element offset), local ones as (memory, byte address, 0).
 """
 from __future__ import annotations
 
 from llvmlite import ir as L
 
-from ...dsl.types import Memory, float16, int32, int64
-from ...simulator import abi, timing_params
+from ...dsl.types import Memory
+from ...simulator import abi
+from ...simulator import timing_params as TP
 from .. import ir
-from ..ops import REGISTRY, Family
+from ..ops import REGISTRY
 from . import runtime_lib
 from .core import Codegen, lowering
-from .types import I1, I8, I32, I64, PTR, ElemBuilder, convert, intrinsic, memory_type
+from .types import I1, I64, PTR, memory_type
 
 E = abi.ErrorCode
-ALIGN = 32
 
 
-# ----------------------------------------------------------------------------- operand helpers
-class Local:
-    """A LocalRef evaluated to LLVM values: byte address, element count, tag and pointer."""
-
-    def __init__(self, cg: Codegen, ref: ir.LocalRef):
-        self.ref = ref
-        self.addr = cg.b.sext(cg.expr(ref.addr), I64)
-        self.size = cg.expr(ref.size)
-        self.tag = cg.expr(ref.tag)
-        self.elem_size = ref.dtype.sizeof()
-        base = cg.ctx_ptr(abi.MEM_BASE + int(ref.memory))
-        self.ptr = cg.b.gep(base, [self.addr], source_etype=I8)
-
-    def check(self, cg: Codegen, nbytes: L.Value, op: str, what: str, aligned=True,
-              offset: L.Value | None = None) -> None:
-        """Fail unless [addr, addr+nbytes) lies in the memory (and addr is 32-B aligned)."""
-        addr = self.addr if offset is None else cg.b.add(self.addr, offset)
-        mem = self.ref.memory
-        cg.call_rt("check_local", [int(mem), addr, nbytes, int(aligned)], op, (what, mem.name))
+def operand(cg: Codegen, ref) -> tuple:
+    """(memory, a, element offset) of a tensor operand, as LLVM i64 values."""
+    if isinstance(ref, ir.LocalRef):
+        return cg.i64(int(ref.memory)), cg.b.sext(cg.expr(ref.addr), I64), cg.i64(0)
+    return cg.i64(int(Memory.GM)), cg.b.sext(cg.expr(ref.arg), I64), cg.expr(ref.offset)
 
 
-class Global:
-    """A GlobalRef evaluated to LLVM values: argument index, element offset and pointer."""
-
-    def __init__(self, cg: Codegen, ref: ir.GlobalRef):
-        self.ref = ref
-        self.arg = cg.b.sext(cg.expr(ref.arg), I64)
-        self.offset = cg.expr(ref.offset)
-        self.elem_size = ref.dtype.sizeof()
-        ptrs = cg.ctx_ptr(abi.GM_PTRS)
-        base_int = cg.b.load(cg.b.gep(ptrs, [self.arg], source_etype=I64), typ=I64)
-        self.start = cg.b.mul(self.offset, cg.i64(self.elem_size))
-        self.ptr = cg.b.gep(cg.b.inttoptr(base_int, PTR), [self.start], source_etype=I8)
-
-    def check(self, cg: Codegen, nbytes: L.Value, op: str, what: str,
-              offset: L.Value | None = None) -> None:
-        start = self.start if offset is None else cg.b.add(self.start, offset)
-        cg.call_rt("check_gm", [self.arg, start, nbytes, self.elem_size], op, (what,))
-
-
-def elem_ptr(cg: Codegen, base: L.Value, i: L.Value, dtype) -> L.Value:
-    return cg.b.gep(base, [i], source_etype=memory_type(dtype))
-
-
-def counted_loop(cg: Codegen, n: L.Value, body) -> None:
-    """Emit ``for i in range(n): body(i)`` with an i64 induction variable."""
-    b = cg.b
-    pre = b.block
-    head = cg.func.append_basic_block("vloop")
-    done = cg.func.append_basic_block("vloop.end")
-    b.cbranch(b.icmp_signed(">", n, cg.i64(0)), head, done)
-    b.position_at_end(head)
-    i = b.phi(I64)
-    i.add_incoming(cg.i64(0), pre)
-    body(i)
-    nxt = b.add(i, cg.i64(1))
-    i.add_incoming(nxt, b.block)
-    b.cbranch(b.icmp_signed("<", nxt, n), head, done)
-    b.position_at_end(done)
-
-
-def check_count(cg: Codegen, count: L.Value, op: str) -> L.Value:
-    count = cg.b.sext(count, I64) if count.type.width < 64 else count
-    cg.fail_if(cg.b.icmp_signed("<", count, cg.i64(0)), E.NEGATIVE_COUNT, op, count)
-    return count
-
-
-def notify_timing(cg: Codegen, s: ir.Intrinsic, **info) -> None:
-    if cg.timing is not None:
-        cg.timing.on_intrinsic(cg, s, **info)
+def call_checked(cg: Codegen, fn: L.Function, args: list, op: str, detail: tuple = ()) -> None:
+    """``rc = fn(ctx, *args, site)``; leave the kernel if rc != 0."""
+    site = cg.i64(cg.site(op, detail))
+    cg.leave_on_error(cg.b.call(fn, [cg.ctx] + list(args) + [site]))
 
 
 # ----------------------------------------------------------------------------- vector ops
 def lower_elementwise(cg: Codegen, s: ir.Intrinsic) -> None:
     spec = REGISTRY[s.op]
     dtype = s.attr("dtype")
-    count = check_count(cg, cg.expr(s.args[-1]), s.op)
-    nbytes = cg.b.mul(count, cg.i64(dtype.sizeof()))
-    pointers, scalars, addrs = [], [], []
-    for i, a in enumerate(s.args[:-1]):
+    addrs, scalars = [], []
+    for a in s.args[:-1]:
         if isinstance(a, ir.LocalRef):
-            t = Local(cg, a)
-            t.check(cg, nbytes, s.op, "dst" if i == 0 else f"src{i - 1}")
-            pointers.append(t.ptr)
-            addrs.append(t.addr)
+            addrs.append(cg.b.sext(cg.expr(a.addr), I64))
         else:
             scalars.append(cg.expr(a))
-    cg.b.call(runtime_lib.declare(cg.module, spec, dtype), pointers + scalars + [count])
-    notify_timing(cg, s, count=count, nbytes=nbytes, addrs=addrs)
+    count = cg._as_i64(cg.expr(s.args[-1]))
+    fn = runtime_lib.declare_op(cg.module, spec, dtype)
+    call_checked(cg, fn, addrs + scalars + [count], s.op, tuple(spec.forms[0]))
 
 
 for _spec in REGISTRY.values():
@@ -121,64 +60,47 @@ for _spec in REGISTRY.values():
 def lower_data_copy(cg: Codegen, s: ir.Intrinsic) -> None:
     dst_ref, src_ref, count_e = s.args
     dtype = s.attr("dtype")
-    count = check_count(cg, cg.expr(count_e), "data_copy")
-    requested = cg.b.mul(count, cg.i64(dtype.sizeof()))
-    # hardware copies whole 32-byte blocks: an unaligned length is truncated down
-    nbytes = cg.b.and_(requested, cg.i64(~(ALIGN - 1)))
-    ops = []
-    for ref, what in ((dst_ref, "dst"), (src_ref, "src")):
-        if isinstance(ref, ir.LocalRef):
-            t = Local(cg, ref)
-            t.check(cg, nbytes, "data_copy", what)
-        else:
-            t = Global(cg, ref)
-            t.check(cg, nbytes, "data_copy", what)
-        ops.append(t)
-    dst, src = ops
-    same_memory = isinstance(dst_ref, ir.LocalRef) and isinstance(src_ref, ir.LocalRef)
-    name = "llvm.memmove.p0.p0.i64" if same_memory else "llvm.memcpy.p0.p0.i64"
-    fn = intrinsic(cg.module, name, L.VoidType(), [PTR, PTR, I64, I1])
-    cg.b.call(fn, [dst.ptr, src.ptr, nbytes, L.Constant(I1, 0)])
     mems = [r.memory if isinstance(r, ir.LocalRef) else Memory.GM for r in (src_ref, dst_ref)]
-    notify_timing(cg, s, nbytes=nbytes, path=timing_params.path_index(*mems))
+    args = [cg.i64(TP.path_index(*mems)), *operand(cg, dst_ref), *operand(cg, src_ref),
+            cg._as_i64(cg.expr(count_e)), cg.i64(dtype.sizeof()),
+            cg.i64(TP.OP_INDEX["data_copy"])]
+    call_checked(cg, runtime_lib.declare_rt(cg.module, "data_copy"), args, "data_copy",
+                 ("dst", "src"))
 
 
 # ----------------------------------------------------------------------------- scalar access
-def _scalar_target(cg: Codegen, ref, index: L.Value, op: str):
-    size = cg.i64(ref.dtype.sizeof())
-    off = cg.b.mul(index, size)
-    t = Local(cg, ref) if isinstance(ref, ir.LocalRef) else Global(cg, ref)
-    if isinstance(t, Local):
-        t.check(cg, size, op, "element", aligned=False, offset=off)
-    else:
-        t.check(cg, size, op, "element", offset=off)
-    return cg.b.gep(t.ptr, [off], source_etype=I8)
+def _scalar_pointer(cg: Codegen, s: ir.Intrinsic, store: bool) -> L.Value:
+    ref, index = s.args[0], s.args[1]
+    mem, a, off = operand(cg, ref)
+    idx = cg.b.add(off, cg._as_i64(cg.expr(index)))
+    args = [mem, a, idx, cg.i64(ref.dtype.sizeof()), cg.i64(int(store)),
+            cg.i64(TP.OP_INDEX[s.op])]
+    call_checked(cg, runtime_lib.declare_rt(cg.module, "scalar_access"), args, s.op,
+                 ("element",))
+    return cg.b.inttoptr(cg.ld(abi.RES0), PTR)
 
 
 @lowering("get_value")
 def lower_get_value(cg: Codegen, s: ir.Intrinsic) -> None:
-    ref, index = s.args
-    ptr = _scalar_target(cg, ref, cg.expr(index), "get_value")
+    ptr = _scalar_pointer(cg, s, store=False)
     (res,) = s.results
-    v = cg.b.load(ptr, typ=memory_type(ref.dtype))
-    cg.b.store(v, cg.var(res))
-    notify_timing(cg, s)
+    cg.b.store(cg.b.load(ptr, typ=memory_type(s.args[0].dtype)), cg.var(res))
 
 
 @lowering("set_value")
 def lower_set_value(cg: Codegen, s: ir.Intrinsic) -> None:
-    ref, index, value = s.args
-    ptr = _scalar_target(cg, ref, cg.expr(index), "set_value")
-    cg.b.store(cg.expr(value), ptr)
-    notify_timing(cg, s)
+    ptr = _scalar_pointer(cg, s, store=True)
+    cg.b.store(cg.expr(s.args[2]), ptr)
 
 
 @lowering("check_local")
 def lower_check_local(cg: Codegen, s: ir.Intrinsic) -> None:
     (ref,) = s.args
-    t = Local(cg, ref)
-    nbytes = cg.b.mul(cg.b.sext(t.size, I64), cg.i64(ref.dtype.sizeof()))
-    t.check(cg, nbytes, "LocalTensor", "tensor")
+    addr = cg.b.sext(cg.expr(ref.addr), I64)
+    nbytes = cg.b.mul(cg.b.sext(cg.expr(ref.size), I64), cg.i64(ref.dtype.sizeof()))
+    call_checked(cg, runtime_lib.declare_rt(cg.module, "check_local"),
+                 [cg.i64(int(ref.memory)), addr, nbytes, cg.i64(1), cg.i64(0)], "LocalTensor",
+                 ("tensor",))
 
 
 @lowering("kernel_assert")

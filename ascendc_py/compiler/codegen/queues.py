@@ -1,19 +1,32 @@
 """Codegen of TPipe/TQue/TBuf and flag intrinsics: calls into the runtime library.
 
-Queue records and flags live in the ctx array (``simulator/abi.py``); the logic is in
-``rtfuncs.py``; here each intrinsic passes its operands and reads results from ``RES0..2``.
+Queue records and flags live in the ctx array (``simulator/abi.py``); the logic and the flags
+each queue operation implies for the timing model are in ``rtfuncs.py``; here each intrinsic
+passes its operands and reads results (address, bytes, tag) from ``RES0..2``.
 """
 from __future__ import annotations
 
+from ...dsl.types import HardEvent, PipeID
 from ...simulator import abi
+from ...simulator import timing_params as TP
 from .. import ir
 from .core import Codegen, lowering
-from .intrinsics import notify_timing
-from .types import I32, I64
+from .intrinsics import call_checked
+from .runtime_lib import declare_rt
+from .timing import POSITION_PIPES
+from .types import I32
 
 
-def _qbase(cg: Codegen, s: ir.Intrinsic) -> int:
-    return abi.queue_slot(cg.nq, s.attr("queue"), 0)
+def _qbase(cg: Codegen, s: ir.Intrinsic):
+    return cg.i64(abi.queue_slot(cg.nq, s.attr("queue"), 0))
+
+
+def _pipes(s: ir.Intrinsic) -> tuple[PipeID, PipeID]:
+    return POSITION_PIPES.get(s.attr("position"), (PipeID.PIPE_V, PipeID.PIPE_V))
+
+
+def _call(cg: Codegen, name: str, args: list, op: str) -> None:
+    call_checked(cg, declare_rt(cg.module, name), [cg._as_i64(a) for a in args], op)
 
 
 def _tensor_results(cg: Codegen, s: ir.Intrinsic) -> None:
@@ -24,51 +37,53 @@ def _tensor_results(cg: Codegen, s: ir.Intrinsic) -> None:
 @lowering("init_buffer")
 def lower_init_buffer(cg: Codegen, s: ir.Intrinsic) -> None:
     num, length = (cg.expr(a) for a in s.args)
-    cg.call_rt("init_buffer", [_qbase(cg, s), int(s.attr("memory")), num, length],
-               "init_buffer", (s.attr("queue"), int(s.attr("memory"))))
-    notify_timing(cg, s)
+    call_checked(cg, declare_rt(cg.module, "init_buffer"),
+                 [_qbase(cg, s), cg.i64(int(s.attr("memory"))), cg._as_i64(num),
+                  cg._as_i64(length)], "init_buffer", (s.attr("queue"), int(s.attr("memory"))))
+    cg.scalar_cost(4)
 
 
 @lowering("alloc_tensor", "deque")
 def lower_take(cg: Codegen, s: ir.Intrinsic) -> None:
-    cg.call_rt(s.op, [_qbase(cg, s), s.attr("queue")], s.op)
+    producer, consumer = _pipes(s)
+    pipe = producer if s.op == "alloc_tensor" else consumer
+    _call(cg, s.op, [_qbase(cg, s), cg.i64(s.attr("queue")), cg.i64(int(pipe)),
+                     cg.i64(TP.OP_INDEX[s.op])], s.op)
     _tensor_results(cg, s)
-    notify_timing(cg, s, buffer=cg.b.srem(cg.ld(abi.RES2), cg.i64(256)))
 
 
 @lowering("enque", "free_tensor")
 def lower_give(cg: Codegen, s: ir.Intrinsic) -> None:
+    producer, consumer = _pipes(s)
     tag = cg.expr(s.args[0].tag)
-    args = [_qbase(cg, s), s.attr("queue")]
+    args = [_qbase(cg, s), cg.i64(s.attr("queue"))]
     if s.op == "enque":
-        args.append(max(s.attr("depth"), 1))
-    cg.call_rt(s.op, args + [tag], s.op)
-    notify_timing(cg, s, buffer=cg.ld(abi.RES0))
+        args.append(cg.i64(max(s.attr("depth"), 1)))
+    pipe = producer if s.op == "enque" else consumer
+    _call(cg, s.op, args + [tag, cg.i64(int(pipe)), cg.i64(TP.OP_INDEX[s.op])], s.op)
 
 
 @lowering("tbuf_get")
 def lower_tbuf_get(cg: Codegen, s: ir.Intrinsic) -> None:
-    cg.call_rt("tbuf_get", [_qbase(cg, s)], "get")
+    _call(cg, "tbuf_get", [_qbase(cg, s)], "get")
     _tensor_results(cg, s)
 
 
 @lowering("set_flag", "wait_flag")
 def lower_flag(cg: Codegen, s: ir.Intrinsic) -> None:
     event, eid = s.args
-    cg.call_rt(s.op, [abi.flag_base(cg.nq), event, cg.expr(eid)], s.op)
-    notify_timing(cg, s, flag=cg.ld(abi.RES0))
+    ev = HardEvent(event)
+    pipe = ev.src_pipe if s.op == "set_flag" else ev.dst_pipe
+    _call(cg, s.op, [cg.i64(abi.flag_base(cg.nq)), cg.i64(event), cg.expr(eid),
+                     cg.i64(int(pipe)), cg.i64(TP.OP_INDEX[s.op])], s.op)
 
 
 @lowering("pipe_barrier")
 def lower_pipe_barrier(cg: Codegen, s: ir.Intrinsic) -> None:
-    notify_timing(cg, s)
+    if cg.timing is not None:
+        cg.timing.barrier(cg, s.args[0])
 
 
 @lowering("__kernel_end__")
 def lower_kernel_end(cg: Codegen, s) -> None:
-    cg.call_rt("kernel_end", [abi.flag_base(cg.nq)], "kernel end")
-    if cg.timing is not None:
-        cg.timing.on_kernel_end(cg)
-
-
-__all__ = ["I64"]
+    _call(cg, "kernel_end", [cg.i64(abi.flag_base(cg.nq))], "kernel end")

@@ -14,7 +14,7 @@ from llvmlite import ir as L
 from ...dsl.types import EVENT_IDS_PER_EVENT
 from ...simulator import abi
 from .core import FnBuilder
-from .types import I64, I8, PTR
+from .types import I1, I64, I8, PTR, intrinsic, memory_type
 
 E = abi.ErrorCode
 ALIGN = 32
@@ -53,22 +53,23 @@ def _res(fb: FnBuilder, *values) -> None:
 
 
 # ----------------------------------------------------------------------------- bounds checks
-@rt("mem", "addr", "nbytes", "aligned")
-def check_local(fb: FnBuilder, mem, addr, nbytes, aligned, site):
+@rt("mem", "addr", "nbytes", "aligned", "which")
+def check_local(fb: FnBuilder, mem, addr, nbytes, aligned, which, site):
     """[addr, addr+nbytes) must lie in local memory ``mem``; addr 32-B aligned if asked."""
     b = fb.b
     limit = fb.ld(b.add(fb.i64(abi.MEM_SIZE), mem))
     end = b.add(addr, nbytes)
     bad = b.or_(b.or_(b.icmp_signed("<", addr, fb.i64(0)), b.icmp_signed("<", nbytes, fb.i64(0))),
                 b.icmp_signed(">", end, limit))
+    fb.st(abi.ERR_D, b.add(which, b.mul(mem, fb.i64(256))))
     fb.fail_with(bad, E.LOCAL_OUT_OF_RANGE, site, addr, end, limit)
     mis = b.and_(b.icmp_signed("!=", aligned, fb.i64(0)),
                  b.icmp_signed("!=", b.and_(addr, fb.i64(ALIGN - 1)), fb.i64(0)))
-    fb.fail_with(mis, E.LOCAL_MISALIGNED, site, addr)
+    fb.fail_with(mis, E.LOCAL_MISALIGNED, site, addr, aligned)
 
 
-@rt("arg", "start", "nbytes", "elem_size")
-def check_gm(fb: FnBuilder, arg, start, nbytes, elem_size, site):
+@rt("arg", "start", "nbytes", "elem_size", "which")
+def check_gm(fb: FnBuilder, arg, start, nbytes, elem_size, which, site):
     """Bytes [start, start+nbytes) of GM argument ``arg`` must lie inside its buffer."""
     b = fb.b
     sizes = fb.ctx_ptr(abi.GM_SIZES)
@@ -77,7 +78,66 @@ def check_gm(fb: FnBuilder, arg, start, nbytes, elem_size, site):
     bad = b.or_(b.icmp_signed("<", start, fb.i64(0)), b.icmp_signed(">", end, limit))
     first = b.sdiv(start, elem_size)
     last = b.sdiv(b.add(end, b.sub(elem_size, fb.i64(1))), elem_size)
+    fb.st(abi.ERR_D, which)
     fb.fail_with(bad, E.GM_OUT_OF_BOUNDS, site, arg, first, last)
+
+
+def call_rt(fb: FnBuilder, name: str, *args) -> None:
+    """From inside the library: call another runtime function and pass its failure on."""
+    fn = fb.module.globals[f"asc_rt_{name}"]
+    fb.leave_on_error(fb.b.call(fn, [fb.ctx] + [fb._as_i64(a) for a in args]))
+
+
+def call_tm(fb: FnBuilder, name: str, *args) -> None:
+    """Call a timing function (they keep books only when ctx[TIMING_ON] is set)."""
+    fb.b.call(fb.module.globals[f"asc_tm_{name}"], [fb.ctx] + [fb._as_i64(a) for a in args])
+
+
+def operand_pointer(fb: FnBuilder, mem, a, off_bytes, nbytes, esize, which, aligned, site):
+    """Check an operand (GM: mem 0, a = argument; local: a = byte address) and return a pointer
+    to ``off_bytes`` into it."""
+    b = fb.b
+    is_gm = b.icmp_signed("==", mem, fb.i64(0))
+    result = fb.alloca_builder.alloca(I64, name="operand")
+    with b.if_else(is_gm) as (gm, local):
+        with gm:
+            call_rt(fb, "check_gm", a, off_bytes, nbytes, esize, which, site)
+            base = b.load(b.gep(fb.ctx_ptr(abi.GM_PTRS), [a], source_etype=I64), typ=I64)
+            b.store(b.add(base, off_bytes), result)
+        with local:
+            addr = b.add(a, off_bytes)
+            call_rt(fb, "check_local", mem, addr, nbytes, aligned, which, site)
+            base = fb.ld(b.add(fb.i64(abi.MEM_BASE), mem))
+            b.store(b.add(base, addr), result)
+    return b.inttoptr(b.load(result, typ=I64), PTR)
+
+
+# ----------------------------------------------------------------------------- data movement
+@rt("path", "dst_mem", "dst_a", "dst_off", "src_mem", "src_a", "src_off", "count", "esize", "op")
+def data_copy(fb: FnBuilder, path, dst_mem, dst_a, dst_off, src_mem, src_a, src_off, count,
+              esize, op, site):
+    """Contiguous copy of ``count`` elements; whole 32-B blocks only (the tail is dropped, as
+    the hardware does). Operand offsets are in elements."""
+    b = fb.b
+    fb.fail_with(b.icmp_signed("<", count, fb.i64(0)), E.NEGATIVE_COUNT, site, count)
+    nbytes = b.and_(b.mul(count, esize), fb.i64(~(ALIGN - 1)))
+    dst = operand_pointer(fb, dst_mem, dst_a, b.mul(dst_off, esize), nbytes, esize,
+                          fb.i64(0), fb.i64(1), site)
+    src = operand_pointer(fb, src_mem, src_a, b.mul(src_off, esize), nbytes, esize,
+                          fb.i64(1), fb.i64(1), site)
+    memmove = intrinsic(fb.module, "llvm.memmove.p0.p0.i64", L.VoidType(), [PTR, PTR, I64, I1])
+    b.call(memmove, [dst, src, nbytes, L.Constant(I1, 0)])
+    call_tm(fb, "dma", path, nbytes, op, site)
+
+
+@rt("mem", "a", "index", "esize", "store", "op")
+def scalar_access(fb: FnBuilder, mem, a, index, esize, store, op, site):
+    """Check one element for get_value/set_value and return its address in RES0."""
+    b = fb.b
+    ptr = operand_pointer(fb, mem, a, b.mul(index, esize), esize, esize, fb.i64(0), fb.i64(0),
+                          site)
+    fb.st(abi.RES0, b.ptrtoint(ptr, I64))
+    call_tm(fb, "scalar_access", store, op)
 
 
 # ----------------------------------------------------------------------------- queues
@@ -123,8 +183,8 @@ def _buffer_result(fb: FnBuilder, qbase, qid, index) -> None:
     _res(fb, addr, fb.ld(_q(fb, qbase, abi.Q_BUF_LEN)), tag)
 
 
-@rt("qbase", "qid")
-def alloc_tensor(fb: FnBuilder, qbase, qid, site):
+@rt("qbase", "qid", "pipe", "op")
+def alloc_tensor(fb: FnBuilder, qbase, qid, pipe, op, site):
     _require_init(fb, qbase, site)
     b = fb.b
     num = fb.ld(_q(fb, qbase, abi.Q_NUM))
@@ -144,6 +204,7 @@ def alloc_tensor(fb: FnBuilder, qbase, qid, site):
     fb.st(_q(fb, qbase, abi.Q_STATE, idx), fb.i64(abi.BUF_ALLOCATED))
     fb.st(_q(fb, qbase, abi.Q_CURSOR), b.urem(b.add(idx, fb.i64(1)), num))
     _buffer_result(fb, qbase, qid, idx)
+    call_tm(fb, "wait_time", pipe, _q(fb, qbase, abi.Q_FREED, idx), op)
 
 
 def _tensor_index(fb: FnBuilder, qid, tag, site):
@@ -154,8 +215,8 @@ def _tensor_index(fb: FnBuilder, qid, tag, site):
     return b.srem(tag, fb.i64(256))
 
 
-@rt("qbase", "qid", "depth", "tag")
-def enque(fb: FnBuilder, qbase, qid, depth, tag, site):
+@rt("qbase", "qid", "depth", "tag", "pipe", "op")
+def enque(fb: FnBuilder, qbase, qid, depth, tag, pipe, op, site):
     _require_init(fb, qbase, site)
     b = fb.b
     idx = _tensor_index(fb, qid, tag, site)
@@ -169,11 +230,11 @@ def enque(fb: FnBuilder, qbase, qid, depth, tag, site):
     fb.st(_q(fb, qbase, abi.Q_FIFO, pos), idx)
     fb.st(_q(fb, qbase, abi.Q_COUNT), b.add(count, fb.i64(1)))
     fb.st(_q(fb, qbase, abi.Q_STATE, idx), fb.i64(abi.BUF_ENQUEUED))
-    _res(fb, idx)
+    call_tm(fb, "set_time", pipe, _q(fb, qbase, abi.Q_READY, idx), op)
 
 
-@rt("qbase", "qid")
-def deque(fb: FnBuilder, qbase, qid, site):
+@rt("qbase", "qid", "pipe", "op")
+def deque(fb: FnBuilder, qbase, qid, pipe, op, site):
     _require_init(fb, qbase, site)
     b = fb.b
     count = fb.ld(_q(fb, qbase, abi.Q_COUNT))
@@ -184,17 +245,18 @@ def deque(fb: FnBuilder, qbase, qid, site):
     fb.st(_q(fb, qbase, abi.Q_COUNT), b.sub(count, fb.i64(1)))
     fb.st(_q(fb, qbase, abi.Q_STATE, idx), fb.i64(abi.BUF_ALLOCATED))
     _buffer_result(fb, qbase, qid, idx)
+    call_tm(fb, "wait_time", pipe, _q(fb, qbase, abi.Q_READY, idx), op)
 
 
-@rt("qbase", "qid", "tag")
-def free_tensor(fb: FnBuilder, qbase, qid, tag, site):
+@rt("qbase", "qid", "tag", "pipe", "op")
+def free_tensor(fb: FnBuilder, qbase, qid, tag, pipe, op, site):
     _require_init(fb, qbase, site)
     idx = _tensor_index(fb, qid, tag, site)
     state = fb.ld(_q(fb, qbase, abi.Q_STATE, idx))
     fb.fail_with(fb.b.icmp_signed("!=", state, fb.i64(abi.BUF_ALLOCATED)), E.QUEUE_BAD_STATE,
                  site, state)
     fb.st(_q(fb, qbase, abi.Q_STATE, idx), fb.i64(abi.BUF_FREE))
-    _res(fb, idx)
+    call_tm(fb, "set_time", pipe, _q(fb, qbase, abi.Q_FREED, idx), op)
 
 
 @rt("qbase")
@@ -212,18 +274,18 @@ def _flag(fb: FnBuilder, event, eid, site):
     return b.add(b.mul(event, fb.i64(EVENT_IDS_PER_EVENT)), eid)
 
 
-@rt("flag_base", "event", "eid")
-def set_flag(fb: FnBuilder, flag_base, event, eid, site):
+@rt("flag_base", "event", "eid", "pipe", "op")
+def set_flag(fb: FnBuilder, flag_base, event, eid, pipe, op, site):
     flag = _flag(fb, event, eid, site)
     slot = fb.b.add(flag_base, flag)
     v = fb.ld(slot)
     fb.fail_with(fb.b.icmp_signed(">", v, fb.i64(0)), E.FLAG_DOUBLE_SET, site, flag)
     fb.st(slot, fb.b.add(v, fb.i64(1)))
-    _res(fb, flag)
+    call_tm(fb, "set_time", pipe, fb.b.add(fb.ld(abi.FLAG_TIME_BASE), flag), op)
 
 
-@rt("flag_base", "event", "eid")
-def wait_flag(fb: FnBuilder, flag_base, event, eid, site):
+@rt("flag_base", "event", "eid", "pipe", "op")
+def wait_flag(fb: FnBuilder, flag_base, event, eid, pipe, op, site):
     """A wait issued before its set stays pending; a later set_flag satisfies it."""
     flag = _flag(fb, event, eid, site)
     slot = fb.b.add(flag_base, flag)
@@ -231,7 +293,7 @@ def wait_flag(fb: FnBuilder, flag_base, event, eid, site):
     with fb.b.if_then(fb.b.icmp_signed("<=", v, fb.i64(0))):
         fb.st(fb.b.add(slot, fb.i64(abi.FLAG_SLOTS)), site)  # remember the pending wait
     fb.st(slot, fb.b.sub(v, fb.i64(1)))
-    _res(fb, flag)
+    call_tm(fb, "wait_time", pipe, fb.b.add(fb.ld(abi.FLAG_TIME_BASE), flag), op)
 
 
 @rt("flag_base")
@@ -245,4 +307,48 @@ def kernel_end(fb: FnBuilder, flag_base, site):
         fb.fail_with(pending, E.FLAG_NEVER_SET, wait_site, fb.i64(k))
 
 
-__all__ = ["RT_FUNCTIONS", "define_all", "rt_signature", "I8"]
+# ----------------------------------------------------------------------------- vector ops
+def op_name(spec, dtype) -> str:
+    return f"asc_op_{spec.name}_{dtype.name}"
+
+
+def op_signature(spec, dtype) -> L.FunctionType:
+    """``i64 (ptr ctx, i64 dst, i64 src…, T scalar…, i64 count, i64 site)`` (UB addresses)."""
+    from .runtime_lib import operand_counts
+    n_src, n_scalar = operand_counts(spec)
+    return L.FunctionType(I64, [PTR] + [I64] * (1 + n_src) + [memory_type(dtype)] * n_scalar
+                          + [I64, I64])
+
+
+def define_vector_op(module: L.Module, spec, dtype) -> None:
+    """Checks, the element loop (``asc_vec_*``) and the timing of one vector instruction."""
+    from ...dsl.types import Memory
+    from ...simulator import timing_params as TP
+    from .runtime_lib import function_name, operand_counts
+    n_src, n_scalar = operand_counts(spec)
+    func = L.Function(module, op_signature(spec, dtype), name=op_name(spec, dtype))
+    fb = FnBuilder(module, func)
+    b = fb.b
+    args = list(func.args[1:])
+    addrs, scalars = args[:1 + n_src], args[1 + n_src:1 + n_src + n_scalar]
+    count, site = args[-2], args[-1]
+    esize = dtype.sizeof()
+    fb.fail_with(b.icmp_signed("<", count, fb.i64(0)), E.NEGATIVE_COUNT, site, count)
+    nbytes = b.mul(count, fb.i64(esize))
+    ub = fb.i64(int(Memory.UB))
+    base = fb.ld(abi.MEM_BASE + int(Memory.UB))
+    ptrs = []
+    for which, addr in enumerate(addrs):
+        call_rt(fb, "check_local", ub, addr, nbytes, fb.i64(1), fb.i64(which), site)
+        ptrs.append(b.inttoptr(b.add(base, addr), PTR))
+    loop = module.globals[function_name(spec.name, dtype)]
+    b.call(loop, ptrs + list(scalars) + [count])
+    a0 = addrs[1] if n_src >= 1 else addrs[0]
+    a1 = addrs[2] if n_src >= 2 else fb.i64(-1)
+    call_tm(fb, "vec", TP.OP_INDEX[spec.name], TP.class_index(spec.cost), TP.family(dtype),
+            count, esize, a0, a1, site)
+    b.ret(fb.i64(0))
+    fb.finish()
+
+
+__all__ = ["RT_FUNCTIONS", "define_all", "rt_signature", "I8", "op_name", "op_signature"]

@@ -25,20 +25,26 @@ def function_name(op: str, dtype: DataType) -> str:
     return f"asc_vec_{op}_{dtype.name}"
 
 
+def operand_counts(spec) -> tuple[int, int]:
+    """(source tensors, scalar operands) of an element-wise op."""
+    n_src = {Family.BINARY: 2, Family.UNARY: 1, Family.SCALAR: 1, Family.DUPLICATE: 0}[spec.family]
+    return n_src, 1 if spec.family in (Family.SCALAR, Family.DUPLICATE) else 0
+
+
 def signature(spec, dtype: DataType) -> L.FunctionType:
     """``void (ptr dst, ptr src…, T scalar…, i64 n)`` for an element-wise op."""
-    n_src = {Family.BINARY: 2, Family.UNARY: 1, Family.SCALAR: 1, Family.DUPLICATE: 0}[spec.family]
-    n_scalar = 1 if spec.family in (Family.SCALAR, Family.DUPLICATE) else 0
+    n_src, n_scalar = operand_counts(spec)
     return L.FunctionType(L.VoidType(), [PTR] * (1 + n_src) + [memory_type(dtype)] * n_scalar
                           + [I64])
 
 
-def declare(module: L.Module, spec, dtype: DataType) -> L.Function:
-    """The library function for (op, dtype), declared in a kernel module."""
-    name = function_name(spec.name, dtype)
+def declare_op(module: L.Module, spec, dtype: DataType) -> L.Function:
+    """The whole vector instruction (checks, loop, timing) for (op, dtype), in a kernel."""
+    from .rtfuncs import op_name, op_signature
+    name = op_name(spec, dtype)
     fn = module.globals.get(name)
     if fn is None:
-        fn = L.Function(module, signature(spec, dtype), name=name)
+        fn = L.Function(module, op_signature(spec, dtype), name=name)
     return fn
 
 
@@ -80,10 +86,12 @@ def declare_rt(module: L.Module, name: str) -> L.Function:
 
 def _symbols():
     from .rtfuncs import RT_FUNCTIONS
+    from .rtfuncs import op_name
     for spec in REGISTRY.values():
         if spec.elem is not None:
             for dtype in spec.dtypes:
                 yield function_name(spec.name, dtype)
+                yield op_name(spec, dtype)
     for name in RT_FUNCTIONS:
         yield f"asc_rt_{name}"
     from .timing import TM_FUNCTIONS
@@ -93,15 +101,16 @@ def _symbols():
 
 def build_module() -> L.Module:
     from . import timing
-    from .rtfuncs import define_all
+    from .rtfuncs import define_all, define_vector_op
     module = L.Module(name="asc_runtime")
-    define_all(module)
     timing.define_all(module)
+    define_all(module)
     for spec in REGISTRY.values():
         if spec.elem is None:
             continue
         for dtype in spec.dtypes:
             _define(module, spec, dtype)
+            define_vector_op(module, spec, dtype)
     return module
 
 
@@ -126,4 +135,4 @@ def ensure_loaded() -> None:
         _loaded = True
 
 
-__all__ = ["declare", "declare_rt", "ensure_loaded", "function_name", "I1"]
+__all__ = ["declare_op", "declare_rt", "ensure_loaded", "function_name", "operand_counts", "I1"]

@@ -91,6 +91,10 @@ def define_all(module: L.Module) -> None:
         func = L.Function(module, tm_signature(name), name=f"asc_tm_{name}")
         func.attributes.add("nounwind")
         tb = _TB(module, func)
+        off = tb.b.icmp_signed("==", tb.ld(abi.TIMING_ON), tb.i64(0))
+        with tb.b.if_then(off, likely=False):
+            tb.b.ret_void()
+            tb.b.position_at_end(func.append_basic_block("dead"))
         body(tb, *func.args[1:])
         if not tb.b.block.is_terminated:
             tb.b.ret_void()
@@ -188,9 +192,11 @@ def dma(tb: _TB, path, nbytes, op, site):
 
 
 @tm(2)
-def scalar_access(tb: _TB, cycles_index, op):
+def scalar_access(tb: _TB, store, op):
     """get_value/set_value: the scalar unit performs the access and waits for it."""
-    cycles = tb.ceil_i(tb.cost(cycles_index))
+    index = tb.b.select(tb.b.icmp_signed("!=", store, tb.i64(0)), tb.i64(TP.STORE),
+                        tb.i64(TP.LOAD))
+    cycles = tb.ceil_i(tb.cost(index))
     tb.add_slot(abi.T_SCALAR, cycles)
     tb.count(tb.b.add(tb.i64(TP.COUNT_BASE), op), tb.i64(1))
 
@@ -251,67 +257,30 @@ def barrier(tb: _TB, pipe, op):
 
 # ----------------------------------------------------------------------------- codegen hook
 class TimingEmitter:
-    """Called by codegen at every intrinsic and scalar statement; emits calls to asc_tm_*."""
+    """Codegen hook for the scalar unit's own work (the runtime library times everything else)."""
 
     def call(self, cg, name: str, args) -> None:
         cg.b.call(declare_tm(cg.module, name), [cg.ctx] + [cg._as_i64(a) for a in args])
 
     def scalar(self, cg, ops: int) -> None:
         """``ops`` scalar ALU operations issued by the scalar unit."""
-        if ops > 0:  # ALU cycles per op come from the cost table at run time
-            t = cg.ld(abi.T_SCALAR)
-            alu = cg.b.fptosi(cg.b.load(cg.b.gep(cg.ctx_ptr(abi.COSTS), [cg.i64(TP.ALU)],
-                                                  source_etype=F64), typ=F64), I64)
-            cg.st(abi.T_SCALAR, cg.b.add(t, cg.b.mul(alu, cg.i64(ops))))
+        if ops > 0:  # ALU cycles per op come from the cost table, read once per launch
+            cg.st(abi.T_SCALAR, cg.b.add(cg.ld(abi.T_SCALAR), cg.b.mul(self._alu(cg),
+                                                                       cg.i64(ops))))
 
-    def on_intrinsic(self, cg, s, **info) -> None:
-        spec = REGISTRY[s.op]
-        op = TP.OP_INDEX[s.op]
-        site = cg.i64(len(cg.sites))
-        cg.sites.append(_site(cg, s.op))
-        if spec.elem is not None:
-            dtype = s.attr("dtype")
-            addrs = info["addrs"] + [-1, -1]
-            a0 = addrs[1] if spec.family in (Family.BINARY, Family.UNARY, Family.SCALAR) \
-                else addrs[0]
-            a1 = addrs[2] if spec.family == Family.BINARY else -1
-            self.call(cg, "vec", [op, TP.class_index(spec.cost), TP.family(dtype),
-                                  info["count"], dtype.sizeof(), a0, a1, site])
-        elif s.op == "data_copy":
-            self.call(cg, "dma", [info["path"], info["nbytes"], op, site])
-        elif s.op in ("get_value", "set_value"):
-            self.call(cg, "scalar_access", [TP.LOAD if s.op == "get_value" else TP.STORE, op])
-        elif s.op in ("set_flag", "wait_flag"):
-            event = HardEvent(s.args[0])
-            slot = cg.b.add(cg.ld(abi.FLAG_TIME_BASE), info["flag"])
-            if s.op == "set_flag":
-                self.call(cg, "set_time", [int(event.src_pipe), slot, op])
-            else:
-                self.call(cg, "wait_time", [int(event.dst_pipe), slot, op])
-        elif s.op == "pipe_barrier":
-            self.call(cg, "barrier", [s.args[0], op])
-        elif s.op in ("enque", "deque", "alloc_tensor", "free_tensor"):
-            producer, consumer = POSITION_PIPES.get(s.attr("position"),
-                                                    (PipeID.PIPE_V, PipeID.PIPE_V))
-            qbase = abi.queue_slot(cg.nq, s.attr("queue"), 0)
-            field = abi.Q_READY if s.op in ("enque", "deque") else abi.Q_FREED
-            slot = cg.b.add(cg.i64(qbase + field), info["buffer"])
-            if s.op in ("enque", "free_tensor"):
-                pipe = producer if s.op == "enque" else consumer
-                self.call(cg, "set_time", [int(pipe), slot, op])
-            else:
-                pipe = consumer if s.op == "deque" else producer
-                self.call(cg, "wait_time", [int(pipe), slot, op])
-        else:
-            self.scalar(cg, 1)
+    def _alu(self, cg):
+        value = getattr(cg, "_alu_cycles", None)
+        if value is None:  # loaded in the entry block, so it dominates every use
+            b = cg.alloca_builder
+            table = b.inttoptr(b.load(b.gep(cg.ctx, [cg.i64(abi.COSTS)], source_etype=I64),
+                                      typ=I64), PTR)
+            value = b.fptosi(b.load(b.gep(table, [cg.i64(TP.ALU)], source_etype=F64), typ=F64),
+                             I64)
+            cg._alu_cycles = value
+        return value
 
-    def on_kernel_end(self, cg) -> None:
-        pass
+    def barrier(self, cg, pipe: int) -> None:
+        self.call(cg, "barrier", [pipe, TP.OP_INDEX["pipe_barrier"]])
 
 
-def _site(cg, op: str):
-    from .core import Site
-    return Site(cg.cur_loc, op, ())
-
-
-__all__ = ["TimingEmitter", "define_all", "declare_tm", "POSITION_PIPES"]
+__all__ = ["TimingEmitter", "define_all", "declare_tm", "POSITION_PIPES", "Family", "REGISTRY", "HardEvent"]

@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast as pyast
 import hashlib
 import keyword
-import os
 import re
 import sys
 import threading
@@ -38,11 +37,8 @@ _CLOSERS = {"RPAR", "RSQB", "RBRACE"}
 
 
 class _LexError(Exception):
-    """Raised by the lexer; turned into a KernelSyntaxError by ``parse_function``.
-
-    ``pos`` is (line, col, end_line, end_col) in ``src.text``; ``ref_line`` (a line of
-    ``src.text``) is substituted for ``{line}`` in the message, in file coordinates.
-    """
+    """A lexer error at ``pos`` = (line, col, end_line, end_col) in ``src.text``; ``{line}`` in
+    the message stands for ``ref_line`` in file coordinates. No message: a bad character."""
 
     def __init__(self, message: str, pos: tuple, hint: str = "", ref_line: int = 0):
         super().__init__(message)
@@ -200,7 +196,7 @@ def parse_function(src: KernelSource) -> A.FunctionDef:
     ``KernelSyntaxError`` (with an absolute file location) for invalid syntax and for Python
     constructs outside the kernel language.
     """
-    from lark.exceptions import LarkError, UnexpectedInput
+    from lark.exceptions import LarkError, UnexpectedToken
     parser = get_parser()
     text = src.text if src.text.endswith("\n") else src.text + "\n"
     with _lock:
@@ -209,7 +205,7 @@ def parse_function(src: KernelSource) -> A.FunctionDef:
             err = None
         except _LexError as e:
             err = _lex_error(e, src, text)
-        except UnexpectedInput as e:
+        except UnexpectedToken as e:
             err = _syntax_error(e, src, text, _lex_state["brackets"])
         except LarkError:
             err = KernelSyntaxError("invalid syntax", SourceLoc(src.file, src.first_line, 1))
@@ -219,50 +215,38 @@ def parse_function(src: KernelSource) -> A.FunctionDef:
 
 
 # ----------------------------------------------------------------------------- unsupported constructs
-_LOOP_HINT = "use a `for` loop (or `asc.static_range` to unroll it)"
-_UNSUPPORTED = {   # tree name → (message, hint)
-    "classdef": ("class definitions are not supported in kernels",
-                 "define classes outside the kernel"),
-    "lambdef": ("`lambda` expressions are not supported in kernels",
-                "define a helper with `def` at module level, decorated with @asc.kernel"),
-    "with_stmt": ("`with` statements are not supported in kernels", ""),
-    "try_stmt": ("`try` statements are not supported in kernels",
-                 "kernels cannot catch exceptions; test conditions with `if` instead"),
-    "import_stmt": ("`import` statements are not supported in kernels",
-                    "import modules at the top of the file, outside the kernel"),
-    "global_stmt": ("`global` statements are not supported in kernels",
-                    "module-level constants can be read directly; kernels cannot assign them"),
-    "nonlocal_stmt": ("`nonlocal` statements are not supported in kernels", ""),
-    "del_stmt": ("`del` statements are not supported in kernels", ""),
-    "raise_stmt": ("`raise` statements are not supported in kernels",
-                   "check conditions with `assert` or `asc.static_assert`"),
-    "yield_expr": ("`yield` is not supported in kernels", "a kernel cannot be a generator"),
-    "async_stmt": ("`async` functions and statements are not supported in kernels", ""),
-    "await_expr": ("`await` is not supported in kernels", ""),
-    "funcdef": ("nested function definitions are not supported in kernels",
-                "define the helper at module level, decorated with @asc.kernel: calls to it "
-                "are inlined"),
-    "listcomp": ("list comprehensions are not supported in kernels", _LOOP_HINT),
-    "setcomp": ("set comprehensions are not supported in kernels", _LOOP_HINT),
-    "dictcomp": ("dict comprehensions are not supported in kernels", _LOOP_HINT),
-    "genexp": ("generator expressions are not supported in kernels", _LOOP_HINT),
-    "genexp_arg": ("generator expressions are not supported in kernels", _LOOP_HINT),
-    "dict": ("dict literals are not supported in kernels", "pass values as separate arguments"),
-    "set": ("set literals are not supported in kernels", ""),
-    "star_expr": ("starred expressions (`*x`) are not supported in kernels",
-                  "unpack into a fixed number of names"),
-    "star_arg": ("starred arguments (`*args`) are not supported in kernels",
-                 "pass each argument explicitly"),
-    "kwstar_arg": ("`**kwargs` unpacking is not supported in kernels",
-                   "pass each keyword argument explicitly"),
-    "walrus": ("assignment expressions (`:=`) are not supported in kernels",
-               "assign the value on its own line first"),
-    "ellipsis": ("`...` (Ellipsis) is not supported in kernels", "use `pass` for an empty body"),
-    "star_param": ("`*args` and `*` parameters are not supported in kernels",
-                   "declare each parameter by name"),
-    "kwstar_param": ("`**kwargs` parameters are not supported in kernels",
-                     "declare each parameter by name"),
-    "slash_param": ("positional-only parameters (`/`) are not supported in kernels", ""),
+_LOOP = "use a `for` loop (or `asc.static_range` to unroll it)"
+_BY_NAME = "declare each parameter by name"
+_UNSUPPORTED = {   # tree name → (what, hint); the message is "<what> not supported in kernels"
+    "classdef": ("class definitions are", "define classes outside the kernel"),
+    "lambdef": ("`lambda` expressions are", "define a module-level helper with @asc.kernel"),
+    "with_stmt": ("`with` statements are", ""),
+    "try_stmt": ("`try` statements are", "kernels cannot catch exceptions; test with `if`"),
+    "import_stmt": ("`import` statements are", "import at the top of the file instead"),
+    "global_stmt": ("`global` statements are", "kernels read module constants directly"),
+    "nonlocal_stmt": ("`nonlocal` statements are", ""),
+    "del_stmt": ("`del` statements are", ""),
+    "raise_stmt": ("`raise` statements are", "check with `assert` or `asc.static_assert`"),
+    "yield_expr": ("`yield` is", "a kernel cannot be a generator"),
+    "async_stmt": ("`async` functions and statements are", ""),
+    "await_expr": ("`await` is", ""),
+    "funcdef": ("nested function definitions are",
+                "define the helper at module level with @asc.kernel; calls to it are inlined"),
+    "listcomp": ("list comprehensions are", _LOOP),
+    "setcomp": ("set comprehensions are", _LOOP),
+    "dictcomp": ("dict comprehensions are", _LOOP),
+    "genexp": ("generator expressions are", _LOOP),
+    "genexp_arg": ("generator expressions are", _LOOP),
+    "dict": ("dict literals are", "pass the values as separate arguments"),
+    "set": ("set literals are", ""),
+    "star_expr": ("starred expressions (`*x`) are", "unpack into a fixed number of names"),
+    "star_arg": ("starred arguments (`*args`) are", "pass each argument explicitly"),
+    "kwstar_arg": ("`**kwargs` arguments are", "pass each keyword argument explicitly"),
+    "walrus": ("assignment expressions (`:=`) are", "assign the value on its own line first"),
+    "ellipsis": ("`...` (Ellipsis) is", "use `pass` for an empty body"),
+    "star_param": ("`*args` and `*` parameters are", _BY_NAME),
+    "kwstar_param": ("`**kwargs` parameters are", _BY_NAME),
+    "slash_param": ("positional-only parameters (`/`) are", _BY_NAME),
 }
 
 
@@ -273,6 +257,12 @@ _PREC = {"or": 1, "and": 2, "<": 4, ">": 4, "==": 4, ">=": 4, "<=": 4, "!=": 4, 
          "not in": 4, "is": 4, "is not": 4, "|": 5, "^": 6, "&": 7, "<<": 8, ">>": 8,
          "+": 9, "-": 9, "*": 10, "/": 10, "//": 10, "%": 10, "@": 10}
 _AND_PREC, _NOT_PREC, _CMP_PREC = 2, 3, 4
+
+
+def _op(tok) -> str:
+    """Operator text of a token, with `not  in` / `is\nnot` normalised."""
+    return tok.value if tok.value in _PREC else " ".join(tok.value.split())
+
 
 class _Builder:
     """Walks lark's parse tree and builds ``ast`` nodes with absolute locations."""
@@ -294,13 +284,16 @@ class _Builder:
     def span(self, start: SourceLoc, end: SourceLoc) -> SourceLoc:
         return SourceLoc(self.file, start.line, start.col, end.end_line, end.end_col)
 
+    def opt(self, x):
+        """``expr(x)``, or None for an absent optional part."""
+        return None if x is None else self.expr(x)
+
     def fail(self, message: str, x, hint: str = ""):
         raise KernelSyntaxError(message, self.loc(x), hint=hint)
 
     def unsupported(self, tree):
-        message, hint = _UNSUPPORTED.get(tree.data, ("this construct is not supported in kernels",
-                                                     ""))
-        self.fail(message, tree, hint)
+        what, hint = _UNSUPPORTED.get(tree.data, ("this construct is", ""))
+        self.fail(f"{what} not supported in kernels", tree, hint)
 
     # --- top level
     def module(self, tree) -> A.FunctionDef:
@@ -311,7 +304,7 @@ class _Builder:
         first = stmts[0]
         target = first.children[-1] if first.data == "decorated" else first
         if target.data != "funcdef":
-            if target.data in _UNSUPPORTED and target.data != "funcdef":
+            if target.data in _UNSUPPORTED:
                 self.unsupported(target)
             self.fail("the kernel source must be a single function definition (`def`)", first)
         if len(stmts) > 1:
@@ -336,9 +329,7 @@ class _Builder:
                 self.fail(f"parameter '{pname}' without a default follows a parameter with "
                           "a default", p)
             need_default = default is not None
-            params.append(A.Param(self.loc(p), str(pname),
-                                  None if ann is None else self.expr(ann),
-                                  None if default is None else self.expr(default)))
+            params.append(A.Param(self.loc(p), str(pname), self.opt(ann), self.opt(default)))
         body = self.suite(suite)
         if body and type(body[0]) is A.ExprStmt and type(body[0].value) is A.Constant \
                 and isinstance(body[0].value.value, str):
@@ -346,8 +337,7 @@ class _Builder:
         loc = self.loc(tree)
         if body:
             loc = self.span(loc, body[-1].loc)
-        return A.FunctionDef(loc, str(name), tuple(params), body, decorators,
-                             None if returns is None else self.expr(returns))
+        return A.FunctionDef(loc, str(name), tuple(params), body, decorators, self.opt(returns))
 
     # --- statements
     def suite(self, tree) -> tuple:
@@ -384,8 +374,7 @@ class _Builder:
         target = self.expr(target)
         if type(target) not in (A.Name, A.Attribute, A.Subscript):
             self.fail("only a single name, attribute or subscript can be annotated", t)
-        return A.AnnAssign(self.loc(t), target, self.expr(ann),
-                           None if value is None else self.expr(value))
+        return A.AnnAssign(self.loc(t), target, self.expr(ann), self.opt(value))
 
     def augassign(self, t):
         target, op, value = t.children
@@ -414,12 +403,11 @@ class _Builder:
         return build
 
     def return_stmt(self, t):
-        value = t.children[0]
-        return A.Return(self.loc(t), None if value is None else self.expr(value))
+        return A.Return(self.loc(t), self.opt(t.children[0]))
 
     def assert_stmt(self, t):
         test, msg = t.children
-        return A.Assert(self.loc(t), self.expr(test), None if msg is None else self.expr(msg))
+        return A.Assert(self.loc(t), self.expr(test), self.opt(msg))
 
     def if_stmt(self, t):
         ch = t.children
@@ -556,9 +544,7 @@ class _Builder:
         lower, upper, step = t.children
         if step is not None:
             step = step.children[0]
-        return A.Slice(self.loc(t), None if lower is None else self.expr(lower),
-                       None if upper is None else self.expr(upper),
-                       None if step is None else self.expr(step))
+        return A.Slice(self.loc(t), self.opt(lower), self.opt(upper), self.opt(step))
 
     def ifexp(self, t):
         body, test, orelse = t.children
@@ -594,17 +580,14 @@ class _Builder:
             pos += 1
         n = len(items)
         while pos < n:
-            op = items[pos].value
-            prec = _PREC.get(op)
-            if prec is None:
-                op = " ".join(op.split())       # `not  in`, `is\nnot`
-                prec = _PREC[op]
+            op = _op(items[pos])
+            prec = _PREC[op]
             if prec < min_prec:
                 break
             if prec == _CMP_PREC:
                 ops, comparators = [], []
-                while pos < n and _PREC.get(" ".join(items[pos].value.split())) == _CMP_PREC:
-                    ops.append(" ".join(items[pos].value.split()))
+                while pos < n and _PREC[_op(items[pos])] == _CMP_PREC:
+                    ops.append(_op(items[pos]))
                     right, pos, end = self.climb(items, pos + 1, _CMP_PREC + 1)
                     comparators.append(right)
                 outer = self.span(outer, end)
@@ -633,8 +616,8 @@ class _Builder:
     EXPR = {
         "string": string, "const_true": const(True), "const_false": const(False),
         "const_none": const(None), "tuple": tuple_, "list": list_, "getattr": getattr_,
-        "call": call, "getitem": getitem, "slice": slice_, "ifexp": ifexp, "flat": flat, "test": flat,
-        "factor": factor, "power": power,
+        "call": call, "getitem": getitem, "slice": slice_, "ifexp": ifexp, "flat": flat,
+        "test": flat, "factor": factor, "power": power,
     }
     del simple, jump, const
 
@@ -652,7 +635,7 @@ _BLOCK_WORDS = {"if", "elif", "else", "for", "while", "def", "class", "with", "t
 _EXPR_START = {"(", "[", "{", "-", "+", "~", "not", "lambda", "await", "True", "False", "None",
                "*", "**", "yield", "..."}
 _OPERATORS = {"+", "-", "*", "/", "//", "%", "**", "<<", ">>", "&", "|", "^", "@", "<", ">", "==",
-              "!=", "<=", ">=", "in", "not", "is", "and", "or", "if", ".", "(", "[", "is not", "not in"}
+              "!=", "<=", ">=", "in", "not in", "is", "is not", "and", "or", "if", ".", "(", "["}
 _NAMED_TERMINALS = {"NAME": "a name", "NUMBER": "a number", "STRING": "a string",
                     "_NEWLINE": "the end of the line", "_INDENT": "an indented block",
                     "_DEDENT": "the end of the block", "$END": "the end of the source",
@@ -765,9 +748,7 @@ def _lex_error(e: _LexError, src: KernelSource, text: str) -> KernelSyntaxError:
 def _syntax_error(e, src: KernelSource, text: str, brackets: list) -> KernelSyntaxError:
     """Translate one of lark's UnexpectedInput errors into a KernelSyntaxError."""
     lines = text.splitlines()
-    tok = getattr(e, "token", None)
-    if tok is None:     # pragma: no cover - KernelLexer raises _LexError instead
-        return _error_at(src, (e.line, e.column, e.line, e.column + 1), "invalid syntax")
+    tok = e.token       # KernelLexer raises _LexError, so this is an UnexpectedToken
     kind = tok.type
     try:    # what the parser can really accept here (LALR's `expected` over-approximates)
         expected = set(e.accepts or e.expected or ())
@@ -811,10 +792,9 @@ def _syntax_error(e, src: KernelSource, text: str, brackets: list) -> KernelSynt
                          "Python blocks start with ':' and an indented body, not '{ }'")
     word = _first_word(code)
     if tok.value == "=" and word in ("if", "elif", "while"):
-        return _error_at(src, pos, "invalid syntax: '=' assigns",
-                         "use '==' to compare")
-    if keyword.iskeyword(word) and re.match(rf"\s*{word}\s*(=|{re.escape(tok.value)})", code) \
-            and tok.value.endswith("="):
+        return _error_at(src, pos, "invalid syntax: '=' assigns", "use '==' to compare")
+    if keyword.iskeyword(word) and tok.value.endswith("=") \
+            and re.match(rf"\s*{word}\s*{re.escape(tok.value)}", code):
         return _error_at(src, pos, f"`{word}` is a Python keyword and cannot be used as a name",
                          f"rename it, e.g. `{word}_`")
     if brackets and kind not in ("$END",) and line > brackets[-1].line:
