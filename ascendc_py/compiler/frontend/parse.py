@@ -2,6 +2,9 @@
 
 The parser is built once per process, on first use (lark is imported only then), and its LALR
 tables are cached under ``cache_dir()`` so that a new process loads them instead of rebuilding.
+Tokens come from ``KernelLexer`` (one regex, Python's indentation and bracket rules); binary
+operators arrive as flat operand/operator lists, to which ``_Builder.climb`` applies Python's
+precedence (a short LALR reduction chain per operand is what makes parsing fast).
 Every node gets an absolute ``SourceLoc`` (``KernelSource.first_line``/``col_offset`` applied).
 Constructs outside the kernel language are parsed by the grammar and rejected here with a
 ``KernelSyntaxError`` that names them; lark's own syntax errors are translated into messages
