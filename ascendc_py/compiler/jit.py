@@ -26,28 +26,19 @@ _engines: list = []  # keep MCJIT engines (and their code) alive for the process
 CACHE_FORMAT = 1
 
 
-_fast_target_machine = None
-
-
-def _llvm(fast: bool = False):
-    """llvmlite's binding layer and a TargetMachine for the host CPU.
-
-    ``fast=True`` gives the machine used for kernel modules: they hold only control flow,
-    checks and calls into the O3-compiled runtime library, so quick instruction selection
-    matters more than code quality there.
-    """
+def _llvm():
+    """llvmlite's binding layer and a TargetMachine for the host CPU (features included,
+    so the vectoriser can use AVX2/AVX-512 where the host has them)."""
     import llvmlite.binding as llvm
-    global _target_machine, _fast_target_machine
+    global _target_machine
     if _target_machine is None:
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
         target = llvm.Target.from_default_triple()
-        cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
         _target_machine = target.create_target_machine(
-            cpu=cpu, features=features, opt=3, reloc="default", codemodel="jitdefault")
-        _fast_target_machine = target.create_target_machine(
-            cpu=cpu, features=features, opt=0, reloc="default", codemodel="jitdefault")
-    return llvm, (_fast_target_machine if fast else _target_machine)
+            cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
+            opt=3, reloc="default", codemodel="jitdefault")
+    return llvm, _target_machine
 
 
 _version_cache: Optional[str] = None
@@ -125,13 +116,9 @@ class CompiledKernel:
         self.cfunc = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)(self.address)
 
 
-def emit_object(module_text: str, library: bool = False) -> tuple[bytes, dict]:
-    """Parse, verify, optimise and emit object code for LLVM IR text.
-
-    The runtime library (``library=True``) gets the full O3 pipeline with vectorisation;
-    kernel modules get SROA, instcombine and simplifycfg and fast instruction selection.
-    """
-    llvm, tm = _llvm(fast=not library)
+def emit_object(module_text: str) -> tuple[bytes, dict]:
+    """Parse, verify, optimise (the O3 pipeline, with vectorisation) and emit object code."""
+    llvm, tm = _llvm()
     times = {}
     t0 = time.perf_counter()
     mod = llvm.parse_assembly(module_text)
@@ -139,20 +126,11 @@ def emit_object(module_text: str, library: bool = False) -> tuple[bytes, dict]:
     mod.data_layout = str(tm.target_data)
     mod.verify()
     t1 = time.perf_counter()
-    pto = llvm.create_pipeline_tuning_options(speed_level=3 if library else 1)
-    pto.loop_vectorization = library
-    pto.slp_vectorization = library
+    pto = llvm.create_pipeline_tuning_options(speed_level=3)
+    pto.loop_vectorization = True
+    pto.slp_vectorization = True
     pb = llvm.create_pass_builder(tm, pto)
-    if library:
-        pb.getModulePassManager().run(mod, pb)
-    else:
-        fpm = llvm.create_new_function_pass_manager()
-        fpm.add_sroa_pass()
-        fpm.add_instruction_combine_pass()
-        fpm.add_simplify_cfg_pass()
-        for fn in mod.functions:
-            if not fn.is_declaration:
-                fpm.run(fn, pb)
+    pb.getModulePassManager().run(mod, pb)
     t2 = time.perf_counter()
     obj = tm.emit_object(mod)
     times.update(llvm_parse=t1 - t0, optimize=t2 - t1, emit=time.perf_counter() - t2)

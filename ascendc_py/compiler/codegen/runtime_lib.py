@@ -5,7 +5,7 @@ Kernels do not carry their own copies of the element loops: codegen declares
 generated from the op registry with llvmlite, optimised at O3, cached on disk as object code
 (keyed by the compiler version and host CPU) and loaded once per process; its symbols are
 registered with ``llvm.add_symbol`` so every kernel's object code links against it. This keeps
-per-kernel compile time small (the kernel module holds only control flow, checks and calls).
+per-kernel compile time small (the kernel module holds only control flow and calls).
 """
 from __future__ import annotations
 
@@ -127,7 +127,7 @@ def ensure_loaded() -> None:
         key = f"runtime-{jit.compiler_version()}-{jit.host_target()}"
         obj = jit.load_blob(key)
         if obj is None:
-            obj, _ = jit.emit_object(str(build_module()), library=True)
+            obj, _ = jit.emit_object(str(build_module()))
             jit.store_blob(key, obj)
         engine = jit.load_object_engine(obj)
         for name in _symbols():
