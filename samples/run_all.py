@@ -3,22 +3,29 @@
 `make demo` runs this file.
 """
 import importlib
+import os
 import pathlib
 import sys
 import time
 
 HERE = pathlib.Path(__file__).resolve().parent
+OUT = HERE.parent / "out"
 sys.path.insert(0, str(HERE))
 SAMPLES = ["add_tque", "add_flags", "leaky_relu", "sepia"]
 
 
 def main() -> int:
     failed = []
+    os.environ.setdefault("ASCENDC_PY_TRACE", "1")  # record traces for out/
+    OUT.mkdir(exist_ok=True)
     for name in SAMPLES:
         print(f"=== {name} ===")
         t0 = time.perf_counter()
         try:
-            importlib.import_module(name).main()
+            report = importlib.import_module(name).main()
+            if report is not None:
+                print("trace:", report.save_trace(OUT / f"{name}.trace.json"))
+                print("timeline:", report.plot(OUT / f"{name}.png"))
         except Exception as exc:  # report and keep going, fail at the end
             failed.append(name)
             print(f"FAILED: {type(exc).__name__}: {exc}")

@@ -144,7 +144,7 @@ def pack_scalars(values) -> np.ndarray:
 
 
 def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_values,
-               trace: bool = False, trace_capacity: int = 200_000,
+               trace: bool = False, trace_capacity: int = 100_000,
                timing: bool = True) -> LaunchResult:
     """Run every block; raise the first block's fault (if any) as a KernelRuntimeError."""
     ctx_slots = abi.ctx_slots(compiled.num_queues)
@@ -164,7 +164,7 @@ def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_
             block = next(counter)
             if block >= block_dim:
                 return
-            trace_buf = np.zeros((trace_capacity, abi.TRACE_FIELDS), np.int64) if trace else None
+            trace_buf = np.empty((trace_capacity, abi.TRACE_FIELDS), np.int64) if trace else None
             ctx = core.prepare(block, block_dim, gm_ptrs, gm_sizes, scalars, costs,
                                compiled.num_queues, trace_buf)
             ctx[abi.TIMING_ON] = int(timing)

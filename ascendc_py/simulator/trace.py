@@ -68,6 +68,34 @@ def write_chrome_trace(report, path) -> str:
 
 
 def plot_timeline(report, path, core: int = 0) -> str:
+    lanes: dict[int, list] = {}
+    for _, start, occ, _, pipe, _, op in core_events(report, core):
+        lanes.setdefault(pipe, []).append((start, max(occ, 1), op))
+    if not lanes:
+        raise ValueError("no trace events for this core: launch with trace=True")
+    title = f"{report.kernel}[{report.block_dim}] on {report.platform}: core {core}"
+    return _draw(lanes, title, "cycles", path)
+
+
+def plot_trace_file(trace_path, path, core: int = 0) -> str:
+    """Draw the timeline of ``core`` from a trace JSON written by ``Report.save_trace``."""
+    with open(trace_path) as f:
+        data = json.load(f)
+    pid = f"core{core}.veccore0"
+    ops = {name: i for i, name in enumerate(_OPS)}
+    lanes: dict[int, list] = {}
+    for ev in data.get("traceEvents", []):
+        if ev.get("ph") == "X" and ev.get("pid") == pid and ev.get("tid") in PIPE_NAMES:
+            lanes.setdefault(PIPE_NAMES.index(ev["tid"]), []).append(
+                (ev["ts"], ev["dur"], ops.get(ev.get("name"), 0)))
+    if not lanes:
+        raise ValueError(f"{trace_path} has no events for core {core}")
+    other = data.get("otherData", {})
+    title = f"{other.get('kernel', '')} on {other.get('platform', '')}: core {core}"
+    return _draw(lanes, title, "microseconds", path)
+
+
+def _draw(lanes: dict, title: str, unit: str, path) -> str:
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -75,11 +103,6 @@ def plot_timeline(report, path, core: int = 0) -> str:
     except ImportError:
         raise ImportError("plotting needs matplotlib: pip install matplotlib "
                           "(or the ascendc_py[plot] extra)") from None
-    lanes: dict[int, list] = {}
-    for _, start, occ, _, pipe, _, op in core_events(report, core):
-        lanes.setdefault(pipe, []).append((start, max(occ, 1), op))
-    if not lanes:
-        raise ValueError("no trace events for this core: launch with trace=True")
     fig, ax = plt.subplots(figsize=(12, 0.6 * len(PIPE_NAMES) + 1.2))
     colours = plt.get_cmap("tab20")
     for pipe, spans in lanes.items():
@@ -88,8 +111,8 @@ def plot_timeline(report, path, core: int = 0) -> str:
     ax.set_yticks(range(len(PIPE_NAMES)))
     ax.set_yticklabels(PIPE_NAMES)
     ax.invert_yaxis()
-    ax.set_xlabel("cycles")
-    ax.set_title(f"{report.kernel}[{report.block_dim}] on {report.platform}: core {core}")
+    ax.set_xlabel(unit)
+    ax.set_title(title)
     fig.tight_layout()
     path = Path(path)
     if path.parent and not path.parent.exists():
@@ -97,3 +120,20 @@ def plot_timeline(report, path, core: int = 0) -> str:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return os.fspath(path)
+
+
+def main(argv=None) -> int:
+    """``python -m ascendc_py.simulator.trace TRACE.json [-o OUT.png] [--core N]``."""
+    import argparse
+    parser = argparse.ArgumentParser(description="Draw a pipe timeline from a trace JSON.")
+    parser.add_argument("trace")
+    parser.add_argument("-o", "--output", default=None)
+    parser.add_argument("--core", type=int, default=0)
+    args = parser.parse_args(argv)
+    out = args.output or os.path.splitext(args.trace)[0] + f".core{args.core}.png"
+    print(plot_trace_file(args.trace, out, args.core))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
