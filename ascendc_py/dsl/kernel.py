@@ -229,11 +229,14 @@ class Launcher:
         from ..compiler import jit
         result = run_blocks(compiled, chip, self.block_dim, gm, scalars, trace=bool(trace),
                             timing=jit.timing_enabled())
-        return Report.from_launch(kernel=self.kernel.__name__, platform=chip, result=result,
-                                  compiled=compiled, wall_seconds=time.perf_counter() - t1,
-                                  prepare_seconds=t1 - t0, code_origin=origin,
-                                  compile_seconds=compiled.compile_seconds,
-                                  stage_seconds=dict(compiled.stage_seconds))
+        report = Report.from_launch(kernel=self.kernel.__name__, platform=chip, result=result,
+                                    compiled=compiled, wall_seconds=time.perf_counter() - t1,
+                                    prepare_seconds=t1 - t0, code_origin=origin,
+                                    compile_seconds=compiled.compile_seconds,
+                                    stage_seconds=dict(compiled.stage_seconds))
+        from .. import profiler
+        profiler.notify(report)
+        return report
 
 
 def _changed_globals(read: dict, kernel: Kernel) -> Optional[str]:
