@@ -1,0 +1,122 @@
+"""The op registry: every DSL intrinsic declared once.
+
+The registry is one dict; the declarations are grouped by family in the modules of this package
+(``vector.py``: element-wise vector ops; ``system.py``: data movement, sync, queues, scalar
+access), imported at the bottom of this file in a fixed order (the order is the op index the
+timing model's counters use).
+
+An ``OpSpec`` gives the op's name, its call forms (parameter names), the dtypes it accepts, the
+pipe it issues to, its cost class (read by the timing model), a NumPy reference and the name of
+its lowering family. Element-wise vector ops also carry an element function used by codegen
+(``elem``, written against the small ``ElemBuilder`` interface of ``codegen``) so that their
+semantics live here and nowhere else. The type checker (sema), codegen, the timing model, the
+tests and the docs all read ``REGISTRY``.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+from ...dsl.types import (DataType, PipeID, bfloat16, float16, float32, int16, int32, uint16,
+                         uint32)
+
+
+class CostClass(enum.Enum):
+    """Vector/MTE cost classes; the timing model maps each to cycles from the chip config."""
+
+    SIMPLE = "simple"                  # add, sub, max, min, abs, adds, maxs, relu …
+    MUL = "mul"                        # mul, muls
+    TRANSCENDENTAL = "transcendental"  # exp, ln
+    DIV_SQRT = "div_sqrt"              # div, sqrt
+    RECIP = "recip"                    # reciprocal, rsqrt
+    REDUCE = "reduce"
+    CONVERT = "convert"
+    DUP = "dup"
+    DMA = "dma"
+    SYNC = "sync"
+    SCALAR = "scalar"
+    NONE = "none"
+
+
+class Family(enum.Enum):
+    """Lowering families: how sema checks the call and which codegen routine lowers it."""
+
+    BINARY = "binary"          # op(dst, src0, src1, count)
+    UNARY = "unary"            # op(dst, src, count)
+    SCALAR = "scalar"          # op(dst, src, scalar, count)
+    DUPLICATE = "duplicate"    # op(dst, scalar, count)
+    DATA_COPY = "data_copy"
+    SYNC = "sync"
+    QUEUE = "queue"
+    SCALAR_MEM = "scalar_mem"  # get_value / set_value
+    SYSTEM = "system"
+
+
+FLOAT_TYPES = (float16, float32)
+ARITH_TYPES = (int16, float16, int32, float32)
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One intrinsic. ``forms`` lists the accepted parameter-name tuples (count form first)."""
+
+    name: str
+    family: Family
+    pipe: Optional[PipeID]
+    cost: CostClass
+    dtypes: tuple[DataType, ...] = ()
+    forms: tuple[tuple[str, ...], ...] = ()
+    reference: Optional[Callable] = None
+    elem: Optional[Callable] = None
+    doc: str = ""
+    flops_per_elem: int = 1
+
+
+REGISTRY: dict[str, OpSpec] = {}
+
+
+def register(spec: OpSpec) -> OpSpec:
+    if spec.name in REGISTRY:
+        raise ValueError(f"op {spec.name} declared twice")
+    REGISTRY[spec.name] = spec
+    return spec
+
+
+# ----------------------------------------------------------------------------- references
+def _in_dtype(fn):
+    """Wrap a float reference so it computes in float32 and rounds to the input dtype."""
+
+    def ref(*arrays, **kw):
+        dtype = arrays[0].dtype
+        if dtype == np.float16:
+            out = fn(*[a.astype(np.float32) if isinstance(a, np.ndarray) else a
+                       for a in arrays], **kw)
+            return np.asarray(out).astype(np.float16)
+        with np.errstate(all="ignore"):
+            out = fn(*arrays, **kw)
+        return np.asarray(out).astype(dtype)
+
+    return ref
+
+
+def _wrap_int(fn):
+    def ref(*arrays):
+        dtype = arrays[0].dtype
+        if np.issubdtype(dtype, np.integer):
+            wide = [a.astype(np.int64) if isinstance(a, np.ndarray) else np.int64(a)
+                    for a in arrays]
+            return fn(*wide).astype(dtype)
+        return _in_dtype(fn)(*arrays)
+
+    return ref
+
+
+def vector_ops() -> list[OpSpec]:
+    """Every element-wise vector op (the ones with an element function)."""
+    return [s for s in REGISTRY.values() if s.elem is not None]
+
+
+from . import vector, system  # noqa: E402,F401  (declarations; order = op index)
