@@ -101,3 +101,12 @@ def assert_equal_values(actual: np.ndarray, expected: np.ndarray, what: str = ""
     """Exact equality (NaN equals NaN, -0.0 equals 0.0) with the first mismatch reported."""
     assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
     np.testing.assert_array_equal(actual, expected, err_msg=what)
+
+
+SHIFT = 0  # read by add_shift; tests/jit/test_cache.py changes it to check launch detection
+
+
+@asc.kernel
+def add_shift(v):
+    """A device function reading a module constant of this (callee's) module."""
+    return v + SHIFT

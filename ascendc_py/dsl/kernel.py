@@ -101,6 +101,25 @@ class Kernel:
                     pass
         return collections.ChainMap(closure, self.fn.__globals__)
 
+    def referenced(self) -> list[tuple[str, Any]]:
+        """(name, object) for each global or closure name the body mentions, plus the
+        attributes it names of referenced modules (``helpers.copy_in``, ``cfg.TILE``) when
+        they are kernels or constants."""
+        ns = self.namespace()
+        code = self.fn.__code__
+        found = []
+        for name in code.co_names + code.co_freevars:
+            obj = ns.get(name, _MISSING)
+            if obj is _MISSING:
+                continue
+            found.append((name, obj))
+            if inspect.ismodule(obj):
+                for attr in code.co_names:
+                    sub = vars(obj).get(attr, _MISSING)
+                    if isinstance(sub, (Kernel,) + _CONSTANT_TYPES + (tuple,)):
+                        found.append((f"{name}.{attr}", sub))
+        return found
+
     def dependencies(self, seen=None) -> tuple[list, list]:
         """(qualname, source hash) of this kernel and its callees, and constants they name."""
         seen = seen if seen is not None else set()
@@ -108,10 +127,7 @@ class Kernel:
         text = self.source().text
         sources = [(self.fn.__qualname__, hashlib.sha256(text.encode()).hexdigest())]
         consts = []
-        ns = self.namespace()
-        code = self.fn.__code__
-        for name in code.co_names + code.co_freevars:
-            obj = ns.get(name, _MISSING)
+        for name, obj in self.referenced():
             if isinstance(obj, Kernel):
                 if obj not in seen:
                     s, c = obj.dependencies(seen)
@@ -272,9 +288,7 @@ def _namespace_for(owner: str, kernel: Kernel, seen=None):
     fn = kernel.fn
     if owner == f"{fn.__module__}.{fn.__qualname__}":
         return kernel.namespace()
-    ns = kernel.namespace()
-    for name in fn.__code__.co_names + fn.__code__.co_freevars:
-        obj = ns.get(name)
+    for name, obj in kernel.referenced():
         if isinstance(obj, Kernel):
             found = _namespace_for(owner, obj, seen)
             if found is not None:
