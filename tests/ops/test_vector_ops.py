@@ -164,12 +164,15 @@ ISSUE_OPS = set().union(*FAMILY_OPS.values())
 
 
 def test_registry_has_every_issue_op_and_the_kernels_cover_it():
+    """Ops of these four families must have a branch here; other families (axpy, cast, …)
+    have kernels of their own shape and are tested elsewhere."""
     names = {s.name for s in vector_ops()}
     assert ISSUE_OPS <= names, ISSUE_OPS - names
     for spec in vector_ops():
-        assert spec.name in FAMILY_OPS.get(spec.family, ()), (
-            f"vector op {spec.name} ({spec.family}) has no branch in this file's kernels")
-        assert spec.reference is not None and spec.dtypes
+        if spec.family in FAMILY_OPS:
+            assert spec.name in FAMILY_OPS[spec.family], (
+                f"vector op {spec.name} ({spec.family}) has no branch in this file's kernels")
+            assert spec.reference is not None and spec.dtypes
 
 
 def test_dtypes_follow_ascend_c():
@@ -289,7 +292,8 @@ def run_case(name: str, dtype, blocks: int, per_block: int, rng, specials=(), sc
 
 
 CASES = [pytest.param(spec.name, dt.numpy, id=f"{spec.name}-{dt.name}")
-         for spec in vector_ops() for dt in spec.dtypes if dt.name != "bfloat16"]
+         for spec in vector_ops() if spec.family in FAMILY_OPS
+         for dt in spec.dtypes if dt.name != "bfloat16"]  # bfloat16: torch, test_language.py
 
 
 @pytest.mark.parametrize("name,dtype", CASES)
