@@ -8,6 +8,7 @@ loops with break/continue, early returns. Values stay small enough that int32 ne
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -359,3 +360,51 @@ def test_torch_non_contiguous_is_rejected():
     z = torch.zeros(128)[::2]
     with pytest.raises(asc.KernelLaunchError, match="contiguous"):
         fill_kernel[1](z, 64, 1.0)
+
+
+# ----------------------------------------------------------------------------- launching
+@asc.kernel
+def with_defaults(out: asc.GlobalAddress, a: int, b: int = 10, C: asc.ConstExpr[int] = 100):
+    og = asc.GlobalTensor()
+    og.set_global_buffer(out, 8)
+    og.set_value(0, a + b + C)
+
+
+def test_launch_with_keywords_and_defaults():
+    out = np.zeros(8, np.int32)
+    with_defaults[1](out, 1)
+    assert out[0] == 111
+    with_defaults[1](out=out, a=2, C=300)
+    assert out[0] == 312
+    with_defaults[1](out, 3, C=0, b=-3)
+    assert out[0] == 0
+
+
+def test_closure_values_are_compile_time_constants():
+    for scale in (2, 5):
+        @asc.kernel
+        def scaled(out: asc.GlobalAddress, v: int):
+            og = asc.GlobalTensor()
+            og.set_global_buffer(out, 8)
+            og.set_value(0, v * scale)
+
+        out = np.zeros(8, np.int32)
+        scaled[1](out, 7)
+        assert out[0] == 7 * scale
+
+
+@pytest.mark.parametrize("call,words", [
+    (lambda: with_defaults[0](np.zeros(8, np.int32), 1), "block_dim"),
+    (lambda: with_defaults["2"](np.zeros(8, np.int32), 1), "block_dim"),
+    (lambda: with_defaults[1](np.zeros(8, np.int32)), "missing argument 'a'"),
+    (lambda: with_defaults[1](np.zeros(8, np.int32), 1, 2, 3, 4), "takes 4 arguments"),
+    (lambda: with_defaults[1](np.zeros(8, np.int32), 1, d=3), "unexpected argument 'd'"),
+    (lambda: with_defaults[1](np.zeros(8, np.int32), 1.5), "declared int"),
+    (lambda: with_defaults[1](np.zeros(8, np.complex64), 1), "unsupported dtype"),
+    (lambda: with_defaults[1](np.zeros((8, 2), np.int32)[:, 0], 1), "not contiguous"),
+    (lambda: with_defaults[1]([0] * 8, 1), "numpy array or torch tensor"),
+    (lambda: with_defaults(np.zeros(8, np.int32), 1), "with_defaults[block_dim]"),
+])
+def test_launch_errors(call, words):
+    with pytest.raises(asc.KernelLaunchError, match=re.escape(words)):
+        call()

@@ -101,7 +101,7 @@ def test_syntax_error_in_an_indented_kernel_keeps_file_columns(tmp_path):
     assert f"{path}:3:" in str(info.value)
 
 
-# ----------------------------------------------------------------------------- unsupported constructs
+# ----------------------------------------------------------------------------- unsupported
 @asc.kernel
 def uses_with(out: asc.GlobalAddress):
     with open("x") as f:
@@ -194,7 +194,7 @@ def test_unknown_method():
                   ["set_valu"])
 
 
-# ----------------------------------------------------------------------------- arity, keywords, dtypes
+# ----------------------------------------------------------------------------- arity and dtypes
 @asc.kernel
 def op_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress,
               CASE: asc.ConstExpr[str]):
