@@ -1,0 +1,150 @@
+"""The ops shipped with ascendc_py; importing this module registers them under ``ascendc::``.
+
+==============================================  =============================================
+``torch.ops.ascendc.add(x, y)``                 x + y (same shapes, no broadcasting)
+``torch.ops.ascendc.leaky_relu(x, s=0.01)``     x if x >= 0 else s * x
+``torch.ops.ascendc.sepia(x)``                  the sepia colour matrix over NCHW images, C = 3
+``torch.ops.ascendc.swiglu(a, b)``              silu(a) * b = a * b / (1 + exp(-a))
+==============================================  =============================================
+
+All take float32, float16 or bfloat16 CPU tensors of any shape and size (empty too), are
+differentiable and work under ``torch.compile``. Their backward passes are ops too:
+``leaky_relu_backward(grad, x, s)``, ``sepia_backward(grad)`` (the transposed colour matrix) and
+``swiglu_backward(grad, a, b) -> (grad_a, grad_b)``; every forward and backward is a kernel
+(``kernels.py``). float16 is computed in float16 on the vector unit (rounded after every
+operation, as the hardware does); bfloat16 is widened to float32 on the host, computed in
+float32 and rounded back (until the kernel language has a bfloat16 cast).
+"""
+import torch
+from torch import Tensor
+
+from . import kernels as K
+from .custom_op import OpInputError, custom_op, elementwise_tiling, same_shape
+
+#: the sepia colour matrix (rows: output R', G', B'; columns: input R, G, B)
+SEPIA = ((0.393, 0.769, 0.189),
+         (0.349, 0.686, 0.168),
+         (0.272, 0.534, 0.131))
+SEPIA_T = tuple(zip(*SEPIA))
+
+#: leaky_relu_backward builds the step [x > 0] as clamp(x * scale**3, 0, 1): scale per dtype
+_STEP_SCALE = {torch.float32: 2.0 ** 63, torch.float16: 2.0 ** 12}
+
+
+# ----------------------------------------------------------------------------- add
+def _launch_add(x: Tensor, y: Tensor, *, out: Tensor):
+    """x + y, element-wise (same shape and dtype; no broadcasting)."""
+    t = elementwise_tiling(x.numel(), x.dtype, K.ADD_UB_TILES)
+    return K.add_kernel[t.block_dim](x, y, out, x.numel(), t.share, t.tile)
+
+
+add = custom_op("ascendc::add", _launch_add, shape_rule=same_shape(), kernel=K.add_kernel,
+                backward=lambda ctx, grad: (grad, grad))
+
+
+# ----------------------------------------------------------------------------- leaky_relu
+def _launch_leaky_relu_backward(grad: Tensor, x: Tensor, negative_slope: float, *, out: Tensor):
+    """grad if x > 0 else negative_slope * grad (the gradient of leaky_relu)."""
+    t = elementwise_tiling(x.numel(), x.dtype, K.LEAKY_RELU_BACKWARD_UB_TILES)
+    return K.leaky_relu_backward_kernel[t.block_dim](grad, x, out, x.numel(), t.share,
+                                                     negative_slope, _STEP_SCALE[x.dtype],
+                                                     t.tile)
+
+
+leaky_relu_backward = custom_op("ascendc::leaky_relu_backward", _launch_leaky_relu_backward,
+                                shape_rule=same_shape(), kernel=K.leaky_relu_backward_kernel)
+
+
+def _launch_leaky_relu(x: Tensor, negative_slope: float = 0.01, *, out: Tensor):
+    """x if x >= 0 else negative_slope * x, element-wise."""
+    t = elementwise_tiling(x.numel(), x.dtype, K.LEAKY_RELU_UB_TILES)
+    return K.leaky_relu_kernel[t.block_dim](x, out, x.numel(), t.share, negative_slope, t.tile)
+
+
+def _leaky_relu_setup(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0])
+    ctx.negative_slope = inputs[1]
+
+
+def _leaky_relu_grad(ctx, grad):
+    (x,) = ctx.saved_tensors
+    return leaky_relu_backward(grad, x, ctx.negative_slope), None
+
+
+leaky_relu = custom_op("ascendc::leaky_relu", _launch_leaky_relu, shape_rule=same_shape(),
+                       kernel=K.leaky_relu_kernel, backward=_leaky_relu_grad,
+                       setup_context=_leaky_relu_setup)
+
+
+# ----------------------------------------------------------------------------- sepia
+def _image_shape(x):
+    if x.dim() != 4 or x.shape[1] != 3:
+        raise OpInputError(f"expects a batch of RGB images in NCHW layout, shape (N, 3, H, W); "
+                           f"got shape ({', '.join(str(s) for s in x.shape)})")
+    return x.shape
+
+
+def _launch_color_matrix(x, out, matrix):
+    n, _, h, w = x.shape
+    total = n * h * w
+    t = elementwise_tiling(total, x.dtype, K.COLOR_UB_TILES, min_per_block=2048)
+    return K.color_matrix_kernel[t.block_dim](x, out, h * w, total, t.share,
+                                              *(c for row in matrix for c in row), t.tile)
+
+
+def _launch_sepia_backward(grad: Tensor, *, out: Tensor):
+    """The gradient of sepia: the transposed sepia matrix applied to ``grad``."""
+    return _launch_color_matrix(grad, out, SEPIA_T)
+
+
+sepia_backward = custom_op("ascendc::sepia_backward", _launch_sepia_backward,
+                           shape_rule=_image_shape, kernel=K.color_matrix_kernel)
+
+
+def _launch_sepia(x: Tensor, *, out: Tensor):
+    """The sepia filter over NCHW images: (R', G', B') = SEPIA @ (R, G, B) per pixel."""
+    return _launch_color_matrix(x, out, SEPIA)
+
+
+sepia = custom_op("ascendc::sepia", _launch_sepia, shape_rule=_image_shape,
+                  kernel=K.color_matrix_kernel,
+                  backward=lambda ctx, grad: sepia_backward(grad))
+
+
+# ----------------------------------------------------------------------------- swiglu
+def _launch_swiglu_backward(grad: Tensor, a: Tensor, b: Tensor, *,
+                            out: tuple[Tensor, Tensor]):
+    """(grad_a, grad_b) of silu(a) * b."""
+    t = elementwise_tiling(a.numel(), a.dtype, K.SWIGLU_BACKWARD_UB_TILES)
+    return K.swiglu_backward_kernel[t.block_dim](grad, a, b, out[0], out[1], a.numel(), t.share,
+                                                 t.tile)
+
+
+swiglu_backward = custom_op("ascendc::swiglu_backward", _launch_swiglu_backward,
+                            shape_rule=same_shape(outputs=2), kernel=K.swiglu_backward_kernel)
+
+
+def _launch_swiglu(a: Tensor, b: Tensor, *, out: Tensor):
+    """silu(a) * b = a * b / (1 + exp(-a)), element-wise (same shape; no broadcasting)."""
+    t = elementwise_tiling(a.numel(), a.dtype, K.SWIGLU_UB_TILES)
+    return K.swiglu_kernel[t.block_dim](a, b, out, a.numel(), t.share, t.tile)
+
+
+def _swiglu_setup(ctx, inputs, output):
+    ctx.save_for_backward(*inputs)
+
+
+def _swiglu_grad(ctx, grad):
+    a, b = ctx.saved_tensors
+    return swiglu_backward(grad, a, b)
+
+
+swiglu = custom_op("ascendc::swiglu", _launch_swiglu, shape_rule=same_shape(),
+                   kernel=K.swiglu_kernel, backward=_swiglu_grad, setup_context=_swiglu_setup)
+
+#: every op this module registers, by name
+OPS = {op.name: op for op in (add, leaky_relu, leaky_relu_backward, sepia, sepia_backward,
+                              swiglu, swiglu_backward)}
+
+__all__ = ["add", "leaky_relu", "leaky_relu_backward", "sepia", "sepia_backward", "swiglu",
+           "swiglu_backward", "OPS", "SEPIA"]
