@@ -20,7 +20,8 @@ from .compiler.errors import (BufferCapacityError, GMOutOfBoundsError, KernelCom
 from .dsl.api import (BUILTINS as _BUILTINS, ConstExpr, GlobalAddress, GlobalTensor, LocalTensor,
                       TBuf, TPipe, TQue, ceildiv)
 from .dsl.kernel import Kernel, kernel, jit
-from .dsl.types import (CMPMODE, SELMODE, CmpMode, DataType, HardEvent, PipeID, QuePosition,
+from .dsl.types import (CMPMODE, SELMODE, CmpMode, DataType, HardEvent, MaskMode, PipeID,
+                        QuePosition,
                         RoundMode, SelMode, TPosition, bfloat16, bool_, float16, float32,
                         float64, float_, half, int8, int16, int32, int64, uint8, uint16, uint32,
                         uint64)

@@ -121,6 +121,15 @@ _SYSTEM_BUILTINS = {
     "static_range": "range unrolled at compile time (bounds must be compile-time values)",
     "static_assert": "static_assert(cond[, msg]): checked at compile time",
     "printf": "printf(fmt, *args): printed after the launch, per core",
+    "set_vector_mask": "set_vector_mask(length | mask_high, mask_low, dtype=, mode=)",
+    "reset_mask": "reset_mask(): every lane enabled",
+    "set_mask_count": "set_mask_count(): counter mode (the mask is an element count)",
+    "set_mask_norm": "set_mask_norm(): normal mode (the mask selects lanes per repeat)",
+    "BinaryRepeatParams": "BinaryRepeatParams(dst_blk_stride=1, src0_blk_stride=1, "
+                          "src1_blk_stride=1, dst_rep_stride=8, src0_rep_stride=8, "
+                          "src1_rep_stride=8), strides in 32-byte blocks",
+    "UnaryRepeatParams": "UnaryRepeatParams(dst_blk_stride=1, src_blk_stride=1, "
+                         "dst_rep_stride=8, src_rep_stride=8), strides in 32-byte blocks",
 }
 
 BUILTINS: dict[str, Builtin] = {}

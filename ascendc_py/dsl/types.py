@@ -261,3 +261,10 @@ class SELMODE(enum.IntEnum):
 
 
 SelMode = SELMODE
+
+
+class MaskMode(enum.IntEnum):
+    """Vector mask mode: NORMAL (per-repeat lanes) or COUNTER (total element count)."""
+
+    NORMAL = 0
+    COUNTER = 1

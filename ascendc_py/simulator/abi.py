@@ -49,6 +49,9 @@ RING_BASE = 114      #   slot number of the per-pipe ring (set by the runtime)
 FLAG_TIME_BASE = 115 #   slot number of the flag fire times (set by the runtime)
 ERR_D = 116          # which operand of the failing instruction (0 = first)
 TIMING_ON = 117      # 1: keep the timing model's books (launch option)
+MASK_LO = 118        # vector mask register, lanes 0..63 (normal mode) or the count (counter)
+MASK_HI = 119        # vector mask register, lanes 64..127
+MASK_MODE = 120      # 0: normal mode, 1: counter mode (set_mask_count)
 HEADER_SLOTS = 128
 TRACE_FIELDS = 6     # start, occupancy, latency, pipe, site, op
 QUEUE_DEPTH = 32     # per-pipe instruction queue (ring of start times)
@@ -121,3 +124,5 @@ class ErrorCode(enum.IntEnum):
     DIVISION_BY_ZERO = 18
     NEGATIVE_COUNT = 19
     BAD_BUFFER_COUNT = 20
+    MASK_RANGE = 21
+    REPEAT_RANGE = 22

@@ -39,6 +39,9 @@ def call_checked(cg: Codegen, fn: L.Function, args: list, op: str, detail: tuple
 def lower_elementwise(cg: Codegen, s: ir.Intrinsic) -> None:
     spec = REGISTRY[s.op]
     dtype = s.attr("dtype")
+    if s.attr("form") == "masked":
+        lower_masked(cg, s, spec, dtype)
+        return
     addrs, scalars = [], []
     for a in s.args[:-1]:
         if isinstance(a, ir.LocalRef):
@@ -50,9 +53,38 @@ def lower_elementwise(cg: Codegen, s: ir.Intrinsic) -> None:
     call_checked(cg, fn, addrs + scalars + [count], s.op, tuple(spec.forms[0]))
 
 
+def lower_masked(cg: Codegen, s: ir.Intrinsic, spec, dtype) -> None:
+    """args: dst, src0|None, src1|None, scalar|None, is_set, kind, lo, hi, repeat, 6 strides."""
+    dst, src0, src1, scalar = s.args[:4]
+    addrs = [cg.b.sext(cg.expr(r.addr), I64) if r is not None else cg.i64(-1)
+             for r in (dst, src0, src1)]
+    sval = cg.expr(scalar) if scalar is not None else L.Constant(memory_type(dtype), 0)
+    rest = [cg._as_i64(cg.expr(e)) for e in s.args[4:]]
+    fn = runtime_lib.declare_masked_op(cg.module, spec, dtype)
+    call_checked(cg, fn, addrs + [sval] + rest, s.op, ("dst", "src0", "src1"))
+
+
 for _spec in REGISTRY.values():
     if _spec.elem is not None:
         lowering(_spec.name)(lower_elementwise)
+
+
+@lowering("set_vector_mask")
+def lower_set_vector_mask(cg: Codegen, s: ir.Intrinsic) -> None:
+    kind, lo, hi = (cg._as_i64(cg.expr(e)) for e in s.args)
+    lanes = 256 // s.attr("dtype").sizeof()
+    call_checked(cg, runtime_lib.declare_rt(cg.module, "set_vector_mask"),
+                 [kind, lo, hi, cg.i64(lanes)], "set_vector_mask")
+
+
+@lowering("reset_mask", "set_mask_count", "set_mask_norm")
+def lower_mask_state(cg: Codegen, s: ir.Intrinsic) -> None:
+    if s.op == "reset_mask":
+        cg.st(abi.MASK_LO, cg.i64(-1))
+        cg.st(abi.MASK_HI, cg.i64(-1))
+    else:
+        cg.st(abi.MASK_MODE, cg.i64(int(s.op == "set_mask_count")))
+    cg.scalar_cost(1)
 
 
 # ----------------------------------------------------------------------------- data movement

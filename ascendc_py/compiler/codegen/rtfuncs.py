@@ -14,6 +14,7 @@ from llvmlite import ir as L
 from ...dsl.types import EVENT_IDS_PER_EVENT
 from ...simulator import abi
 from .core import FnBuilder
+from ..ops import Family
 from .types import I1, I64, I8, PTR, intrinsic, memory_type
 
 E = abi.ErrorCode
@@ -110,6 +111,22 @@ def operand_pointer(fb: FnBuilder, mem, a, off_bytes, nbytes, esize, which, alig
             base = fb.ld(b.add(fb.i64(abi.MEM_BASE), mem))
             b.store(b.add(base, addr), result)
     return b.inttoptr(b.load(result, typ=I64), PTR)
+
+
+@rt("kind", "lo", "hi", "lanes")
+def set_vector_mask(fb: FnBuilder, kind, lo, hi, lanes, site):
+    """Normal mode: a contiguous length (kind 0) or (high, low) bit words; counter mode: the
+    element count (the length, or mask_low)."""
+    b = fb.b
+    counter = b.icmp_signed("!=", fb.ld(abi.MASK_MODE), fb.i64(0))
+    contiguous = b.icmp_signed("==", kind, fb.i64(0))
+    bad = b.and_(b.and_(contiguous, b.xor(counter, L.Constant(I1, 1))),
+                 b.or_(b.icmp_signed("<", lo, fb.i64(1)), b.icmp_signed(">", lo, lanes)))
+    fb.fail_with(bad, E.MASK_RANGE, site, lo, lanes)
+    c_lo, c_hi = lanes_mask(fb, lo)
+    normal_contig = b.and_(contiguous, b.xor(counter, L.Constant(I1, 1)))
+    fb.st(abi.MASK_LO, b.select(normal_contig, c_lo, lo))
+    fb.st(abi.MASK_HI, b.select(normal_contig, c_hi, b.select(counter, fb.i64(0), hi)))
 
 
 # ----------------------------------------------------------------------------- data movement
@@ -343,6 +360,10 @@ def define_vector_op(module: L.Module, spec, dtype) -> None:
         ptrs.append(b.inttoptr(b.add(base, addr), PTR))
     loop = module.globals[function_name(spec.name, dtype)]
     b.call(loop, ptrs + list(scalars) + [count])
+    # the count form runs in counter mode and leaves the mask reset and the mode normal
+    fb.st(abi.MASK_LO, fb.i64(-1))
+    fb.st(abi.MASK_HI, fb.i64(-1))
+    fb.st(abi.MASK_MODE, fb.i64(0))
     a0 = addrs[1] if n_src >= 1 else addrs[0]
     a1 = addrs[2] if n_src >= 2 else fb.i64(-1)
     call_tm(fb, "vec", TP.OP_INDEX[spec.name], TP.class_index(spec.cost), TP.family(dtype),
@@ -351,4 +372,154 @@ def define_vector_op(module: L.Module, spec, dtype) -> None:
     fb.finish()
 
 
-__all__ = ["RT_FUNCTIONS", "define_all", "rt_signature", "I8", "op_name", "op_signature"]
+def masked_op_name(spec, dtype) -> str:
+    return f"asc_opm_{spec.name}_{dtype.name}"
+
+
+MASKED_PARAMS = ("dst", "src0", "src1", "scalar", "is_set", "kind", "lo", "hi", "repeat",
+                 "dst_blk", "src0_blk", "src1_blk", "dst_rep", "src0_rep", "src1_rep", "site")
+
+
+def masked_op_signature(dtype) -> L.FunctionType:
+    """One signature for every masked vector op of ``dtype`` (unused operands are ignored)."""
+    return L.FunctionType(I64, [PTR, I64, I64, I64, memory_type(dtype)] + [I64] * 12)
+
+
+def counted(fb: FnBuilder, n, body) -> None:
+    """``for i in range(n): body(i)`` (i64), in the library's IR."""
+    b = fb.b
+    pre = b.block
+    head = fb.func.append_basic_block("loop")
+    done = fb.func.append_basic_block("loop.end")
+    b.cbranch(b.icmp_signed(">", n, fb.i64(0)), head, done)
+    b.position_at_end(head)
+    i = b.phi(I64)
+    i.add_incoming(fb.i64(0), pre)
+    body(i)
+    nxt = b.add(i, fb.i64(1))
+    i.add_incoming(nxt, b.block)
+    b.cbranch(b.icmp_signed("<", nxt, n), head, done)
+    b.position_at_end(done)
+
+
+def lanes_mask(fb: FnBuilder, m):
+    """(lo, hi) bit masks of the first ``m`` lanes (m in 0..128)."""
+    b = fb.b
+
+    def ones(k):  # k in 0..64 -> k low bits set
+        full = b.icmp_signed(">=", k, fb.i64(64))
+        part = b.sub(b.shl(fb.i64(1), b.select(full, fb.i64(0), k)), fb.i64(1))
+        neg = b.icmp_signed("<=", k, fb.i64(0))
+        return b.select(full, fb.i64(-1), b.select(neg, fb.i64(0), part))
+
+    return ones(m), ones(b.sub(m, fb.i64(64)))
+
+
+def define_masked_vector_op(module: L.Module, spec, dtype) -> None:
+    """The masked form: ``repeat`` iterations of 8 blocks of 32 B per operand, lanes chosen by
+    the mask (contiguous count or bit mask; in counter mode the mask is the element count),
+    block and repeat strides in 32-B blocks. Masked-off lanes leave dst untouched."""
+    from ...dsl.types import Memory
+    from ...simulator import timing_params as TP
+    from .runtime_lib import function_name, operand_counts
+    from .types import ElemBuilder
+    n_src, n_scalar = operand_counts(spec)
+    func = L.Function(module, masked_op_signature(dtype), name=masked_op_name(spec, dtype))
+    fb = FnBuilder(module, func)
+    b = fb.b
+    a = dict(zip(MASKED_PARAMS, func.args[1:]))
+    site = a["site"]
+    esize = dtype.sizeof()
+    epr, epb = 256 // esize, 32 // esize
+    counter = b.icmp_signed("!=", fb.ld(abi.MASK_MODE), fb.i64(0))
+    # the mask register: set from the arguments unless is_set_mask is false
+    with b.if_then(b.icmp_signed("!=", a["is_set"], fb.i64(0))):
+        contiguous = b.icmp_signed("==", a["kind"], fb.i64(0))
+        m = a["lo"]
+        bad_m = b.and_(b.and_(contiguous, b.xor(counter, L.Constant(I1, 1))),
+                       b.or_(b.icmp_signed("<", m, fb.i64(1)),
+                             b.icmp_signed(">", m, fb.i64(epr))))
+        fb.fail_with(bad_m, E.MASK_RANGE, site, m, fb.i64(epr))
+        hi_arg = a["hi"] if epr > 64 else fb.i64(0)
+        empty = b.and_(b.icmp_signed("!=", a["kind"], fb.i64(0)),
+                       b.icmp_signed("==", b.or_(a["lo"], hi_arg), fb.i64(0)))
+        fb.fail_with(b.and_(empty, b.xor(counter, L.Constant(I1, 1))), E.MASK_RANGE, site,
+                     fb.i64(0), fb.i64(epr))
+        c_lo, c_hi = lanes_mask(fb, m)
+        use_contig = b.and_(contiguous, b.xor(counter, L.Constant(I1, 1)))
+        fb.st(abi.MASK_LO, b.select(use_contig, c_lo, a["lo"]))
+        fb.st(abi.MASK_HI, b.select(use_contig, c_hi, b.select(counter, fb.i64(0), hi_arg)))
+    lo, hi = fb.ld(abi.MASK_LO), fb.ld(abi.MASK_HI)
+    repeat = a["repeat"]
+    bad_r = b.and_(b.xor(counter, L.Constant(I1, 1)),
+                   b.or_(b.icmp_signed("<", repeat, fb.i64(0)),
+                         b.icmp_signed(">", repeat, fb.i64(255))))
+    fb.fail_with(bad_r, E.REPEAT_RANGE, site, repeat)
+    total = lo  # counter mode: the element count
+    fb.fail_with(b.and_(counter, b.icmp_signed("<", total, fb.i64(0))), E.NEGATIVE_COUNT, site,
+                 total)
+    repeats = b.select(counter, b.sdiv(b.add(total, fb.i64(epr - 1)), fb.i64(epr)), repeat)
+    operands = [("dst", a["dst"], a["dst_blk"], a["dst_rep"])]
+    if n_src >= 1:
+        operands.append(("src0", a["src0"], a["src0_blk"], a["src0_rep"]))
+    if n_src >= 2:
+        operands.append(("src1", a["src1"], a["src1_blk"], a["src1_rep"]))
+    ub = fb.i64(int(Memory.UB))
+    base = fb.ld(abi.MEM_BASE + int(Memory.UB))
+    has_work = b.icmp_signed(">", repeats, fb.i64(0))
+    contiguous_layout = L.Constant(I1, 1)
+    for which, (_, addr, blk, rep) in enumerate(operands):
+        extent = b.mul(b.add(b.add(b.mul(b.sub(repeats, fb.i64(1)), rep), b.mul(blk, fb.i64(7))),
+                             fb.i64(1)), fb.i64(32))
+        extent = b.select(has_work, extent, fb.i64(0))
+        call_rt(fb, "check_local", ub, addr, extent, fb.i64(1), fb.i64(which), site)
+        contiguous_layout = b.and_(contiguous_layout, b.and_(
+            b.icmp_signed("==", blk, fb.i64(1)), b.icmp_signed("==", rep, fb.i64(8))))
+    full = b.and_(b.icmp_signed("==", lo, fb.i64(-1)),
+                  b.icmp_signed("==", hi, fb.i64(-1)) if epr > 64 else L.Constant(I1, 1))
+    fast = b.and_(contiguous_layout, b.or_(counter, full))
+    count = b.select(counter, total, b.mul(repeats, fb.i64(epr)))
+    scalars = [a["scalar"]] if n_scalar else []
+    mt = memory_type(dtype)
+    with b.if_else(fast) as (then, otherwise):
+        with then:  # whole repeats over contiguous data: the vectorised loop
+            loop = module.globals[function_name(spec.name, dtype)]
+            ptrs = [b.inttoptr(b.add(base, addr), PTR) for _, addr, _, _ in operands]
+            b.call(loop, ptrs + scalars + [count])
+        with otherwise:
+            def per_repeat(r):
+                left = b.sub(total, b.mul(r, fb.i64(epr)))
+                r_lo, r_hi = lanes_mask(fb, left)
+                m_lo = b.select(counter, r_lo, lo)
+                m_hi = b.select(counter, r_hi, hi)
+
+                def per_block(i):
+                    def per_lane(j):
+                        lane = b.add(b.mul(i, fb.i64(epb)), j)
+                        low = b.icmp_signed("<", lane, fb.i64(64))
+                        word = b.select(low, m_lo, m_hi)
+                        shift = b.select(low, lane, b.sub(lane, fb.i64(64)))
+                        bit = b.and_(b.lshr(word, b.and_(shift, fb.i64(63))), fb.i64(1))
+                        with b.if_then(b.icmp_signed("!=", bit, fb.i64(0))):
+                            ptrs = []
+                            for _, addr, blk, rep in operands:
+                                off = b.add(b.mul(b.add(b.mul(r, rep), b.mul(i, blk)),
+                                                  fb.i64(32)), b.mul(j, fb.i64(esize)))
+                                ptrs.append(b.inttoptr(b.add(base, b.add(addr, off)), PTR))
+                            eb = ElemBuilder(b, module, dtype)
+                            reads = ptrs if spec.family == Family.AXPY else ptrs[1:]
+                            vals = [b.load(p, typ=mt) for p in reads] + scalars
+                            b.store(spec.elem(eb, *vals), ptrs[0])
+                    counted(fb, fb.i64(epb), per_lane)
+                counted(fb, fb.i64(8), per_block)
+            counted(fb, repeats, per_repeat)
+    a0 = operands[1][1] if n_src >= 1 else operands[0][1]
+    a1 = operands[2][1] if n_src >= 2 else fb.i64(-1)
+    call_tm(fb, "vec", TP.OP_INDEX[spec.name], TP.class_index(spec.cost), TP.family(dtype),
+            count, esize, a0, a1, site)
+    b.ret(fb.i64(0))
+    fb.finish()
+
+
+__all__ = ["RT_FUNCTIONS", "define_all", "rt_signature", "I8", "op_name", "op_signature",
+           "masked_op_name", "masked_op_signature", "define_masked_vector_op"]

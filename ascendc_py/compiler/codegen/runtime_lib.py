@@ -27,8 +27,9 @@ def function_name(op: str, dtype: DataType) -> str:
 
 def operand_counts(spec) -> tuple[int, int]:
     """(source tensors, scalar operands) of an element-wise op."""
-    n_src = {Family.BINARY: 2, Family.UNARY: 1, Family.SCALAR: 1, Family.DUPLICATE: 0}[spec.family]
-    return n_src, 1 if spec.family in (Family.SCALAR, Family.DUPLICATE) else 0
+    n_src = {Family.BINARY: 2, Family.UNARY: 1, Family.SCALAR: 1, Family.DUPLICATE: 0,
+             Family.AXPY: 1}[spec.family]
+    return n_src, 1 if spec.family in (Family.SCALAR, Family.DUPLICATE, Family.AXPY) else 0
 
 
 def signature(spec, dtype: DataType) -> L.FunctionType:
@@ -65,13 +66,24 @@ def _define(module: L.Module, spec, dtype: DataType) -> None:
     i = b.phi(I64)
     i.add_incoming(L.Constant(I64, 0), entry)
     eb = ElemBuilder(b, module, dtype)
-    vals = [b.load(b.gep(p, [i], source_etype=mt), typ=mt) for p in srcs] + list(scalars)
+    reads = ([dst] if spec.family == Family.AXPY else []) + list(srcs)
+    vals = [b.load(b.gep(p, [i], source_etype=mt), typ=mt) for p in reads] + list(scalars)
     b.store(spec.elem(eb, *vals), b.gep(dst, [i], source_etype=mt))
     nxt = b.add(i, L.Constant(I64, 1))
     i.add_incoming(nxt, loop)
     b.cbranch(b.icmp_signed("<", nxt, n), loop, done)
     b.position_at_end(done)
     b.ret_void()
+
+
+def declare_masked_op(module: L.Module, spec, dtype: DataType) -> L.Function:
+    """The masked form (mask, repeat_times, repeat strides) of (op, dtype), in a kernel."""
+    from .rtfuncs import masked_op_name, masked_op_signature
+    name = masked_op_name(spec, dtype)
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = L.Function(module, masked_op_signature(dtype), name=name)
+    return fn
 
 
 def declare_rt(module: L.Module, name: str) -> L.Function:
@@ -86,12 +98,13 @@ def declare_rt(module: L.Module, name: str) -> L.Function:
 
 def _symbols():
     from .rtfuncs import RT_FUNCTIONS
-    from .rtfuncs import op_name
+    from .rtfuncs import masked_op_name, op_name
     for spec in REGISTRY.values():
         if spec.elem is not None:
             for dtype in spec.dtypes:
                 yield function_name(spec.name, dtype)
                 yield op_name(spec, dtype)
+                yield masked_op_name(spec, dtype)
     for name in RT_FUNCTIONS:
         yield f"asc_rt_{name}"
     from .timing import TM_FUNCTIONS
@@ -101,7 +114,7 @@ def _symbols():
 
 def build_module() -> L.Module:
     from . import timing
-    from .rtfuncs import define_all, define_vector_op
+    from .rtfuncs import define_all, define_masked_vector_op, define_vector_op
     module = L.Module(name="asc_runtime")
     timing.define_all(module)
     define_all(module)
@@ -111,6 +124,7 @@ def build_module() -> L.Module:
         for dtype in spec.dtypes:
             _define(module, spec, dtype)
             define_vector_op(module, spec, dtype)
+            define_masked_vector_op(module, spec, dtype)
     return module
 
 

@@ -161,6 +161,28 @@ class ElemBuilder:
             return self._intr("fabs", a)
         return self._intr("abs", a, L.Constant(I1, 0))
 
+    def one(self, a):
+        return L.Constant(a.type, 1.0 if self.is_float else 1)
+
+    def rsqrt(self, a):
+        """1 / sqrt(a), computed in float32 for float16 and rounded once."""
+        wide = self.b.fpext(a, F32) if a.type == F16 else a
+        root = self._intr("sqrt", wide)
+        res = self.b.fdiv(L.Constant(wide.type, 1.0), root)
+        return self.b.fptrunc(res, F16) if a.type == F16 else res
+
+    def shift(self, a, count, left: bool):
+        """Shift by a scalar count; counts outside [0, bits) give 0 (or the sign, right)."""
+        width = L.Constant(a.type, a.type.width)
+        big = self.b.icmp_unsigned(">=", count, width)
+        safe = self.b.select(big, L.Constant(a.type, 0), count)
+        if left:
+            return self.b.select(big, L.Constant(a.type, 0), self.b.shl(a, safe))
+        if self.dtype.is_signed:
+            sign = self.b.ashr(a, L.Constant(a.type, a.type.width - 1))
+            return self.b.select(big, sign, self.b.ashr(a, safe))
+        return self.b.select(big, L.Constant(a.type, 0), self.b.lshr(a, safe))
+
     def zero(self, a):
         return L.Constant(a.type, 0.0 if self.is_float else 0)
 

@@ -33,6 +33,7 @@ class CostClass(enum.Enum):
     DIV_SQRT = "div_sqrt"              # div, sqrt
     RECIP = "recip"                    # reciprocal, rsqrt
     REDUCE = "reduce"
+    MADD = "madd"                      # axpy (multiply-add)
     CONVERT = "convert"
     DUP = "dup"
     DMA = "dma"
@@ -48,6 +49,7 @@ class Family(enum.Enum):
     UNARY = "unary"            # op(dst, src, count)
     SCALAR = "scalar"          # op(dst, src, scalar, count)
     DUPLICATE = "duplicate"    # op(dst, scalar, count)
+    AXPY = "axpy"              # op(dst, src, scalar, count), dst is also read
     DATA_COPY = "data_copy"
     SYNC = "sync"
     QUEUE = "queue"
@@ -61,7 +63,8 @@ ARITH_TYPES = (int16, float16, int32, float32)
 
 @dataclass(frozen=True)
 class OpSpec:
-    """One intrinsic. ``forms`` lists the accepted parameter-name tuples (count form first)."""
+    """One intrinsic. ``forms`` lists the accepted parameter-name tuples: the count form first,
+    then (for vector ops) the masked form ``…, mask, repeat_times, repeat_params``."""
 
     name: str
     family: Family

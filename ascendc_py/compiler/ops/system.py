@@ -43,3 +43,11 @@ register(OpSpec("check_local", Family.SYSTEM, None, CostClass.NONE, (), (),
                 doc="Check that a static LocalTensor lies inside its memory.", flops_per_elem=0))
 register(OpSpec("kernel_assert", Family.SYSTEM, None, CostClass.NONE, (), (),
                 doc="A runtime `assert` inside a kernel.", flops_per_elem=0))
+
+for _name, _doc in (("set_vector_mask", "Set the vector mask register (lanes, or a count in "
+                                        "counter mode)."),
+                    ("reset_mask", "Enable every lane."),
+                    ("set_mask_count", "Counter mode: the mask is the number of elements."),
+                    ("set_mask_norm", "Normal mode: the mask selects lanes of each repeat.")):
+    register(OpSpec(_name, Family.SYSTEM, PipeID.PIPE_S, CostClass.SCALAR, (), (), doc=_doc,
+                    flops_per_elem=0))

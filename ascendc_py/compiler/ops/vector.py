@@ -12,19 +12,32 @@ from . import (ARITH_TYPES, FLOAT_TYPES, CostClass, Family, OpSpec, _in_dtype, _
 # returns the result value; ``eb`` hides float/int and float16 details.
 
 
+BINARY_FORMS = (("dst", "src0", "src1", "count", "is_set_mask"),
+                ("dst", "src0", "src1", "mask", "repeat_times", "repeat_params", "is_set_mask"))
+UNARY_FORMS = (("dst", "src", "count", "is_set_mask"),
+               ("dst", "src", "mask", "repeat_times", "repeat_params", "is_set_mask"))
+SCALAR_FORMS = (("dst", "src", "scalar", "count", "is_set_mask"),
+                ("dst", "src", "scalar", "mask", "repeat_times", "repeat_params", "is_set_mask"))
+DUPLICATE_FORMS = (("dst", "scalar", "count", "is_set_mask"),
+                   ("dst", "scalar", "mask", "repeat_times", "dst_block_stride",
+                    "dst_repeat_stride", "is_set_mask"))
+INT16_TYPES = (int16, uint16)
+SHIFT_TYPES = (int16, uint16, int32, uint32)
+
+
 def _binary(name, elem, ref, dtypes=ARITH_TYPES, cost=CostClass.SIMPLE, doc=""):
-    register(OpSpec(name, Family.BINARY, PipeID.PIPE_V, cost, dtypes,
-                    (("dst", "src0", "src1", "count"),), ref, elem, doc))
+    register(OpSpec(name, Family.BINARY, PipeID.PIPE_V, cost, dtypes, BINARY_FORMS, ref, elem,
+                    doc))
 
 
 def _unary(name, elem, ref, dtypes=FLOAT_TYPES, cost=CostClass.SIMPLE, doc="", flops=1):
-    register(OpSpec(name, Family.UNARY, PipeID.PIPE_V, cost, dtypes,
-                    (("dst", "src", "count"),), ref, elem, doc, flops))
+    register(OpSpec(name, Family.UNARY, PipeID.PIPE_V, cost, dtypes, UNARY_FORMS, ref, elem, doc,
+                    flops))
 
 
 def _scalar(name, elem, ref, dtypes=ARITH_TYPES, cost=CostClass.SIMPLE, doc=""):
-    register(OpSpec(name, Family.SCALAR, PipeID.PIPE_V, cost, dtypes,
-                    (("dst", "src", "scalar", "count"),), ref, elem, doc))
+    register(OpSpec(name, Family.SCALAR, PipeID.PIPE_V, cost, dtypes, SCALAR_FORMS, ref, elem,
+                    doc))
 
 
 _binary("add", lambda eb, a, b: eb.add(a, b), _wrap_int(lambda a, b: a + b),
@@ -40,6 +53,11 @@ _binary("max", lambda eb, a, b: eb.max(a, b), _wrap_int(np.maximum),
 _binary("min", lambda eb, a, b: eb.min(a, b), _wrap_int(np.minimum),
         doc="dst[i] = min(src0[i], src1[i])")
 
+_binary("bitwise_and", lambda eb, a, b: eb.b.and_(a, b), _wrap_int(lambda a, b: a & b),
+        dtypes=INT16_TYPES, doc="dst[i] = src0[i] & src1[i] (Ascend C And)")
+_binary("bitwise_or", lambda eb, a, b: eb.b.or_(a, b), _wrap_int(lambda a, b: a | b),
+        dtypes=INT16_TYPES, doc="dst[i] = src0[i] | src1[i] (Ascend C Or)")
+
 _scalar("adds", lambda eb, a, s: eb.add(a, s), _wrap_int(lambda a, s: a + s),
         doc="dst[i] = src[i] + scalar")
 _scalar("muls", lambda eb, a, s: eb.mul(a, s), _wrap_int(lambda a, s: a * s), cost=CostClass.MUL,
@@ -52,6 +70,13 @@ _scalar("leaky_relu", lambda eb, a, s: eb.select(eb.ge_zero(a), a, eb.mul(a, s))
         _in_dtype(lambda a, s: np.where(a >= 0, a, a * s)), dtypes=FLOAT_TYPES,
         doc="dst[i] = src[i] if src[i] >= 0 else src[i] * scalar")
 
+_scalar("shift_left", lambda eb, a, s: eb.shift(a, s, left=True),
+        _wrap_int(lambda a, s: a << s), dtypes=SHIFT_TYPES,
+        doc="dst[i] = src[i] << scalar (counts >= the bit width give 0)")
+_scalar("shift_right", lambda eb, a, s: eb.shift(a, s, left=False),
+        _wrap_int(lambda a, s: a >> s), dtypes=SHIFT_TYPES,
+        doc="dst[i] = src[i] >> scalar (arithmetic for signed types, logical for unsigned)")
+
 _unary("exp", lambda eb, a: eb.call_math("exp", a), _in_dtype(np.exp),
        cost=CostClass.TRANSCENDENTAL, doc="dst[i] = e ** src[i]")
 _unary("ln", lambda eb, a: eb.call_math("log", a), _in_dtype(np.log),
@@ -62,8 +87,19 @@ _unary("sqrt", lambda eb, a: eb.call_math("sqrt", a), _in_dtype(np.sqrt),
 _unary("relu", lambda eb, a: eb.max(a, eb.zero(a)), _wrap_int(lambda a: np.maximum(a, 0)),
        dtypes=(float16, int32, float32), doc="dst[i] = max(src[i], 0)")
 
+_unary("reciprocal", lambda eb, a: eb.div(eb.one(a), a), _in_dtype(lambda a: 1 / a),
+       cost=CostClass.RECIP, doc="dst[i] = 1 / src[i]")
+_unary("rsqrt", lambda eb, a: eb.rsqrt(a), _in_dtype(lambda a: 1 / np.sqrt(a)),
+       cost=CostClass.RECIP, doc="dst[i] = 1 / sqrt(src[i])")
+_unary("bitwise_not", lambda eb, a: eb.b.not_(a), _wrap_int(lambda a: ~a), dtypes=INT16_TYPES,
+       doc="dst[i] = ~src[i] (Ascend C Not)")
+
 register(OpSpec("duplicate", Family.DUPLICATE, PipeID.PIPE_V, CostClass.DUP,
-                (int16, uint16, float16, bfloat16, int32, uint32, float32),
-                (("dst", "scalar", "count"),),
+                (int16, uint16, float16, bfloat16, int32, uint32, float32), DUPLICATE_FORMS,
                 lambda dst, s: np.full_like(dst, s), lambda eb, s: s,
                 "dst[i] = scalar", 0))
+
+register(OpSpec("axpy", Family.AXPY, PipeID.PIPE_V, CostClass.MADD, FLOAT_TYPES, SCALAR_FORMS,
+                lambda dst, src, s: _in_dtype(lambda d, a: d + a * s)(dst, src),
+                lambda eb, d, a, s: eb.add(d, eb.mul(a, s)),
+                "dst[i] = dst[i] + src[i] * scalar (Ascend C Axpy, same dtype)", 2))

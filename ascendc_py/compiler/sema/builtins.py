@@ -137,6 +137,13 @@ def get_attribute(an, base: SVal, attr: str, loc: SourceLoc) -> SVal:
             base.member.name)
     if (type(base), attr) in METHODS:
         return BoundMethodV(base, attr)
+    from .values import StructV
+    if isinstance(base, StructV):
+        try:
+            return base.get(attr)
+        except KeyError:
+            raise KernelNameError_(f"{base.kind} has no field '{attr}'; fields: "
+                                   f"{', '.join(k for k, _ in base.fields)}", loc) from None
     raise KernelNameError_(f"{base.describe()} has no attribute '{attr}' in kernels", loc)
 
 
@@ -337,17 +344,20 @@ def _pipe_barrier(an, args, kwargs, loc):
 
 # ----------------------------------------------------------------------------- vector ops
 def vector_op(an, spec: OpSpec, args, kwargs, loc) -> SVal:
+    """An element-wise vector op in its count form or its masked form."""
     if spec.family == Family.DATA_COPY:
         return data_copy(an, args, kwargs, loc)
-    form = spec.forms[0]
-    if len(args) > len(form) or {"mask", "repeat_times", "repeat_params"} & set(kwargs):
-        raise KernelTypeError(
-            f"asc.{spec.name}: the masked form (mask, repeat_times, repeat_params) is not "
-            f"supported yet; use the count form asc.{spec.name}({', '.join(form)})", loc)
-    b = bind_args(f"asc.{spec.name}()", form, args, kwargs, loc)
+    count_form, masked_form = spec.forms[0], spec.forms[-1]
+    masked = len(spec.forms) > 1 and (
+        bool({"mask", "repeat_times", "repeat_params", "dst_block_stride"} & set(kwargs))
+        or len(args) >= len(masked_form) - 1)
+    form = masked_form if masked else count_form
+    b = bind_args(f"asc.{spec.name}()", form, args, kwargs, loc,
+                  {"is_set_mask": ConstV(True, bool_)})
     dst = want_local(b["dst"], f"asc.{spec.name} dst", loc)
     operands = [dst.ref()]
-    for name in form[1:-1]:
+    scalar = None
+    for name in form[1:]:
         if name.startswith("src"):
             src = want_local(b[name], f"asc.{spec.name} {name}", loc)
             if src.dtype != dst.dtype:
@@ -355,20 +365,69 @@ def vector_op(an, spec: OpSpec, args, kwargs, loc) -> SVal:
                                       f"{dst.dtype.name}; all operands must have one dtype",
                                       loc, hint="convert with asc.cast first")
             operands.append(src.ref())
-        else:  # scalar operand, converted to the tensor dtype as Ascend C does
+        elif name == "scalar":  # converted to the tensor dtype, as Ascend C does
             sv = b[name]
             if not isinstance(sv, (ConstV, RtV)):
                 raise KernelTypeError(f"asc.{spec.name}: {name} must be a number, got "
                                       f"{sv.describe()}", loc)
-            operands.append(S.to_expr(sv, dst.dtype))
+            scalar = S.to_expr(sv, dst.dtype)
     if dst.dtype not in spec.dtypes:
         allowed = ", ".join(d.name for d in spec.dtypes)
         raise KernelTypeError(f"asc.{spec.name} does not support {dst.dtype.name} on Ascend "
                               f"910B (A2/A3); supported: {allowed}", loc)
-    count = want_int(b["count"], f"asc.{spec.name} count", loc)
-    an.emit(ir.Intrinsic(spec.name, tuple(operands) + (count,), (), loc,
-                         (("dtype", dst.dtype),)))
+    attrs = (("dtype", dst.dtype),)
+    if not masked:
+        count = want_int(b["count"], f"asc.{spec.name} count", loc)
+        extra = (scalar,) if scalar is not None else ()
+        an.emit(ir.Intrinsic(spec.name, tuple(operands) + extra + (count,), (), loc, attrs))
+        return NoneV()
+    while len(operands) < 3:
+        operands.append(None)
+    kind, lo, hi = mask_operand(b["mask"], dst.dtype, spec.name, loc)
+    repeat = want_int(b["repeat_times"], f"asc.{spec.name} repeat_times", loc, int64)
+    if "repeat_params" in b:
+        strides = repeat_strides(b["repeat_params"], spec.family == Family.BINARY, loc)
+    else:  # duplicate: dst_block_stride, dst_repeat_stride
+        strides = (want_int(b["dst_block_stride"], "dst_block_stride", loc, int64),
+                   ir.Const(1, int64), ir.Const(1, int64),
+                   want_int(b["dst_repeat_stride"], "dst_repeat_stride", loc, int64),
+                   ir.Const(8, int64), ir.Const(8, int64))
+    is_set = S.to_expr(S.truth(b["is_set_mask"], loc), int64)
+    an.emit(ir.Intrinsic(spec.name, tuple(operands) + (scalar, is_set, kind, lo, hi, repeat)
+                         + strides, (), loc, attrs + (("form", "masked"),)))
     return NoneV()
+
+
+def mask_operand(v: SVal, dtype, op: str, loc: SourceLoc):
+    """(kind, lo, hi) of a mask argument: an int count (kind 0) or a list bit mask (kind 1)."""
+    lanes = 256 // dtype.sizeof()
+    if isinstance(v, TupleV):
+        words = 2 if lanes > 64 else 1
+        if len(v.items) != words:
+            raise KernelTypeError(f"asc.{op}: a bit mask for {dtype.name} is a list of {words} "
+                                  f"uint64 value{'s' if words > 1 else ''} ({lanes} lanes), got "
+                                  f"{len(v.items)}", loc)
+        parts = [want_int(x, "a mask word", loc, int64) for x in v.items]
+        return ir.Const(1, int64), parts[0], parts[1] if words > 1 else ir.Const(0, int64)
+    # the range [1, lanes] is checked at run time: in counter mode the mask is a count
+    if isinstance(v, ConstV) and not v.dtype.is_float and int(v.value) < 0:
+        raise KernelValueError(f"asc.{op}: mask {v.value} is negative", loc)
+    return ir.Const(0, int64), want_int(v, "the mask", loc, int64), ir.Const(0, int64)
+
+
+def repeat_strides(v: SVal, binary: bool, loc: SourceLoc) -> tuple:
+    """(dst_blk, src0_blk, src1_blk, dst_rep, src0_rep, src1_rep) from a RepeatParams value."""
+    from .values import StructV
+    want = "BinaryRepeatParams" if binary else "UnaryRepeatParams"
+    if not isinstance(v, StructV) or v.kind != want:
+        raise KernelTypeError(f"repeat_params must be asc.{want}(...), got {v.describe()}", loc)
+    f = {k: want_int(x, k, loc, int64) for k, x in v.fields}
+    if binary:
+        return (f["dst_blk_stride"], f["src0_blk_stride"], f["src1_blk_stride"],
+                f["dst_rep_stride"], f["src0_rep_stride"], f["src1_rep_stride"])
+    one, eight = ir.Const(1, int64), ir.Const(8, int64)
+    return (f["dst_blk_stride"], f["src_blk_stride"], one, f["dst_rep_stride"],
+            f["src_rep_stride"], eight)
 
 
 def data_copy(an, args, kwargs, loc) -> SVal:

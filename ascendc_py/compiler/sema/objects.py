@@ -7,7 +7,8 @@ from ..errors import KernelTypeError, KernelValueError, SourceLoc
 from . import scalars as S
 from .builtins import (bind_args, function, method, want_const_int, want_dtype, want_enum,
                        want_int)
-from .values import (ConstV, GmAddrV, GmTensorV, LocalTensorV, NoneV, PipeV, QueueV, RtV, SVal)
+from .values import (ConstV, DTypeV, EnumV, GmAddrV, GmTensorV, LocalTensorV, NoneV, PipeV,
+                     QueueV, RtV, SVal)
 
 MAX_QUEUE_BUFFERS = 8
 
@@ -246,3 +247,73 @@ def _tbuf_get(an, q: QueueV, name, args, kwargs, loc):
 def _not_tbuf(q: QueueV, name: str, loc: SourceLoc) -> None:
     if q.is_tbuf:
         raise KernelTypeError(f"{name}() is a TQue method; use get(dtype) on a TBuf", loc)
+
+
+# ----------------------------------------------------------------------------- parameter records
+STRUCTS = {
+    "BinaryRepeatParams": (("dst_blk_stride", 1), ("src0_blk_stride", 1), ("src1_blk_stride", 1),
+                           ("dst_rep_stride", 8), ("src0_rep_stride", 8), ("src1_rep_stride", 8)),
+    "UnaryRepeatParams": (("dst_blk_stride", 1), ("src_blk_stride", 1), ("dst_rep_stride", 8),
+                          ("src_rep_stride", 8)),
+}
+
+
+def _struct_constructor(kind: str):
+    names = tuple(n for n, _ in STRUCTS[kind])
+    defaults = {n: ConstV(d, int32) for n, d in STRUCTS[kind]}
+
+    def construct(an, args, kwargs, loc):
+        from .values import StructV
+        b = bind_args(f"asc.{kind}()", names, args, kwargs, loc, defaults)
+        for n in names:
+            want_int(b[n], f"{kind}.{n}", loc)
+        return StructV(kind, tuple((n, b[n]) for n in names))
+    return construct
+
+
+for _kind in STRUCTS:
+    function(_kind)(_struct_constructor(_kind))
+
+
+# ----------------------------------------------------------------------------- the mask register
+@function("set_vector_mask")
+def _set_vector_mask(an, args, kwargs, loc):
+    """set_vector_mask(length, dtype=, mode=) or set_vector_mask(mask_high, mask_low, dtype=,
+    mode=); the mode argument is informational (set_mask_count/set_mask_norm switch modes)."""
+    from ...dsl.types import MaskMode
+    kw = dict(kwargs)
+    dtype_v = kw.pop("dtype", None)
+    kw.pop("mode", None)
+    positional = [a for a in args if not isinstance(a, (DTypeV, EnumV))]
+    for a in args:
+        if isinstance(a, DTypeV):
+            dtype_v = a
+    if dtype_v is None:
+        raise KernelTypeError("asc.set_vector_mask needs dtype= (the operands' dtype)", loc)
+    dtype = want_dtype(dtype_v, "dtype", loc)
+    if len(positional) == 1 and not kw:
+        kind, lo, hi = ir.Const(0, int64), want_int(positional[0], "length", loc, int64), \
+            ir.Const(0, int64)
+    elif len(positional) == 2 and not kw:
+        kind = ir.Const(1, int64)
+        hi = want_int(positional[0], "mask_high", loc, int64)
+        lo = want_int(positional[1], "mask_low", loc, int64)
+    else:
+        raise KernelTypeError("asc.set_vector_mask takes (length, dtype=, mode=) or "
+                              "(mask_high, mask_low, dtype=, mode=)", loc)
+    an.emit(ir.Intrinsic("set_vector_mask", (kind, lo, hi), (), loc, (("dtype", dtype),)))
+    del MaskMode
+    return NoneV()
+
+
+def _mask_state(op: str):
+    def handler(an, args, kwargs, loc):
+        if args or kwargs:
+            raise KernelTypeError(f"asc.{op}() takes no arguments", loc)
+        an.emit(ir.Intrinsic(op, (), (), loc))
+        return NoneV()
+    return handler
+
+
+for _op in ("reset_mask", "set_mask_count", "set_mask_norm"):
+    function(_op)(_mask_state(_op))

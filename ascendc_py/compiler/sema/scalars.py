@@ -38,6 +38,8 @@ def const_of(value, loc: SourceLoc) -> ConstV:
             return ConstV(value, int32)
         if INT64_MIN <= value <= INT64_MAX:
             return ConstV(value, int64)
+        if 0 <= value < 2 ** 64:  # e.g. a full 64-lane mask word 0xFFFFFFFFFFFFFFFF
+            return ConstV(value - 2 ** 64, int64)
         raise KernelValueError(f"integer {value} does not fit in 64 bits", loc)
     if isinstance(value, (float, np.floating)):
         return ConstV(float(value), float32)
