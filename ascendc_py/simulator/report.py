@@ -26,7 +26,9 @@ class Report:
     Timing (cycle-approximate, see the README's timing model section): ``cycles`` and
     ``time_us`` (at the platform clock) of the whole launch, ``pipe_busy`` (pipe name → busy
     cycles on the critical core), ``pipe_busy_pct``, ``bottleneck`` (the busiest pipe),
-    ``stalls`` (cause → cycles), ``instructions`` (op → count over all blocks),
+    ``stalls`` (cause → cycles: pipes waiting on flags, queue-implied flags and barriers,
+    summed over pipes; the scalar unit blocked by a full instruction queue; the bottleneck pipe
+    idle because the scalar unit had not issued its next instruction), ``instructions`` (op → count over all blocks),
     ``bytes_moved`` (path → bytes), ``gm_bandwidth_gbps`` against ``peak_gm_bandwidth_gbps``,
     ``flops`` and ``flops_per_s`` against ``peak_flops_per_s``. Host side: ``wall_seconds``
     (running the blocks), ``prepare_seconds`` (binding and finding or compiling the code;
@@ -106,7 +108,8 @@ class Report:
             clock_mhz=platform.clock_mhz, cycles=int(cycles), time_us=seconds * 1e6,
             pipe_busy=pipe_busy, pipe_busy_pct=pct, bottleneck=bottleneck,
             stalls={"flag wait": int(stall_flag.sum()), "queue full": int(stall_queue),
-                    "scalar issue": int(stall_scalar[1:].sum())},
+                    "scalar issue": int(stall_scalar[PIPE_NAMES.index(bottleneck)])
+                    if bottleneck != "S" else 0},
             instructions=instructions, bytes_moved=bytes_moved,
             gm_bandwidth_gbps=(gm_bytes / seconds / 1e9) if seconds else 0.0,
             peak_gm_bandwidth_gbps=platform.hbm_gbps, flops=int(flops),

@@ -57,7 +57,8 @@ def class_index(cost: CostClass) -> int:
 
 
 _CLASS_FIELDS = {CostClass.SIMPLE: "simple", CostClass.MUL: "mul",
-                 CostClass.TRANSCENDENTAL: "transcendental", CostClass.DIV_SQRT: "div_sqrt",
+                 CostClass.TRANSCENDENTAL: "transcendental", CostClass.LN: "ln",
+                 CostClass.DIV_SQRT: "div_sqrt",
                  CostClass.RECIP: "recip", CostClass.REDUCE: "reduce", CostClass.MADD: "madd",
                  CostClass.CONVERT: "convert", CostClass.DUP: "dup", CostClass.DMA: "copy",
                  CostClass.SYNC: "simple", CostClass.SCALAR: "simple", CostClass.NONE: "simple"}

@@ -305,10 +305,6 @@ def test_scalar_waiting_on_flags_is_a_stall_not_busy():
     assert r.bottleneck == "MTE2"
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: time the scalar unit spends waiting in "
-                   "pipe_barrier(PIPE_ALL) is counted as S busy (and as no stall), so a kernel "
-                   "serialised by barriers reports S at 100 % and S as the bottleneck, while the "
-                   "same schedule built with MTE2_S/V_S flags reports S ~0 % and MTE2")
 def test_scalar_waiting_in_barrier_is_not_busy():
     x = np.zeros(16384, np.float16)
     flags = barrier_serialised[1](x, 16384, 10, 1)

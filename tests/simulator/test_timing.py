@@ -339,9 +339,6 @@ def wait_before_set_ok(x: asc.GlobalAddress, n: int, m: int):
     asc.data_copy(b, xg[n:], n)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a wait_flag issued before its set_flag (legal: the "
-                   "destination queue blocks, the scalar unit goes on) reads the flag's time slot "
-                   "before set_flag writes it, so the consumer pipe does not wait at all")
 def test_wait_issued_before_its_set_orders_pipes():
     n, m = 256, 255 * 64  # short copies, a long exp (255 fp32 repeats)
     r = wait_before_set[1](np.ones(2 * n, F32), n, m, trace=True)

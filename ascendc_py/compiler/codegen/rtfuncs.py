@@ -221,7 +221,7 @@ def alloc_tensor(fb: FnBuilder, qbase, qid, pipe, op, site):
     fb.st(_q(fb, qbase, abi.Q_STATE, idx), fb.i64(abi.BUF_ALLOCATED))
     fb.st(_q(fb, qbase, abi.Q_CURSOR), b.urem(b.add(idx, fb.i64(1)), num))
     _buffer_result(fb, qbase, qid, idx)
-    call_tm(fb, "wait_time", pipe, _q(fb, qbase, abi.Q_FREED, idx), op)
+    call_tm(fb, "wait_time", pipe, _q(fb, qbase, abi.Q_FREED, idx), fb.i64(0), op)
 
 
 def _tensor_index(fb: FnBuilder, qid, tag, site):
@@ -262,7 +262,7 @@ def deque(fb: FnBuilder, qbase, qid, pipe, op, site):
     fb.st(_q(fb, qbase, abi.Q_COUNT), b.sub(count, fb.i64(1)))
     fb.st(_q(fb, qbase, abi.Q_STATE, idx), fb.i64(abi.BUF_ALLOCATED))
     _buffer_result(fb, qbase, qid, idx)
-    call_tm(fb, "wait_time", pipe, _q(fb, qbase, abi.Q_READY, idx), op)
+    call_tm(fb, "wait_time", pipe, _q(fb, qbase, abi.Q_READY, idx), fb.i64(0), op)
 
 
 @rt("qbase", "qid", "tag", "pipe", "op")
@@ -310,7 +310,8 @@ def wait_flag(fb: FnBuilder, flag_base, event, eid, pipe, op, site):
     with fb.b.if_then(fb.b.icmp_signed("<=", v, fb.i64(0))):
         fb.st(fb.b.add(slot, fb.i64(abi.FLAG_SLOTS)), site)  # remember the pending wait
     fb.st(slot, fb.b.sub(v, fb.i64(1)))
-    call_tm(fb, "wait_time", pipe, fb.b.add(fb.ld(abi.FLAG_TIME_BASE), flag), op)
+    pending = fb.b.icmp_signed("<=", v, fb.i64(0))
+    call_tm(fb, "wait_time", pipe, fb.b.add(fb.ld(abi.FLAG_TIME_BASE), flag), pending, op)
 
 
 @rt("flag_base")

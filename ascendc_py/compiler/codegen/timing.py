@@ -213,14 +213,31 @@ def set_time(tb: _TB, pipe, slot, op):
     fire = b.select(is_s, t, when)
     with b.if_then(b.xor(is_s, L.Constant(is_s.type, 1))):
         tb.st(free_slot, b.add(when, tb.ceil_i(tb.cost(TP.FLAG_CYCLES))))
+    # a wait_flag issued earlier in program order left its pipe's marker -(1 + pipe): that
+    # pipe's queue has been blocked since, so its next instruction starts after the fire
+    old = tb.ld(slot)
+    with b.if_then(b.icmp_signed("<", old, tb.i64(0))):
+        waiter = b.sub(tb.i64(-1), old)
+        wfree = b.add(tb.i64(abi.PIPE_FREE), waiter)
+        tb.st(wfree, tb.max(tb.ld(wfree), fire))
     tb.st(slot, fire)
     tb.count(b.add(tb.i64(TP.COUNT_BASE), op), tb.i64(1))
 
 
-@tm(3)
-def wait_time(tb: _TB, pipe, slot, op):
-    """wait_flag (or deque/alloc_tensor): ``pipe`` starts nothing before the slot's time."""
+@tm(4)
+def wait_time(tb: _TB, pipe, slot, pending, op):
+    """wait_flag (or deque/alloc_tensor): ``pipe`` starts nothing before the slot's time.
+
+    ``pending``: the matching set_flag comes later in program order; mark the slot so that the
+    set holds this pipe when it fires (the scalar unit can still issue that set, since only the
+    destination pipe's queue is blocked). Instructions of this pipe issued in between are
+    scheduled without the hold, a documented approximation."""
     b = tb.b
+    with b.if_then(b.icmp_signed("!=", pending, tb.i64(0))):
+        tb.st(slot, b.sub(tb.i64(-1), pipe))
+        tb.count(b.add(tb.i64(TP.COUNT_BASE), op), tb.i64(1))
+        tb.b.ret_void()
+        tb.b.position_at_end(tb.func.append_basic_block("dead"))
     fired = tb.ld(slot)
     t = tb.ld(abi.T_SCALAR)
     is_s = b.icmp_signed("==", pipe, tb.i64(int(PipeID.PIPE_S)))
@@ -243,9 +260,11 @@ def barrier(tb: _TB, pipe, op):
     is_all = b.icmp_signed("==", pipe, tb.i64(int(PipeID.PIPE_ALL)))
     with b.if_else(is_all) as (then, otherwise):
         with then:
-            t = tb.ld(abi.T_SCALAR)
+            issue = tb.ld(abi.T_SCALAR)
+            t = issue
             for p in range(NUM_PIPES):
                 t = tb.max(t, tb.max(tb.ld(abi.PIPE_DONE + p), tb.ld(abi.PIPE_FREE + p)))
+            tb.add_slot(abi.STALL_FLAG + int(PipeID.PIPE_S), b.sub(t, issue))  # scalar waits
             tb.st(abi.T_SCALAR, t)
             for p in range(NUM_PIPES):
                 tb.st(abi.PIPE_FREE + p, t)

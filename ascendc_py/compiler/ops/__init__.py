@@ -29,7 +29,8 @@ class CostClass(enum.Enum):
 
     SIMPLE = "simple"                  # add, sub, max, min, abs, adds, maxs, relu …
     MUL = "mul"                        # mul, muls
-    TRANSCENDENTAL = "transcendental"  # exp, ln
+    TRANSCENDENTAL = "transcendental"  # exp
+    LN = "ln"                          # ln (its own latency in Huawei's CA table)
     DIV_SQRT = "div_sqrt"              # div, sqrt
     RECIP = "recip"                    # reciprocal, rsqrt
     REDUCE = "reduce"

@@ -80,7 +80,7 @@ _scalar("shift_right", lambda eb, a, s: eb.shift(a, s, left=False),
 _unary("exp", lambda eb, a: eb.call_math("exp", a), _in_dtype(np.exp),
        cost=CostClass.TRANSCENDENTAL, doc="dst[i] = e ** src[i]")
 _unary("ln", lambda eb, a: eb.call_math("log", a), _in_dtype(np.log),
-       cost=CostClass.TRANSCENDENTAL, doc="dst[i] = natural log of src[i]")
+       cost=CostClass.LN, doc="dst[i] = natural log of src[i]")
 _unary("abs", lambda eb, a: eb.abs(a), _in_dtype(np.abs), doc="dst[i] = |src[i]|")
 _unary("sqrt", lambda eb, a: eb.call_math("sqrt", a), _in_dtype(np.sqrt),
        cost=CostClass.DIV_SQRT, doc="dst[i] = sqrt(src[i])")
