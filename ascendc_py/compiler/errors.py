@@ -125,3 +125,17 @@ class LoopLimitError(KernelRuntimeError):
 
 class InternalCompilerError(KernelCompileError):
     """A bug in ascendc_py itself; the message includes the kernel location being compiled."""
+
+
+class KernelWarning(UserWarning):
+    """Something hardware would run but that is probably a mistake (e.g. a lenient-mode GM
+    overrun, or a data_copy length the hardware truncates). The message names the line."""
+
+    def __init__(self, message: str, loc: SourceLoc | None = None, hint: str = ""):
+        self.loc = loc
+        text = KernelError(message, loc, hint)._render()
+        super().__init__(text)
+
+
+class GMOutOfBoundsWarning(KernelWarning):
+    """Lenient mode: a GM access ran past the end of its buffer into device-like slack."""

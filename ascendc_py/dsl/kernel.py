@@ -238,13 +238,15 @@ class Launcher:
             config.current_platform()
         if trace is None:
             trace = os.environ.get("ASCENDC_PY_TRACE", "") not in ("", "0")
+        if not lenient:
+            lenient = os.environ.get("ASCENDC_PY_LENIENT", "") not in ("", "0")
         t0 = time.perf_counter()
         specs, gm, scalars = self.kernel.bind(args, kwargs)
         compiled, origin = self.kernel.compiled_for(specs, chip)
         t1 = time.perf_counter()
         from ..compiler import jit
         result = run_blocks(compiled, chip, self.block_dim, gm, scalars, trace=bool(trace),
-                            timing=jit.timing_enabled())
+                            timing=jit.timing_enabled(), lenient=bool(lenient))
         report = Report.from_launch(kernel=self.kernel.__name__, platform=chip, result=result,
                                     compiled=compiled, wall_seconds=time.perf_counter() - t1,
                                     prepare_seconds=t1 - t0, code_origin=origin,

@@ -7,6 +7,7 @@ host threads (ctypes releases the GIL). The first failing block (lowest index) r
 from __future__ import annotations
 
 import concurrent.futures
+import ctypes
 import itertools
 import os
 import struct
@@ -144,10 +145,43 @@ def pack_scalars(values) -> np.ndarray:
     return out
 
 
+LENIENT_SLACK = 256 * 1024  # bytes after each GM buffer in lenient mode (a whole UB of tiles)
+WARNINGS_CAP = 4096
+
+
 def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_values,
                trace: bool = False, trace_capacity: int = 100_000,
-               timing: bool = True) -> LaunchResult:
-    """Run every block; raise the first block's fault (if any) as a KernelRuntimeError."""
+               timing: bool = True, lenient: bool = False) -> LaunchResult:
+    """Run every block; raise the first block's fault (if any) as a KernelRuntimeError.
+
+    ``lenient``: every GM buffer is staged in a copy with ``LENIENT_SLACK`` bytes of slack
+    after it (as device allocations have); accesses that run into the slack become
+    ``GMOutOfBoundsWarning``s naming the line, and only the bytes inside each buffer are copied
+    back, so results inside the buffers are unaffected.
+    """
+    staged = []
+    if lenient:
+        gm_args, staged = _stage_with_slack(gm_args)
+    try:
+        return _run(compiled, platform, block_dim, gm_args, scalar_values, trace,
+                    trace_capacity, timing, lenient)
+    finally:
+        for original, copy in staged:
+            ctypes.memmove(original.address, copy.ctypes.data, original.nbytes)
+
+
+def _stage_with_slack(gm_args):
+    staged, out = [], []
+    for a in gm_args:
+        copy = np.zeros(a.nbytes + LENIENT_SLACK, np.uint8)
+        ctypes.memmove(copy.ctypes.data, a.address, a.nbytes)
+        staged.append((a, copy))
+        out.append(GmArg(a.name, copy.ctypes.data, a.nbytes, copy))
+    return out, staged
+
+
+def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_capacity, timing,
+         lenient) -> LaunchResult:
     ctx_slots = abi.ctx_slots(compiled.num_queues)
     gm_ptrs = np.array([a.address for a in gm_args] or [0], np.int64)
     gm_sizes = np.array([a.nbytes for a in gm_args] or [0], np.int64)
@@ -159,8 +193,11 @@ def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_
     errors: dict[int, tuple] = {}
     timings: dict[int, BlockTiming] = {}
 
+    found: list[np.ndarray] = []
+
     def worker():
         core = _Core(platform, ctx_slots, compiled.memories)
+        warn_buf = np.zeros((WARNINGS_CAP, 4), np.int64) if lenient else None
         while not abort.is_set():
             block = next(counter)
             if block >= block_dim:
@@ -169,7 +206,14 @@ def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_
             ctx = core.prepare(block, block_dim, gm_ptrs, gm_sizes, scalars, costs,
                                compiled.num_queues, trace_buf)
             ctx[abi.TIMING_ON] = int(timing)
+            if lenient:
+                ctx[abi.LENIENT] = 1
+                ctx[abi.GM_SLACK] = LENIENT_SLACK
+                ctx[abi.WARN_PTR] = warn_buf.ctypes.data
+                ctx[abi.WARN_CAP] = WARNINGS_CAP
             rc = compiled.cfunc(ctx.ctypes.data)
+            if lenient and ctx[abi.WARN_LEN]:
+                found.append(warn_buf[:int(ctx[abi.WARN_LEN])].copy())
             if rc != 0:
                 errors[block] = (int(rc), int(ctx[abi.ERR_SITE]), int(ctx[abi.ERR_A]),
                                  int(ctx[abi.ERR_B]), int(ctx[abi.ERR_C]), ctx.copy())
@@ -192,7 +236,29 @@ def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_
         code, site, a, b, c, ctx = errors[block]
         site_info = compiled.sites[site] if 0 <= site < len(compiled.sites) else None
         raise build_fault(code, site_info, a, b, c, compiled, block, ctx)
+    if found:
+        _emit_lenient_warnings(compiled, np.concatenate(found))
     return LaunchResult(block_dim, wall, [timings[k] for k in sorted(timings)])
+
+
+def _emit_lenient_warnings(compiled, records: np.ndarray) -> None:
+    """One warning per kernel line that ran past a GM buffer (with the widest range seen)."""
+    import warnings
+
+    from ..compiler.errors import GMOutOfBoundsWarning
+    worst: dict[tuple[int, int], tuple[int, int]] = {}
+    for site, arg, first, last in records.tolist():
+        lo, hi = worst.get((site, arg), (first, last))
+        worst[(site, arg)] = (min(lo, first), max(hi, last))
+    for (site, arg), (first, last) in sorted(worst.items()):
+        info = compiled.sites[site] if 0 <= site < len(compiled.sites) else None
+        name = compiled.gm_args[arg][0] if 0 <= arg < len(compiled.gm_args) else f"#{arg}"
+        warnings.warn(GMOutOfBoundsWarning(
+            f"{info.op if info else 'access'} touches elements up to [{first}, {last}) of global "
+            f"argument '{name}', past the end of its buffer (lenient mode: allowed into the "
+            f"device slack, results inside the buffer are unaffected)", info.loc if info else None,
+            hint="strict mode (the default) reports this as an error; size the tail tile"),
+            stacklevel=4)
 
 
 __all__ = ["GmArg", "LaunchResult", "run_blocks", "Memory"]

@@ -79,8 +79,20 @@ def check_gm(fb: FnBuilder, arg, start, nbytes, elem_size, which, site):
     bad = b.or_(b.icmp_signed("<", start, fb.i64(0)), b.icmp_signed(">", end, limit))
     first = b.sdiv(start, elem_size)
     last = b.sdiv(b.add(end, b.sub(elem_size, fb.i64(1))), elem_size)
+    # lenient mode: an overrun into the device-like slack is recorded as a warning
+    slack_ok = b.and_(b.icmp_signed("!=", fb.ld(abi.LENIENT), fb.i64(0)),
+                      b.and_(b.icmp_signed(">=", start, fb.i64(0)),
+                             b.icmp_signed("<=", end, b.add(limit, fb.ld(abi.GM_SLACK)))))
+    with b.if_then(b.and_(bad, slack_ok)):
+        n = fb.ld(abi.WARN_LEN)
+        with b.if_then(b.icmp_signed("<", n, fb.ld(abi.WARN_CAP))):
+            buf = fb.ctx_ptr(abi.WARN_PTR)
+            for k, v in enumerate((site, arg, first, last)):
+                b.store(v, b.gep(buf, [b.add(b.mul(n, fb.i64(4)), fb.i64(k))], source_etype=I64))
+            fb.st(abi.WARN_LEN, b.add(n, fb.i64(1)))
     fb.st(abi.ERR_D, which)
-    fb.fail_with(bad, E.GM_OUT_OF_BOUNDS, site, arg, first, last)
+    fb.fail_with(b.and_(bad, b.xor(slack_ok, L.Constant(I1, 1))), E.GM_OUT_OF_BOUNDS, site, arg,
+                 first, last)
 
 
 def call_rt(fb: FnBuilder, name: str, *args) -> None:
