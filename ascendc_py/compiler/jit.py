@@ -158,19 +158,22 @@ def _load_object(obj: bytes, entry_name: str) -> int:
     return address
 
 
-def load_blob(name: str) -> Optional[bytes]:
-    """A checksummed binary from the cache directory, or None if missing or corrupt."""
+def load_blob(name: str) -> Optional[tuple[bytes, list]]:
+    """A checksummed binary and its symbol list from the cache directory, or None if missing
+    or corrupt."""
     path = cache_dir() / f"{name.replace('/', '_').replace('|', '_')}.bin"
     entry = _read_entry(path)
     if entry is None:
         return None
     obj, meta = entry
-    return obj if meta.get("name") == name else None
+    if meta.get("name") != name or not isinstance(meta.get("symbols"), list):
+        return None
+    return obj, meta["symbols"]
 
 
-def store_blob(name: str, data: bytes) -> None:
+def store_blob(name: str, data: bytes, symbols: list) -> None:
     path = cache_dir() / f"{name.replace('/', '_').replace('|', '_')}.bin"
-    _write_entry(path, data, {"name": name})
+    _write_entry(path, data, {"name": name, "symbols": list(symbols)})
 
 
 # ----------------------------------------------------------------------------- disk cache

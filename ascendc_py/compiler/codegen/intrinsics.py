@@ -143,3 +143,4 @@ def lower_assert(cg: Codegen, s: ir.Intrinsic) -> None:
 
 
 from . import queues  # noqa: E402,F401  (queue, flag and end-of-kernel lowerings)
+from . import lower_convert, lower_reduce, lower_movement, lower_debug  # noqa: E402,F401

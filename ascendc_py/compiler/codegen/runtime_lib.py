@@ -20,6 +20,15 @@ from .types import I1, I64, PTR, ElemBuilder, memory_type
 _lock = threading.Lock()
 _loaded = False
 
+#: extra library builders: fn(module) -> iterable of the symbol names it defined
+LIBRARY_DEFINERS: list = []
+
+
+def library_definer(fn):
+    """Register ``fn(module) -> [symbol names]``: it adds functions to the runtime library."""
+    LIBRARY_DEFINERS.append(fn)
+    return fn
+
 
 def function_name(op: str, dtype: DataType) -> str:
     return f"asc_vec_{op}_{dtype.name}"
@@ -110,10 +119,14 @@ def _symbols():
     from .timing import TM_FUNCTIONS
     for name in TM_FUNCTIONS:
         yield f"asc_tm_{name}"
+    yield from _extra_symbols
+
+
+_extra_symbols: list[str] = []
 
 
 def build_module() -> L.Module:
-    from . import timing
+    from . import intrinsics, timing  # noqa: F401  (intrinsics registers every lowering module)
     from .rtfuncs import define_all, define_masked_vector_op, define_vector_op
     module = L.Module(name="asc_runtime")
     timing.define_all(module)
@@ -125,6 +138,9 @@ def build_module() -> L.Module:
             _define(module, spec, dtype)
             define_vector_op(module, spec, dtype)
             define_masked_vector_op(module, spec, dtype)
+    _extra_symbols.clear()
+    for definer in LIBRARY_DEFINERS:
+        _extra_symbols.extend(definer(module))
     return module
 
 
@@ -139,14 +155,19 @@ def ensure_loaded() -> None:
         from .. import jit
         import llvmlite.binding as llvm
         key = f"runtime-{jit.compiler_version()}-{jit.host_target()}"
-        obj = jit.load_blob(key)
-        if obj is None:
-            obj, _ = jit.emit_object(str(build_module()))
-            jit.store_blob(key, obj)
+        entry = jit.load_blob(key)
+        if entry is not None:
+            obj, symbols = entry
+        else:
+            module = build_module()
+            symbols = list(_symbols())
+            obj, _ = jit.emit_object(str(module))
+            jit.store_blob(key, obj, symbols)
         engine = jit.load_object_engine(obj)
-        for name in _symbols():
+        for name in symbols:
             llvm.add_symbol(name, engine.get_function_address(name))
         _loaded = True
 
 
-__all__ = ["declare_op", "declare_rt", "ensure_loaded", "function_name", "operand_counts", "I1"]
+__all__ = ["declare_op", "declare_rt", "ensure_loaded", "function_name", "library_definer",
+           "operand_counts", "I1"]

@@ -1,9 +1,10 @@
 """The op registry: every DSL intrinsic declared once.
 
 The registry is one dict; the declarations are grouped by family in the modules of this package
-(``vector.py``: element-wise vector ops; ``system.py``: data movement, sync, queues, scalar
-access), imported at the bottom of this file in a fixed order (the order is the op index the
-timing model's counters use).
+(``vector.py``: element-wise ops; ``system.py``: contiguous data_copy, sync, queues, scalar
+access, masks; ``convert.py``: cast/compare/select; ``reduce.py``: reductions; ``movement.py``:
+strided and padded copies; ``debug.py``: printf/dump_tensor), imported at the bottom of this
+file in a fixed order (the order is the op index the timing model's counters use).
 
 An ``OpSpec`` gives the op's name, its call forms (parameter names), the dtypes it accepts, the
 pipe it issues to, its cost class (read by the timing model), a NumPy reference and the name of
@@ -123,4 +124,4 @@ def vector_ops() -> list[OpSpec]:
     return [s for s in REGISTRY.values() if s.elem is not None]
 
 
-from . import vector, system  # noqa: E402,F401  (declarations; order = op index)
+from . import vector, system, convert, reduce, movement, debug  # noqa: E402,F401  (order = op index)

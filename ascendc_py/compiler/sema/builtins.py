@@ -462,4 +462,4 @@ def data_copy(an, args, kwargs, loc) -> SVal:
     return NoneV()
 
 
-from . import objects  # noqa: E402,F401  (registers constructors and methods)
+from . import objects, convert, reduce, movement, debug  # noqa: E402,F401  (registrations)

@@ -1,0 +1,6 @@
+"""Semantic analysis of cast, compare, compare_scalar, select: argument checks and IR emission.
+
+Register handlers with ``builtins.function(name)`` (a DSL function) or ``builtins.method(kind,
+name)``; imported by ``builtins.py``.
+"""
+from __future__ import annotations
