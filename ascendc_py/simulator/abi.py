@@ -57,6 +57,8 @@ GM_SLACK = 122       # bytes of device-like slack after each GM buffer in lenien
 WARN_PTR = 123       # address of an int64 [cap, 4] array of warnings (site, arg, first, last)
 WARN_CAP = 124
 WARN_LEN = 125
+PRINT_PTR = 126      # address of this block's printf/dump_tensor buffer (0: none); int64 words
+                     # [capacity bytes, used bytes, dropped records] then the records
 HEADER_SLOTS = 128
 TRACE_FIELDS = 6     # start, occupancy, latency, pipe, site, op
 QUEUE_DEPTH = 32     # per-pipe instruction queue (ring of start times)
@@ -131,3 +133,4 @@ class ErrorCode(enum.IntEnum):
     BAD_BUFFER_COUNT = 20
     MASK_RANGE = 21
     REPEAT_RANGE = 22
+    DATA_COPY_PARAM_RANGE = 23  # a DataCopy(Ext)Params/padding field outside its legal range
