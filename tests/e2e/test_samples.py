@@ -27,11 +27,9 @@ def test_run_all_lists_every_sample():
 
 
 @pytest.mark.parametrize("name", SAMPLE_NAMES)
-def test_sample_main(name, capsys):
-    module = importlib.import_module(name)
-    module.main()
-    out = capsys.readouterr().out
-    assert "golden" in out or "match" in out, out
+def test_sample_main(name):
+    """main() compares every output with the sample's golden function and raises if not."""
+    importlib.import_module(name).main()
 
 
 def test_add_tque_with_other_sizes_and_torch():

@@ -205,7 +205,7 @@ def op_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress,
     if CASE == "missing_count":
         asc.add(c, a, b)
     elif CASE == "too_many":
-        asc.exp(c, a, 64, 1, 2, 3)
+        asc.exp(c, a, 64, 1, 2, 3, 4)
     elif CASE == "no_args_builtin":
         asc.get_block_idx(3)
     elif CASE == "keyword":
@@ -245,8 +245,8 @@ OP_CASES = [
     # case, dtypes (x, y, z), error class, marker, words
     ("missing_count", (F32, F32, F32), asc.KernelTypeError, "asc.add(c, a, b)\n",
      ["asc.add", "missing argument 'count'"]),
-    ("too_many", (F32, F32, F32), asc.KernelTypeError, "asc.exp(c, a, 64, 1, 2, 3)",
-     ["asc.exp", "count form"]),
+    ("too_many", (F32, F32, F32), asc.KernelTypeError, "asc.exp(c, a, 64, 1, 2, 3, 4)",
+     ["asc.exp", "at most", "7 were given"]),
     ("no_args_builtin", (F32, F32, F32), asc.KernelTypeError, "get_block_idx(3)",
      ["takes no arguments"]),
     ("keyword", (F32, F32, F32), asc.KernelTypeError, "cnt=64", ["unexpected keyword", "cnt"]),

@@ -11,8 +11,11 @@ formula computed in float64 (or 64-bit ints) and rounded once to the dtype ("exa
   (add sub mul max min adds muls maxs mins leaky_relu abs relu duplicate); float16 arithmetic
   rounds to float16 after every op, which the reference reproduces (float32 has >= 2p+2 bits
   for p = 11, so computing in float32 and rounding once equals float16 arithmetic);
-* div and sqrt: <= 1 ulp from both (IEEE rounds them correctly; 1 ulp of slack for the vector
-  unit's implementation);
+* bitwise and/or/not and shifts (counts >= the width give 0, or the sign for >> of signed
+  types): exact;
+* div, sqrt, reciprocal: <= 1 ulp from both (IEEE rounds them correctly; 1 ulp of slack for the
+  vector unit's implementation); rsqrt = 1/sqrt: float32 <= 2 ulp from exact (two roundings),
+  <= 1 ulp from the reference and for float16;
 * exp and ln: <= 1 ulp from the exact value for float32 and float16 (libm-quality float32,
   float16 computed in float32 and rounded once). NumPy's own float32 exp/log (which
   ``spec.reference`` uses for float32) are up to 4 ulp off (measured: log 4, exp 2), so against
@@ -64,6 +67,10 @@ def binary_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddre
         asc.max(c, a, b, block_length)
     elif OP == "min":
         asc.min(c, a, b, block_length)
+    elif OP == "bitwise_and":
+        asc.bitwise_and(c, a, b, block_length)
+    elif OP == "bitwise_or":
+        asc.bitwise_or(c, a, b, block_length)
     else:
         asc.static_assert(False, "unknown binary op")
     asc.data_copy(zg, c, block_length)
@@ -98,6 +105,12 @@ def unary_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, block_length: int,
         asc.sqrt(c, a, block_length)
     elif OP == "relu":
         asc.relu(c, a, block_length)
+    elif OP == "reciprocal":
+        asc.reciprocal(c, a, block_length)
+    elif OP == "rsqrt":
+        asc.rsqrt(c, a, block_length)
+    elif OP == "bitwise_not":
+        asc.bitwise_not(c, a, block_length)
     else:
         asc.static_assert(False, "unknown unary op")
     qo.enque(c)
@@ -133,6 +146,10 @@ def scalar_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, block_length: int,
         asc.mins(c, a, scalar, block_length)
     elif OP == "leaky_relu":
         asc.leaky_relu(c, a, scalar, block_length)
+    elif OP == "shift_left":
+        asc.shift_left(c, a, scalar, block_length)
+    elif OP == "shift_right":
+        asc.shift_right(c, a, scalar, block_length)
     else:
         asc.static_assert(False, "unknown scalar op")
     asc.data_copy(zg, c, block_length)
@@ -154,13 +171,14 @@ def duplicate_kernel(z: asc.GlobalAddress, block_length: int, scalar):
     qo.free_tensor(c)
 
 
+ISSUE_OPS = {"add", "sub", "mul", "div", "max", "min", "adds", "muls", "maxs", "mins",
+             "leaky_relu", "exp", "ln", "abs", "sqrt", "relu", "duplicate"}
 FAMILY_OPS = {
-    Family.BINARY: {"add", "sub", "mul", "div", "max", "min"},
-    Family.UNARY: {"exp", "ln", "abs", "sqrt", "relu"},
-    Family.SCALAR: {"adds", "muls", "maxs", "mins", "leaky_relu"},
+    Family.BINARY: {"add", "sub", "mul", "div", "max", "min", "bitwise_and", "bitwise_or"},
+    Family.UNARY: {"exp", "ln", "abs", "sqrt", "relu", "reciprocal", "rsqrt", "bitwise_not"},
+    Family.SCALAR: {"adds", "muls", "maxs", "mins", "leaky_relu", "shift_left", "shift_right"},
     Family.DUPLICATE: {"duplicate"},
 }
-ISSUE_OPS = set().union(*FAMILY_OPS.values())
 
 
 def test_registry_has_every_issue_op_and_the_kernels_cover_it():
@@ -195,7 +213,12 @@ def independent(name: str, dtype, *args):
         wide = [np.asarray(a).astype(np.int64) for a in args]
         f = {"add": np.add, "adds": np.add, "sub": np.subtract, "mul": np.multiply,
              "muls": np.multiply, "max": np.maximum, "maxs": np.maximum, "min": np.minimum,
-             "mins": np.minimum, "relu": lambda a: np.maximum(a, 0)}[name]
+             "mins": np.minimum, "relu": lambda a: np.maximum(a, 0),
+             "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
+             "bitwise_not": np.invert,
+             # counts >= the width: << gives 0, >> gives the sign (Ascend C semantics)
+             "shift_left": lambda a, s: a << s if s < 64 else 0 * a,
+             "shift_right": lambda a, s: a >> min(s, 63)}[name]
         return f(*wide).astype(npd)
     wide = [np.asarray(a, dtype=np.float64) for a in args]
     with np.errstate(all="ignore"):
@@ -203,14 +226,17 @@ def independent(name: str, dtype, *args):
              "muls": np.multiply, "div": np.divide, "max": np.maximum, "maxs": np.maximum,
              "min": np.minimum, "mins": np.minimum, "exp": np.exp, "ln": np.log, "abs": np.abs,
              "sqrt": np.sqrt, "relu": lambda a: np.maximum(a, 0.0),
+             "reciprocal": lambda a: 1.0 / a, "rsqrt": lambda a: 1.0 / np.sqrt(a),
              "leaky_relu": lambda a, s: np.where(a >= 0, a, a * s)}[name]
         return f(*wide).astype(npd)
 
 
 def max_ulp(name: str, dtype) -> tuple[int, int]:
     """Documented bounds (see the module docstring): (vs exact, vs spec.reference)."""
-    if name in ("div", "sqrt"):
+    if name in ("div", "sqrt", "reciprocal"):
         return 1, 1
+    if name == "rsqrt":  # 1/sqrt(x): two roundings in float32, one in float16
+        return (2, 1) if np.dtype(dtype) == np.float32 else (1, 1)
     if name in ("exp", "ln"):
         return (1, 5) if np.dtype(dtype) == np.float32 else (1, 1)
     return 0, 0
@@ -243,7 +269,7 @@ def make_input(rng, n: int, dtype, name: str, specials=(), scale=1.0) -> np.ndar
         info = np.iinfo(npd)
         return rng.integers(info.min, info.max, n, endpoint=True).astype(npd)
     x = rng.standard_normal(n) * scale
-    if name in ("ln", "sqrt"):
+    if name in ("ln", "sqrt", "rsqrt"):
         x = np.abs(x)
     if name == "exp":
         x = np.clip(x, -20, 20)
@@ -254,9 +280,11 @@ def make_input(rng, n: int, dtype, name: str, specials=(), scale=1.0) -> np.ndar
     return x
 
 
-def scalar_for(rng, dtype, raw: float):
+def scalar_for(name: str, dtype, raw: float):
     """A scalar exactly representable in the dtype (the op converts it, as Ascend C does)."""
     npd = np.dtype(dtype)
+    if name in ("shift_left", "shift_right"):       # counts 0 .. width + 3
+        return int(abs(raw) * 1000) % (npd.itemsize * 8 + 4)
     if npd.kind in "iu":
         info = np.iinfo(npd)
         return int(np.clip(int(raw * info.max), info.min, info.max))
@@ -280,12 +308,12 @@ def run_case(name: str, dtype, blocks: int, per_block: int, rng, specials=(), sc
         check(name, z, x)
     elif spec.family == Family.SCALAR:
         x = make_input(rng, n, dtype, name, specials, scale)
-        s = scalar_for(rng, dtype, raw_scalar)
+        s = scalar_for(name, dtype, raw_scalar)
         z = np.zeros(n, dtype)
         scalar_kernel[blocks](x, z, per_block, s, name)
         check(name, z, x, s)
     else:
-        s = scalar_for(rng, dtype, raw_scalar)
+        s = scalar_for(name, dtype, raw_scalar)
         z = np.zeros(n, dtype)
         duplicate_kernel[blocks](z, per_block, s)
         check(name, z, z.copy(), s)
