@@ -55,6 +55,20 @@ def local_memory_sizes(platform) -> dict[Memory, int]:
             Memory.FB: m.fixpipe_buffer.size}
 
 
+_thread_cores = threading.local()
+
+
+def _core_for_thread(platform, ctx_slots: int, memories) -> "_Core":
+    """This host thread's simulated core, reused across launches when its shape matches."""
+    key = (ctx_slots, tuple(memories), tuple(sorted(local_memory_sizes(platform).items())))
+    core = getattr(_thread_cores, "core", None)
+    if core is None or core.key != key:
+        core = _Core(platform, ctx_slots, memories)
+        core.key = key
+        _thread_cores.core = core
+    return core
+
+
 class _Core:
     """Per-host-thread state of one simulated core: local memories and a ctx array."""
 
