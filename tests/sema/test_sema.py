@@ -259,3 +259,50 @@ def test_scalar_argument_dtypes(value, dtype):
 def test_int_annotation_rejects_a_float():
     with pytest.raises(asc.KernelLaunchError, match="declared int"):
         typed.bind((np.zeros(8, np.float32), 1.5, 0, 0.0, np.zeros(8, np.float16)), {})
+
+
+# ----------------------------------------------------------------------------- loops in static_range
+@asc.kernel
+def loops_in_static(out: asc.GlobalAddress, n: int):
+    og = asc.GlobalTensor()
+    og.set_global_buffer(out, 8)
+    acc = 0
+    for i in asc.static_range(3):
+        for j in range(n):
+            if j == 2:
+                break            # leaves the inner loop only
+            acc += 1
+    og.set_value(0, acc)
+    acc2 = 0
+    for i in asc.static_range(3):
+        for j in range(n):
+            if j % 2 == 0:
+                continue         # next j, not the next static iteration
+            acc2 += 1
+    og.set_value(1, acc2)
+    acc3 = 0
+    for j in range(n):
+        for i in asc.static_range(4):
+            if i == 2:
+                break            # leaves the unrolled loop only
+            acc3 += 1
+    og.set_value(2, acc3)
+
+
+def loops_in_static_reference(n):
+    return [3 * min(n, 2), 3 * (n // 2), 2 * n]
+
+
+def test_break_continue_in_a_runtime_loop_inside_static_range_ir():
+    res = sema(loops_in_static, np.zeros(8, np.int32), 10)
+    jumps = [s for s in walk(res.function.body) if isinstance(s, (ir.Break, ir.Continue))]
+    assert len(jumps) == 6  # 3 unrolled copies x (break, continue) stay loop jumps
+    exits = [s for s in walk(res.function.body) if isinstance(s, ir.Exit)]
+    assert all(e.label.startswith("static_break") for e in exits)
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 10])
+def test_break_continue_in_a_runtime_loop_inside_static_range_runs(n):
+    out = np.zeros(8, np.int32)
+    loops_in_static[1](out, n)
+    assert out[:3].tolist() == loops_in_static_reference(n)

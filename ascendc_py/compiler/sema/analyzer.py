@@ -294,9 +294,12 @@ class Analyzer:
         var = ir.Var(s.target.id, dtype)
         base = dict(self.scope.env)
         self.scope.loop_depth += 1
+        saved = getattr(self, "_static_labels", None)
+        self._static_labels = None  # break/continue here belong to this loop, not an outer one
         with self.capture() as body:
             self.bind(s.target.id, RtV(ir.Load(var)), s.target.loc)
             self.stmts(s.body)
+        self._static_labels = saved
         self.scope.loop_depth -= 1
         self.scope.env = self._loop_env_after(base, self.scope.env)
         self.emit(ir.ForRange(var, *(S.to_expr(b, dtype) for b in bounds), tuple(body), s.loc))
