@@ -24,6 +24,15 @@ ALIGN = 32
 RT_FUNCTIONS: dict[str, tuple[tuple[str, ...], Callable]] = {}
 
 
+def cold(func: L.Function) -> L.Function:
+    """Compile ``func`` without optimisation (``optnone``): for the many generated per-op
+    wrappers that run once per instruction, so the library builds in seconds; the element loops
+    they call stay O3-vectorised."""
+    func.attributes.add("noinline")
+    func.attributes.add("optnone")
+    return func
+
+
 def rt(*params: str):
     def deco(fn):
         RT_FUNCTIONS[fn.__name__] = (params, fn)
@@ -357,6 +366,7 @@ def define_vector_op(module: L.Module, spec, dtype) -> None:
     from .runtime_lib import function_name, operand_counts
     n_src, n_scalar = operand_counts(spec)
     func = L.Function(module, op_signature(spec, dtype), name=op_name(spec, dtype))
+    cold(func)
     fb = FnBuilder(module, func)
     b = fb.b
     args = list(func.args[1:])
@@ -438,6 +448,7 @@ def define_masked_vector_op(module: L.Module, spec, dtype) -> None:
     from .types import ElemBuilder
     n_src, n_scalar = operand_counts(spec)
     func = L.Function(module, masked_op_signature(dtype), name=masked_op_name(spec, dtype))
+    cold(func)
     fb = FnBuilder(module, func)
     b = fb.b
     a = dict(zip(MASKED_PARAMS, func.args[1:]))
@@ -506,24 +517,34 @@ def define_masked_vector_op(module: L.Module, spec, dtype) -> None:
                 m_lo = b.select(counter, r_lo, lo)
                 m_hi = b.select(counter, r_hi, hi)
 
+                loop = module.globals[function_name(spec.name, dtype)]
+                block_bits = fb.i64((1 << epb) - 1)
+
+                def block_ptrs(i, j):
+                    out = []
+                    for _, addr, blk, rep in operands:
+                        off = b.add(b.mul(b.add(b.mul(r, rep), b.mul(i, blk)), fb.i64(32)),
+                                    b.mul(j, fb.i64(esize)))
+                        out.append(b.inttoptr(b.add(base, b.add(addr, off)), PTR))
+                    return out
+
                 def per_block(i):
-                    def per_lane(j):
-                        lane = b.add(b.mul(i, fb.i64(epb)), j)
-                        low = b.icmp_signed("<", lane, fb.i64(64))
-                        word = b.select(low, m_lo, m_hi)
-                        shift = b.select(low, lane, b.sub(lane, fb.i64(64)))
-                        bit = b.and_(b.lshr(word, b.and_(shift, fb.i64(63))), fb.i64(1))
-                        with b.if_then(b.icmp_signed("!=", bit, fb.i64(0))):
-                            ptrs = []
-                            for _, addr, blk, rep in operands:
-                                off = b.add(b.mul(b.add(b.mul(r, rep), b.mul(i, blk)),
-                                                  fb.i64(32)), b.mul(j, fb.i64(esize)))
-                                ptrs.append(b.inttoptr(b.add(base, b.add(addr, off)), PTR))
-                            eb = ElemBuilder(b, module, dtype)
-                            reads = ptrs if spec.family == Family.AXPY else ptrs[1:]
-                            vals = [b.load(p, typ=mt) for p in reads] + scalars
-                            b.store(spec.elem(eb, *vals), ptrs[0])
-                    counted(fb, fb.i64(epb), per_lane)
+                    # this block's lanes: a whole active block is one call of the element loop,
+                    # otherwise one call per active lane (all element code lives in the loop)
+                    first = b.mul(i, fb.i64(epb))
+                    low = b.icmp_signed("<", first, fb.i64(64))
+                    word = b.select(low, m_lo, m_hi)
+                    shift = b.and_(b.select(low, first, b.sub(first, fb.i64(64))), fb.i64(63))
+                    bits = b.and_(b.lshr(word, shift), block_bits)
+                    with b.if_else(b.icmp_signed("==", bits, block_bits)) as (whole, part):
+                        with whole:
+                            b.call(loop, block_ptrs(i, fb.i64(0)) + scalars + [fb.i64(epb)])
+                        with part:
+                            def per_lane(j):
+                                bit = b.and_(b.lshr(bits, j), fb.i64(1))
+                                with b.if_then(b.icmp_signed("!=", bit, fb.i64(0))):
+                                    b.call(loop, block_ptrs(i, j) + scalars + [fb.i64(1)])
+                            counted(fb, fb.i64(epb), per_lane)
                 counted(fb, fb.i64(8), per_block)
             counted(fb, repeats, per_repeat)
     a0 = operands[1][1] if n_src >= 1 else operands[0][1]
