@@ -44,6 +44,16 @@ class SourceLoc:
 UNKNOWN_LOC = SourceLoc("<unknown>", 0, 0)
 
 
+@dataclass(frozen=True)
+class Site:
+    """A place where a compiled kernel can fail or report: its location, the op involved and
+    details (operand names…). Compiled kernels keep a list of them; ctx stores an index."""
+
+    loc: SourceLoc | None
+    op: str
+    detail: tuple = ()
+
+
 class KernelError(Exception):
     """Base of every error ascendc_py reports about a user's kernel.
 

@@ -60,15 +60,16 @@ def timing_enabled() -> bool:
 
 
 def compiler_version() -> str:
-    """A hash of the compiler's own source files: any change invalidates cached kernels."""
+    """A fingerprint of the compiler's own source files (name, size, modification time): any
+    change invalidates cached kernels and the runtime library. Cheap: stats, no reads."""
     global _version_cache
     if _version_cache is None:
         root = Path(__file__).resolve().parent.parent
         h = hashlib.sha256(str(CACHE_FORMAT).encode())
         for sub in ("compiler", "simulator", "dsl"):
             for path in sorted((root / sub).rglob("*.py")):
-                h.update(path.name.encode())
-                h.update(path.read_bytes())
+                st = path.stat()
+                h.update(f"{path.relative_to(root)}:{st.st_size}:{st.st_mtime_ns};".encode())
         _version_cache = h.hexdigest()[:16]
     return _version_cache
 

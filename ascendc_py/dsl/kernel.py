@@ -161,8 +161,7 @@ class Kernel:
 
     def bind(self, args, kwargs):
         """Specialise: (ArgSpec per parameter, GM arguments, scalar values)."""
-        from ..compiler.sema.analyzer import ArgSpec
-        from ..simulator.runtime import GmArg
+        from ..compiler.spec import ArgSpec
         if len(args) > len(self.params):
             raise KernelLaunchError(f"{self.__name__} takes {len(self.params)} arguments but "
                                     f"{len(args)} were given")

@@ -306,3 +306,50 @@ def test_break_continue_in_a_runtime_loop_inside_static_range_runs(n):
     out = np.zeros(8, np.int32)
     loops_in_static[1](out, n)
     assert out[:3].tolist() == loops_in_static_reference(n)
+
+
+# ----------------------------------------------------------------------------- short circuit
+@asc.kernel
+def short_circuit(x: asc.GlobalAddress, out: asc.GlobalAddress, n: int, a: int, b: int):
+    xg = asc.GlobalTensor()
+    og = asc.GlobalTensor()
+    xg.set_global_buffer(x, n)
+    og.set_global_buffer(out, 8)
+    j = 0
+    while j < n and xg.get_value(j) != 0:       # never reads x[n]
+        j += 1
+    og.set_value(0, j)
+    og.set_value(1, 1 if n < 8 or xg.get_value(7) == 5 else 2)
+    og.set_value(2, 1 if b != 0 and a // b > 1 else 0)       # never divides by zero
+    og.set_value(3, a // b if b != 0 else -1)                # only the chosen arm runs
+    og.set_value(4, 1 if b == 0 or a % b == 0 else 0)
+    og.set_value(5, 1 if 0 < b < a // b else 0)              # chained comparison too
+    og.set_value(6, xg.get_value(n - 1) if n > 0 else -7)
+
+
+def short_circuit_reference(x, n, a, b):
+    j = 0
+    while j < n and x[j] != 0:
+        j += 1
+    return [j, 1 if n < 8 or x[7] == 5 else 2, 1 if b != 0 and a // b > 1 else 0,
+            a // b if b != 0 else -1, 1 if b == 0 or a % b == 0 else 0,
+            1 if 0 < b < a // b else 0, int(x[n - 1]) if n > 0 else -7]
+
+
+@pytest.mark.parametrize("data,a,b", [
+    ([1] * 8, 7, 0), ([1] * 4, 7, 2), ([1, 1, 0, 1, 1, 1, 1, 5], -9, 3), ([], 9, 0),
+    ([3, 0], 100, 7)])
+def test_and_or_ternary_and_chains_short_circuit(data, a, b):
+    x = np.array(data + [0] * (8 - len(data)), np.int32)[:max(len(data), 1)]
+    n = len(data)
+    out = np.zeros(8, np.int32)
+    short_circuit[1](x, out, n, a, b)
+    assert out[:7].tolist() == short_circuit_reference(list(x), n, a, b)
+
+
+def test_pure_conditions_stay_branch_free():
+    """Without side effects or faults, and/or/ternary remain plain expressions (no If)."""
+    res = sema(typed, np.zeros(8, np.float32), 5, 2**40, 1.5, np.zeros(8, np.float16))
+    assert not of_type(res, ir.If)
+    res = sema(short_circuit, np.zeros(8, np.int32), np.zeros(8, np.int32), 8, 1, 2)
+    assert len(of_type(res, ir.If)) >= 5

@@ -16,7 +16,7 @@ from llvmlite import ir as L
 from ...dsl.types import DataType, bool_, float32, int32, int64
 from ...simulator import abi
 from .. import ir
-from ..errors import InternalCompilerError, SourceLoc
+from ..errors import InternalCompilerError, Site, SourceLoc
 from .types import I1, I8, I32, I64, PTR, F64, ElemBuilder, const, convert, intrinsic, llvm_type
 
 LOWERINGS: dict[str, Callable] = {}
@@ -30,15 +30,6 @@ def lowering(*names: str):
             LOWERINGS[n] = fn
         return fn
     return deco
-
-
-@dataclass(frozen=True)
-class Site:
-    """A place where the kernel can fail at run time: its location and the op involved."""
-
-    loc: SourceLoc
-    op: str
-    detail: tuple = ()
 
 
 @dataclass

@@ -159,6 +159,7 @@ def ensure_loaded() -> None:
         if entry is not None:
             obj, symbols = entry
         else:
+            from . import intrinsics  # noqa: F401  (registers lowerings and library definers)
             module = build_module()
             symbols = list(_symbols())
             obj, _ = jit.emit_object(str(module))

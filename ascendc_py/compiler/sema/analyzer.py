@@ -18,6 +18,7 @@ from .. import ast as A
 from .. import ir
 from ..errors import (InternalCompilerError, KernelCompileError, KernelError, KernelNameError,
                       KernelSyntaxError, KernelTypeError, KernelValueError, SourceLoc)
+from ..spec import ArgSpec  # noqa: F401  (re-exported)
 from . import scalars as S
 from .scope import (FunctionScope, assigned_names, merge_envs, new_slot, python_to_sval,
                     read_slot, runtime_fields, store_slot)
@@ -26,16 +27,6 @@ from .values import (BoundMethodV, ConstV, DTypeV, EnumV, GmAddrV, GmTensorV, Lo
 
 MAX_INLINE_DEPTH = 32
 MAX_UNROLL = 4096
-
-
-@dataclass(frozen=True)
-class ArgSpec:
-    """How one kernel argument is specialised: 'gm' (dtype), 'scalar' (dtype) or 'const'."""
-
-    name: str
-    kind: str
-    dtype: Optional[DataType] = None
-    value: Any = None
 
 
 @dataclass
@@ -432,16 +423,45 @@ class Analyzer:
         return S.unary(e.op, self.expr(e.operand), e.loc)
 
     def e_boolop(self, e: A.BoolOp) -> SVal:
-        return S.boolop(e.op, [self.expr(v) for v in e.values], e.loc)
+        return self.short_circuit(e.op, [lambda v=v: self.expr(v) for v in e.values], e.loc)
 
     def e_compare(self, e: A.Compare) -> SVal:
-        left = self.expr(e.left)
-        parts = []
-        for op, node in zip(e.ops, e.comparators):
-            right = self.expr(node)
-            parts.append(self.compare(op, left, right, e.loc))
-            left = right
-        return parts[0] if len(parts) == 1 else S.boolop("and", parts, e.loc)
+        left = [self.expr(e.left)]
+
+        def part(op, node):
+            def evaluate():
+                right = self.expr(node)
+                result = self.compare(op, left[0], right, e.loc)
+                left[0] = right
+                return result
+            return evaluate
+
+        parts = [part(op, node) for op, node in zip(e.ops, e.comparators)]
+        return parts[0]() if len(parts) == 1 else self.short_circuit("and", parts, e.loc)
+
+    def short_circuit(self, op: str, operands, loc: SourceLoc) -> SVal:
+        """Python's ``and``/``or`` (as a bool): each operand (a callable that analyses it) runs
+        only while the result is still open, so ``i < n and t.get_value(i) > 0`` never reads
+        ``t[n]`` and ``b != 0 and a // b > 1`` never divides by zero."""
+        result = S.truth(operands[0](), loc)
+        for evaluate in operands[1:]:
+            if isinstance(result, ConstV):
+                if result.value == (op == "or"):
+                    return result
+                result = S.truth(evaluate(), loc)
+                continue
+            with self.capture() as stmts:
+                right = S.truth(evaluate(), loc)
+            if not stmts and not _may_fault(right):
+                result = S.boolop(op, [result, right], loc)
+                continue
+            var = ir.Var(op, bool_)
+            self.emit(ir.Assign(var, result.expr, loc))
+            test = ir.Load(var) if op == "and" else ir.Un("not", ir.Load(var), bool_)
+            body = tuple(stmts) + (ir.Assign(var, S.to_expr(right, bool_), loc),)
+            self.emit(ir.If(test, body, (), loc))
+            result = RtV(ir.Load(var))
+        return result
 
     def compare(self, op: str, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
         if op in ("is", "is not", "==", "!=") and not isinstance(a, (ConstV, RtV)):
@@ -461,7 +481,21 @@ class Analyzer:
         cond = S.truth(self.expr(e.test), e.test.loc)
         if isinstance(cond, ConstV):
             return self.expr(e.body if cond.value else e.orelse)
-        return S.select(cond, self.expr(e.body), self.expr(e.orelse), e.loc)
+        with self.capture() as then_stmts:
+            a = self.expr(e.body)
+        with self.capture() as else_stmts:
+            b = self.expr(e.orelse)
+        numbers = all(isinstance(v, (ConstV, RtV)) for v in (a, b))
+        if not numbers or not (then_stmts or else_stmts or _may_fault(a) or _may_fault(b)):
+            return S.select(cond, a, b, e.loc)
+        # only the chosen arm runs (it may read memory or divide), as in Python
+        dtype = S.promote(a.dtype, b.dtype)
+        var = ir.Var("ifexp", dtype)
+        self.emit(ir.If(cond.expr,
+                        tuple(then_stmts) + (ir.Assign(var, S.to_expr(a, dtype), e.loc),),
+                        tuple(else_stmts) + (ir.Assign(var, S.to_expr(b, dtype), e.loc),),
+                        e.loc))
+        return RtV(ir.Load(var))
 
     def e_tuple(self, e) -> SVal:
         return TupleV(tuple(self.expr(x) for x in e.elts))
@@ -549,6 +583,17 @@ def _returns_only_at_end(body) -> bool:
         return n
     total = count(body)
     return total == 0 or (total == 1 and bool(body) and isinstance(body[-1], A.Return))
+
+
+def _may_fault(v: SVal) -> bool:
+    """True if evaluating the value can fail at run time (integer // or % by zero)."""
+    def walk(x) -> bool:
+        if isinstance(x, ir.Bin) and x.op in ("floordiv", "mod") and not x.dtype.is_float:
+            return True
+        return any(walk(getattr(x, f)) for f in ("a", "b", "cond")
+                   if isinstance(getattr(x, f, None), (ir.Bin, ir.Cmp, ir.Un, ir.Cast,
+                                                       ir.Select)))
+    return isinstance(v, RtV) and walk(v.expr)
 
 
 def _eq(a: SVal, b: SVal) -> bool:
