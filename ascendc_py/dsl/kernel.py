@@ -124,8 +124,7 @@ class Kernel:
         """(qualname, source hash) of this kernel and its callees, and constants they name."""
         seen = seen if seen is not None else set()
         seen.add(self)
-        text = self.source().text
-        sources = [(self.fn.__qualname__, hashlib.sha256(text.encode()).hexdigest())]
+        sources = [(self.fn.__qualname__, code_fingerprint(self.fn.__code__))]
         consts = []
         for name, obj in self.referenced():
             if isinstance(obj, Kernel):
@@ -346,6 +345,27 @@ def _scalar_dtype(kernel: str, p: _Param, v) -> DataType:
         return float32
     raise KernelLaunchError(f"{kernel}: argument '{p.name}' must be an int, float or bool, got "
                             f"{type(v).__name__}")
+
+
+def code_fingerprint(code) -> str:
+    """A stable hash of a function's compiled code: bytecode, constants, names and line/column
+    table, so any edit of the kernel (including moving it to other lines) changes it, without
+    reading the source file."""
+    h = hashlib.sha256()
+
+    def feed(c):
+        h.update(repr((c.co_filename, c.co_name, c.co_firstlineno, c.co_names, c.co_varnames,
+                       c.co_freevars, c.co_argcount, c.co_kwonlyargcount)).encode())
+        h.update(c.co_code)
+        h.update(getattr(c, "co_linetable", b"") or b"")
+        for k in c.co_consts:
+            if hasattr(k, "co_code"):
+                feed(k)
+            else:
+                h.update(repr((type(k).__name__, k)).encode())
+
+    feed(code)
+    return h.hexdigest()
 
 
 class _Missing:
