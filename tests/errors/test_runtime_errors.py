@@ -18,7 +18,7 @@ UB_SIZE = 192 * 1024  # 910B
 (GM_READ, GM_WRITE, GM_GET, GM_SET, GM_NEGATIVE, UB_CAPACITY, LOCAL_RANGE, LOCAL_MISALIGNED,
  SLICE_MISALIGNED, DEQUE_EMPTY, ALLOC_EXHAUSTED, ENQUE_FULL, FREE_FOREIGN, DOUBLE_FREE,
  WAIT_NEVER_SET, SET_TWICE, EVENT_RANGE, DIV_ZERO, MOD_ZERO, ZERO_STEP, NEGATIVE_COUNT,
- DEVICE_FN, ASSERT, UB_LOCAL_GET) = range(1, 25)
+ DEVICE_FN, ASSERT, UB_LOCAL_GET, NOT_INITIALISED, INIT_TWICE, ENQUE_TWICE) = range(1, 28)
 
 
 @asc.kernel
@@ -35,6 +35,7 @@ def faulty_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n: int, case: int,
     pipe = asc.TPipe()
     q = asc.TQue(asc.TPosition.VECIN, 1)
     q2 = asc.TQue(asc.TPosition.VECOUT, 2)
+    q3 = asc.TQue(asc.TPosition.VECIN, 2)      # init_buffer only in INIT_TWICE
     pipe.init_buffer(q, 2, 256)
     pipe.init_buffer(q2, 2, 256)
     a = q.alloc_tensor(asc.float32)
@@ -93,6 +94,16 @@ def faulty_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n: int, case: int,
         assert arg < 3, "arg must stay below 3"
     elif case == UB_LOCAL_GET:
         v = a.get_value(arg)
+    elif case == NOT_INITIALISED:
+        b = q3.alloc_tensor(asc.float32)
+    elif case == INIT_TWICE:
+        pipe.init_buffer(q3, 1, 64)
+        pipe.init_buffer(q3, 1, 64)  # again
+    elif case == ENQUE_TWICE:
+        q2.free_tensor(q2.alloc_tensor(asc.float32))
+        b = q2.alloc_tensor(asc.float32)
+        q2.enque(b)
+        q2.enque(b)  # again
 
 
 def source_line(kernel, marker: str) -> int:
@@ -156,6 +167,9 @@ CASES = [
     (ASSERT, 3, asc.KernelRuntimeError, "assert arg < 3", ["assertion failed",
                                                            "arg must stay below 3"]),
     (UB_LOCAL_GET, UB_SIZE // 4, asc.LocalMemoryError, "a.get_value(arg)", ["get_value", "UB"]),
+    (NOT_INITIALISED, 0, asc.QueueError, "b = q3.alloc_tensor", ["alloc_tensor", "init_buffer"]),
+    (INIT_TWICE, 0, asc.QueueError, "64)  # again", ["init_buffer", "twice"]),
+    (ENQUE_TWICE, 0, asc.QueueError, "q2.enque(b)  # again", ["enque", "enqueued"]),
 ]
 
 
