@@ -261,7 +261,7 @@ def test_int_annotation_rejects_a_float():
         typed.bind((np.zeros(8, np.float32), 1.5, 0, 0.0, np.zeros(8, np.float16)), {})
 
 
-# ----------------------------------------------------------------------------- loops in static_range
+# ----------------------------------------------------------------------------- static_range loops
 @asc.kernel
 def loops_in_static(out: asc.GlobalAddress, n: int):
     og = asc.GlobalTensor()
