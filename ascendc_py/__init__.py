@@ -29,6 +29,17 @@ from .simulator.config import current_platform, get_platform, set_platform
 
 globals().update(_BUILTINS)
 
+
+def _export_error_classes():
+    from .compiler import errors as _errors
+    for _name, _obj in vars(_errors).items():
+        if isinstance(_obj, type) and issubclass(_obj, (_errors.KernelError,
+                                                         _errors.KernelWarning)):
+            globals()[_name] = _obj
+
+
+_export_error_classes()
+
 __version__ = "0.1.0"
 
 

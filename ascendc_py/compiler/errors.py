@@ -133,6 +133,116 @@ class LoopLimitError(KernelRuntimeError):
     """A loop ran far longer than any real kernel could (the hang it would be on hardware)."""
 
 
+# ----------------------------------------------------------------------------- run-time faults
+# One class per fault; each derives from the family above it so `except QueueError` still works.
+class LocalOutOfRangeError(LocalMemoryError):
+    """A local tensor access runs past the end of its memory (UB/L1/L0…) or starts below 0."""
+
+
+class MisalignedAddressError(LocalMemoryError):
+    """A local address used by a vector op or a copy is not 32-byte aligned."""
+
+
+class GMAlignmentError(KernelLaunchError):
+    """A GM argument's address is not a multiple of its element size."""
+
+
+class QueueEmptyError(QueueError):
+    """deque on a queue with nothing enqueued: a hang on hardware."""
+
+
+class NoFreeBufferError(QueueError):
+    """alloc_tensor with every buffer of the queue in use: a hang on hardware."""
+
+
+class QueueFullError(QueueError):
+    """enque beyond the queue's depth."""
+
+
+class ForeignTensorError(QueueError):
+    """enque/free_tensor of a tensor that another queue (or no queue) allocated."""
+
+
+class UseAfterFreeError(QueueError):
+    """A tensor is used (enqueued, computed on) after its buffer was freed."""
+
+
+class DoubleFreeError(QueueError):
+    """free_tensor of a buffer that is already free."""
+
+
+class DoubleEnqueError(QueueError):
+    """enque of a tensor that is already in the queue."""
+
+
+class QueueNotInitializedError(QueueError):
+    """A queue or buffer used before pipe.init_buffer."""
+
+
+class QueueReinitError(QueueError):
+    """pipe.init_buffer twice for one queue."""
+
+
+class BufferCountError(QueueError):
+    """init_buffer with a buffer count outside 1..8."""
+
+
+class TooManyLiveTensorsError(QueueError):
+    """More than 8 tensors allocated at once in one TPosition (hardware limit on A2/A3)."""
+
+
+class EventIdError(SyncError):
+    """A set_flag/wait_flag event id outside 0..7."""
+
+
+class DoubleSetFlagError(SyncError):
+    """set_flag on a flag that is already set: the first set is lost on hardware."""
+
+
+class UnsatisfiedWaitError(SyncError):
+    """A wait_flag that no set_flag satisfies: the hang it would be on hardware."""
+
+
+class KernelAssertionError(KernelRuntimeError):
+    """A runtime ``assert`` in a kernel failed."""
+
+
+class ZeroStepError(KernelRuntimeError):
+    """range() with a step of zero at run time."""
+
+
+class DivisionByZeroError(KernelRuntimeError):
+    """Integer division or modulo by zero in kernel scalar code."""
+
+
+class NegativeCountError(KernelRuntimeError):
+    """A count or length argument is negative at run time."""
+
+
+class MaskRangeError(KernelRuntimeError):
+    """A vector mask outside the lanes of one repeat (or an all-zero bit mask)."""
+
+
+class RepeatRangeError(KernelRuntimeError):
+    """repeat_times outside 0..255."""
+
+
+class DataCopyParamError(KernelRuntimeError):
+    """A DataCopyParams/DataCopyExtParams field outside its hardware range."""
+
+
+class DataRaceError(KernelRuntimeError):
+    """Sanitize mode: two pipes access the same 32-byte block without synchronisation."""
+
+
+class BlockOverlapError(KernelRuntimeError):
+    """Sanitize mode: two blocks write the same GM bytes."""
+
+
+class UninitializedReadError(KernelRuntimeError):
+    """Sanitize mode: a read of local memory that nothing has written."""
+
+
 class InternalCompilerError(KernelCompileError):
     """A bug in ascendc_py itself; the message includes the kernel location being compiled."""
 
@@ -149,3 +259,15 @@ class KernelWarning(UserWarning):
 
 class GMOutOfBoundsWarning(KernelWarning):
     """Lenient mode: a GM access ran past the end of its buffer into device-like slack."""
+
+
+class TruncatedCopyWarning(KernelWarning):
+    """data_copy of a byte length that is not a multiple of 32: hardware copies less."""
+
+
+class FlagLeftSetWarning(KernelWarning):
+    """A flag still set when the kernel ends (a set_flag without its wait_flag)."""
+
+
+class LateSetWarning(KernelWarning):
+    """Sanitize mode: a wait_flag satisfied only by a set_flag later in program order."""

@@ -40,12 +40,12 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
                  f"'MTE address out of range' or silent corruption")
     if code == E.LOCAL_OUT_OF_RANGE:
         mem = Memory(mem_id).name if mem_id in Memory._value2member_map_ else "local memory"
-        return err.LocalMemoryError(
+        return err.LocalOutOfRangeError(
             f"{op} {what} covers bytes [{a}, {b}) of {mem}, which has {c} bytes{where}", loc,
             hint="the tensor runs past the end of local memory: reduce the count or the tile")
     if code == E.LOCAL_MISALIGNED:
         mem = Memory(mem_id).name if mem_id in Memory._value2member_map_ else "local memory"
-        return err.LocalMemoryError(
+        return err.MisalignedAddressError(
             f"{op} {what} starts at {mem} byte address {a}, which is not 32-byte aligned{where}",
             loc, hint="local tensors used by vector ops and data_copy must start on a 32-byte "
                       "boundary; slice at multiples of 32 bytes")
@@ -57,41 +57,48 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
             f"free{where}{'; already reserved: ' + holders if holders else ''}", loc,
             hint="use smaller tiles, fewer buffers, or fewer queues")
     if code == E.QUEUE_EMPTY:
-        return err.QueueError(f"deque on an empty queue{where}: nothing was enqueued, which "
+        return err.QueueEmptyError(f"deque on an empty queue{where}: nothing was enqueued, which "
                               f"hangs a real NPU", loc,
                               hint="every deque needs an earlier enque on the same queue")
     if code == E.QUEUE_NO_FREE_BUFFER:
-        return err.QueueError(f"alloc_tensor found none of the queue's {a} buffers free{where} "
+        return err.NoFreeBufferError(f"alloc_tensor found none of the queue's {a} buffers free{where} "
                               f"(a hang on hardware)", loc,
                               hint="free_tensor each tensor after use, or init_buffer with more "
                                    "buffers")
     if code == E.QUEUE_FULL:
-        return err.QueueError(f"enque on a full queue (depth {a}){where}", loc,
+        return err.QueueFullError(f"enque on a full queue (depth {a}){where}", loc,
                               hint="deque before enqueueing more, or create the TQue with a "
                                    "larger depth")
     if code == E.QUEUE_FOREIGN_TENSOR:
-        return err.QueueError(f"{op} of a tensor that does not belong to this queue{where}", loc,
+        return err.ForeignTensorError(f"{op} of a tensor that does not belong to this queue{where}", loc,
                               hint="enque/free a tensor on the queue that allocated it")
     if code == E.QUEUE_NOT_INITIALISED:
-        return err.QueueError(f"{op} on a queue or buffer before pipe.init_buffer{where}", loc,
+        return err.QueueNotInitializedError(f"{op} on a queue or buffer before pipe.init_buffer{where}", loc,
                               hint="call pipe.init_buffer(que, num, len) first")
     if code == E.QUEUE_BAD_STATE:
         state = _STATE_NAMES.get(a, str(a))
-        return err.QueueError(f"{op} of a tensor whose buffer is {state}{where} (use after free, "
-                              f"double free, or enque twice)", loc)
+        if op == "free_tensor" and a == 0:
+            return err.DoubleFreeError(f"free_tensor of a tensor whose buffer is already free"
+                                       f"{where}", loc, hint="free each tensor once")
+        if a == 2:
+            return err.DoubleEnqueError(f"{op} of a tensor that is already enqueued{where}", loc,
+                                        hint="deque it before enqueueing or freeing it again")
+        return err.UseAfterFreeError(f"{op} of a tensor whose buffer is {state}{where} (used "
+                                     f"after free_tensor)", loc,
+                                     hint="allocate a new tensor with alloc_tensor")
     if code == E.QUEUE_REINIT:
-        return err.QueueError(f"init_buffer called twice for the same queue{where}", loc)
+        return err.QueueReinitError(f"init_buffer called twice for the same queue{where}", loc)
     if code == E.BAD_BUFFER_COUNT:
-        return err.QueueError(f"init_buffer num must be 1..8, got {a}{where}", loc)
+        return err.BufferCountError(f"init_buffer num must be 1..8, got {a}{where}", loc)
     if code == E.FLAG_ID_RANGE:
-        return err.SyncError(f"{op} event id {a} is out of range 0..{EVENT_IDS_PER_EVENT - 1}"
+        return err.EventIdError(f"{op} event id {a} is out of range 0..{EVENT_IDS_PER_EVENT - 1}"
                              f"{where}", loc)
     if code == E.FLAG_DOUBLE_SET:
-        return err.SyncError(f"set_flag {_flag_name(a)} while it is already set{where}: the first "
+        return err.DoubleSetFlagError(f"set_flag {_flag_name(a)} while it is already set{where}: the first "
                              f"set is lost on hardware", loc,
                              hint="pair every set_flag with a wait_flag before setting it again")
     if code == E.FLAG_NEVER_SET:
-        return err.SyncError(f"wait_flag {_flag_name(a)} is never satisfied: no set_flag for it "
+        return err.UnsatisfiedWaitError(f"wait_flag {_flag_name(a)} is never satisfied: no set_flag for it "
                              f"follows{where}; a real NPU hangs here", loc,
                              hint="add the matching set_flag before (or after) this wait")
     if code == E.LOOP_LIMIT:
@@ -99,13 +106,24 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
                                   f"looks hung", loc)
     if code == E.ASSERTION:
         msg = detail[0] if detail and detail[0] else ""
-        return err.KernelRuntimeError(f"assertion failed{': ' + msg if msg else ''}{where}", loc)
+        return err.KernelAssertionError(f"assertion failed{': ' + msg if msg else ''}{where}", loc)
     if code == E.ZERO_STEP:
-        return err.KernelRuntimeError(f"range() step is zero{where}", loc)
+        return err.ZeroStepError(f"range() step is zero{where}", loc)
     if code == E.DIVISION_BY_ZERO:
-        return err.KernelRuntimeError(f"integer division by zero{where}", loc)
+        return err.DivisionByZeroError(f"integer division by zero{where}", loc)
     if code == E.NEGATIVE_COUNT:
-        return err.KernelRuntimeError(f"{op} count/length is negative ({a}){where}", loc)
+        return err.NegativeCountError(f"{op} count/length is negative ({a}){where}", loc)
+    if code == E.MASK_RANGE:
+        return err.MaskRangeError(f"{op}: mask {a} is outside 1..{b} lanes of one repeat (or the "
+                                  f"bit mask is all zero){where}", loc,
+                                  hint="in normal mode the mask selects lanes of a 256-byte "
+                                       "repeat; call set_mask_count() for an element count")
+    if code == E.REPEAT_RANGE:
+        return err.RepeatRangeError(f"{op}: repeat_times {a} is outside 0..255{where}", loc,
+                                    hint="split the work into several instructions")
+    if code.name == "DATA_COPY_PARAM_RANGE":
+        return err.DataCopyParamError(f"{op}: a copy parameter is out of range ({a}){where}",
+                                      loc)
     return err.KernelRuntimeError(f"kernel failed with error {code.name}{where}", loc)
 
 
