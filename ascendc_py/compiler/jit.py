@@ -220,6 +220,44 @@ def _meta_to_compiled(name: str, address: int, meta: dict, **kw) -> CompiledKern
                           memories=meta["memories"], **kw)
 
 
+def elf_is_sound(obj: bytes) -> bool:
+    """Structural check of a 64-bit little-endian ELF relocatable object (header, section
+    table, section, symbol and relocation bounds) before it reaches LLVM, whose object loader
+    trusts its input and can crash the process on a malformed file."""
+    import struct
+    try:
+        if len(obj) < 64 or obj[:4] != b"\x7fELF" or obj[4] != 2 or obj[5] != 1:
+            return False
+        (e_type, _machine, _version, _entry, _phoff, shoff, _flags, ehsize, _phentsize,
+         _phnum, shentsize, shnum, shstrndx) = struct.unpack_from("<HHIQQQIHHHHHH", obj, 16)
+        if e_type != 1 or ehsize != 64 or shentsize != 64 or not 0 < shnum < 65535:
+            return False
+        if shoff + shnum * 64 > len(obj) or shstrndx >= shnum:
+            return False
+        sections = [struct.unpack_from("<IIQQQQIIQQ", obj, shoff + 64 * i) for i in range(shnum)]
+        for (_name, sh_type, _f, _addr, off, size, link, info, _align, entsize) in sections:
+            if sh_type != 8 and off + size > len(obj):          # 8: NOBITS
+                return False
+            if link >= shnum:
+                return False
+            if sh_type == 2:                                      # SYMTAB
+                if entsize != 24 or size % 24:
+                    return False
+                strtab = sections[link]
+                for k in range(size // 24):
+                    st_name, _i, _o, st_shndx, _v, _s = struct.unpack_from("<IBBHQQ", obj,
+                                                                           off + 24 * k)
+                    if st_name >= max(strtab[5], 1) or (st_shndx < 0xff00 and
+                                                         st_shndx >= shnum):
+                        return False
+            if sh_type in (4, 9):                                 # RELA, REL
+                if info >= shnum or entsize not in (16, 24) or size % max(entsize, 1):
+                    return False
+        return True
+    except (struct.error, IndexError, TypeError):
+        return False
+
+
 def load_cached(key: CacheKey, name: str) -> Optional[CompiledKernel]:
     """The cached compiled kernel for ``key``, or None (missing, corrupt or unloadable)."""
     path = _entry_path(key)
@@ -229,6 +267,9 @@ def load_cached(key: CacheKey, name: str) -> Optional[CompiledKernel]:
             path.unlink(missing_ok=True)
         return None
     obj, meta = entry
+    if not elf_is_sound(obj):
+        path.unlink(missing_ok=True)
+        return None
     try:
         address = _load_object(obj, meta["entry_name"])
         return _meta_to_compiled(name, address, meta, from_disk=True)

@@ -135,16 +135,10 @@ def to_int(z: asc.GlobalAddress, x: float):
     zg.set_value(1, x)               # float32 stored into int32: truncation, saturating
 
 
-SATURATE_BUG = pytest.mark.xfail(
-    reason="BUG: codegen/types.py convert() clamps float32 to float(hi) = 2147483647.0, which "
-           "rounds to 2**31 in float32, so fptosi overflows: int(1e10) gives -2**31",
-    strict=True)
-
-
 @pytest.mark.parametrize("x,want", [(2.9, 2), (-2.9, -2),
-                                    pytest.param(1e10, 2**31 - 1, marks=SATURATE_BUG),
+                                    (1e10, 2**31 - 1),
                                     (-1e10, -(2**31)), (float("nan"), 0),
-                                    pytest.param(float("inf"), 2**31 - 1, marks=SATURATE_BUG)])
+                                    (float("inf"), 2**31 - 1)])
 def test_float_to_int_truncates_and_saturates(x, want):
     z = np.zeros(8, np.int32)
     to_int[1](z, x)
@@ -227,10 +221,6 @@ def test_float_min_max(x, y):
     assert z[:2].tolist() == [min(x, y), max(x, y)]
 
 
-@pytest.mark.xfail(reason="BUG: codegen _minmax selects `a if a < b else b`; Python min() and "
-                          "C++ std::min give `b if b < a else a`, so NaN in the first argument "
-                          "is dropped (min(nan, 1.0) returns 1.0, Python returns nan)",
-                   strict=True)
 def test_float_min_max_with_nan_follow_python():
     z = np.zeros(8, np.float32)
     nan = float("nan")

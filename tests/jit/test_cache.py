@@ -110,10 +110,6 @@ def test_corrupt_entry_is_recompiled_silently(tmp_path):
     assert run_script(VADD_SCRIPT, cache) == {"origin": "disk", "ok": True}
 
 
-@pytest.mark.xfail(reason="BUG: jit.load_cached hands object code with a valid checksum but "
-                          "garbage content to MCJIT add_object_file, which segfaults the "
-                          "process (exit -11) instead of rejecting the entry and recompiling",
-                   strict=True)
 def test_entry_with_valid_checksum_but_bad_object_code_is_recompiled(tmp_path):
     cache = warm(tmp_path / "cache")
     run_script(VADD_SCRIPT, cache)

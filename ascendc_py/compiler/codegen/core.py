@@ -388,9 +388,9 @@ def _fs(v) -> str:
 
 def _minmax(cg, a, c, dt, name):
     eb = ElemBuilder(cg.b, cg.module, dt)
-    if dt.is_float:
-        cmp = cg.b.fcmp_ordered("<" if name == "min" else ">", a, c)
-        return cg.b.select(cmp, a, c)
+    if dt.is_float:  # Python's min/max: the first argument unless the second is "better"
+        cmp = cg.b.fcmp_ordered("<" if name == "min" else ">", c, a)
+        return cg.b.select(cmp, c, a)
     return eb.min(a, c) if name == "min" else eb.max(a, c)
 
 

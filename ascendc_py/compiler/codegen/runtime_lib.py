@@ -156,7 +156,7 @@ def ensure_loaded() -> None:
         import llvmlite.binding as llvm
         key = f"runtime-{jit.compiler_version()}-{jit.host_target()}"
         entry = jit.load_blob(key)
-        if entry is not None:
+        if entry is not None and jit.elf_is_sound(entry[0]):
             obj, symbols = entry
         else:
             from . import intrinsics  # noqa: F401  (registers lowerings and library definers)

@@ -94,18 +94,11 @@ def convert(b: L.IRBuilder, v: L.Value, src: DataType, dst: DataType) -> L.Value
             return b.fpext(v, dt_)
         return b.fptrunc(v, dt_)
     if src.is_float:
-        # fptosi/fptoui are poison outside the target range; clamp first so the result is the
-        # saturated value (as Ascend's conversions saturate) and never undefined.
-        lo, hi = _int_range(dst)
-        fv = v if src.bits >= 32 else b.fpext(v, F32)
-        ft = fv.type
-        nan = b.fcmp_unordered("uno", fv, fv)
-        fv = b.select(b.fcmp_ordered("<", fv, L.Constant(ft, float(lo))),
-                      L.Constant(ft, float(lo)), fv)
-        fv = b.select(b.fcmp_ordered(">=", fv, L.Constant(ft, float(hi) + 1.0)),
-                      L.Constant(ft, float(hi)), fv)
-        fv = b.select(nan, L.Constant(ft, 0.0), fv)
-        return b.fptosi(fv, dt_) if dst.is_signed else b.fptoui(fv, dt_)
+        # saturating conversion (as Ascend's conversions saturate): out-of-range values clamp
+        # to the type's limits and NaN gives 0, never an undefined value
+        name = "fptosi" if dst.is_signed else "fptoui"
+        fn = intrinsic(b.module, f"llvm.{name}.sat.{_suffix(dt_)}.{_suffix(st)}", dt_, [st])
+        return b.call(fn, [v])
     if dst.is_float:
         return b.sitofp(v, dt_) if src.is_signed else b.uitofp(v, dt_)
     if src.bits < dst.bits:
