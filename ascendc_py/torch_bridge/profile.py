@@ -17,8 +17,10 @@ import contextlib
 import contextvars
 import json
 import os
+import sys
 import threading
 import time
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -279,3 +281,15 @@ def _us(v: float) -> str:
 
 def _s(v: float) -> str:
     return f"{v:,.3f}s" if v >= 10 else f"{v * 1e3:,.3f}ms"
+
+
+class _CallableModule(types.ModuleType):
+    """This module shares its name with the class ``profile``; once it is imported, Python makes
+    ``ascendc_py.torch_bridge.profile`` the module. Calling the module makes a ``profile``, so
+    ``torch_bridge.profile()`` always works (``asc.profile`` is the class itself)."""
+
+    def __call__(self, *args, **kwargs):
+        return profile(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
