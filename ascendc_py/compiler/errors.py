@@ -133,6 +133,84 @@ class LoopLimitError(KernelRuntimeError):
     """A loop ran far longer than any real kernel could (the hang it would be on hardware)."""
 
 
+# ----------------------------------------------------------------------------- compile-time errors
+class UnsupportedConstructError(KernelSyntaxError):
+    """A Python construct outside the kernel language (class, lambda, with, for-else…)."""
+
+
+class AssignmentTargetError(KernelSyntaxError):
+    """Assignment to something other than a plain name (or a tuple of names)."""
+
+
+class UndefinedNameError(KernelNameError):
+    """A name that is neither local, global, closure, nor a DSL builtin."""
+
+
+class MaybeUndefinedError(KernelNameError):
+    """A name assigned on only some paths (or changing kind) before it is used."""
+
+
+class UnknownAttributeError(KernelNameError):
+    """An attribute or method the object does not have in kernels."""
+
+
+class ArgumentError(KernelTypeError):
+    """Wrong number of arguments, an unknown or repeated keyword, a missing argument."""
+
+
+class DtypeError(KernelTypeError):
+    """A dtype the op does not support on A2/A3, or operands of different dtypes."""
+
+
+class OperandKindError(KernelTypeError):
+    """An operand of the wrong kind (a GlobalTensor where a LocalTensor is needed, a tensor
+    where a number is needed…)."""
+
+
+class ReassignmentError(KernelTypeError):
+    """A variable reassigned with a value of another kind or type."""
+
+
+class ReturnValueError(KernelTypeError):
+    """A kernel returning a value, or a device function returning in an unsupported way."""
+
+
+class NotConstantError(KernelValueError):
+    """A value that must be known at compile time is a runtime value."""
+
+
+class StaticAssertionError(KernelValueError):
+    """static_assert (or an assert on compile-time values) failed."""
+
+
+class ConstantRangeError(KernelValueError):
+    """A compile-time value out of its legal range (depth, step, shift, division by zero…)."""
+
+
+class RecursiveCallError(KernelCompileError):
+    """A kernel function that calls itself (or nests too deeply) cannot be inlined."""
+
+
+class BlockDimError(KernelLaunchError):
+    """A bad launch configuration: block_dim not an int in 1..65535, or a direct call."""
+
+
+class LaunchArgumentError(KernelLaunchError):
+    """Wrong, missing or mistyped launch arguments."""
+
+
+class UnsupportedArrayError(KernelLaunchError):
+    """An argument that is not a numpy array or torch tensor of a supported dtype."""
+
+
+class NonContiguousArrayError(KernelLaunchError):
+    """A GM argument that is not contiguous."""
+
+
+class DeviceError(KernelLaunchError):
+    """A torch tensor that is not on the CPU."""
+
+
 # ----------------------------------------------------------------------------- run-time faults
 # One class per fault; each derives from the family above it so `except QueueError` still works.
 class LocalOutOfRangeError(LocalMemoryError):

@@ -19,7 +19,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..compiler.errors import KernelLaunchError, SourceLoc
+from ..compiler.errors import (BlockDimError, DeviceError, KernelLaunchError,
+                               LaunchArgumentError, NonContiguousArrayError, SourceLoc,
+                               UnsupportedArrayError)
 from . import api
 from .types import DataType, dtype_of_array
 
@@ -140,19 +142,19 @@ class Kernel:
     def __getitem__(self, grid) -> "Launcher":
         if isinstance(grid, tuple):
             if not 1 <= len(grid) <= 3:
-                raise KernelLaunchError(f"launch as {self.__name__}[block_dim] or "
+                raise BlockDimError(f"launch as {self.__name__}[block_dim] or "
                                         f"{self.__name__}[block_dim, stream]")
             block_dim = grid[0]
         else:
             block_dim = grid
         if isinstance(block_dim, bool) or not isinstance(block_dim, (int, np.integer)):
-            raise KernelLaunchError(f"block_dim must be an int, got {block_dim!r}")
+            raise BlockDimError(f"block_dim must be an int, got {block_dim!r}")
         if not 1 <= int(block_dim) <= 65535:
-            raise KernelLaunchError(f"block_dim must be in 1..65535, got {block_dim}")
+            raise BlockDimError(f"block_dim must be in 1..65535, got {block_dim}")
         return Launcher(self, int(block_dim))
 
     def __call__(self, *args, **kwargs):
-        raise KernelLaunchError(f"launch a kernel with {self.__name__}[block_dim](...); device "
+        raise BlockDimError(f"launch a kernel with {self.__name__}[block_dim](...); device "
                                 f"functions can only be called from inside kernels")
 
     def __repr__(self) -> str:
@@ -162,25 +164,25 @@ class Kernel:
         """Specialise: (ArgSpec per parameter, GM arguments, scalar values)."""
         from ..compiler.spec import ArgSpec
         if len(args) > len(self.params):
-            raise KernelLaunchError(f"{self.__name__} takes {len(self.params)} arguments but "
+            raise LaunchArgumentError(f"{self.__name__} takes {len(self.params)} arguments but "
                                     f"{len(args)} were given")
         values = dict(zip((p.name for p in self.params), args))
         for k, v in kwargs.items():
             if k not in {p.name for p in self.params}:
-                raise KernelLaunchError(f"{self.__name__} got an unexpected argument '{k}'")
+                raise LaunchArgumentError(f"{self.__name__} got an unexpected argument '{k}'")
             if k in values:
-                raise KernelLaunchError(f"{self.__name__} got multiple values for '{k}'")
+                raise LaunchArgumentError(f"{self.__name__} got multiple values for '{k}'")
             values[k] = v
         specs, gm, scalars = [], [], []
         for p in self.params:
             if p.name not in values:
                 if p.default is _MISSING:
-                    raise KernelLaunchError(f"{self.__name__} is missing argument '{p.name}'")
+                    raise LaunchArgumentError(f"{self.__name__} is missing argument '{p.name}'")
                 values[p.name] = p.default
             v = values[p.name]
             if p.kind == "const":
                 if not isinstance(v, _CONSTANT_TYPES):
-                    raise KernelLaunchError(f"ConstExpr argument '{p.name}' must be a number, "
+                    raise LaunchArgumentError(f"ConstExpr argument '{p.name}' must be a number, "
                                             f"bool, string, dtype or enum, got "
                                             f"{type(v).__name__}")
                 specs.append(ArgSpec(p.name, "const", value=v))
@@ -303,29 +305,29 @@ def _gm_arg(kernel: str, name: str, v):
     dtype = dtype_of_array(v)
     if isinstance(v, np.ndarray):
         if dtype is None:
-            raise KernelLaunchError(f"{kernel}: argument '{name}' has unsupported dtype {v.dtype}")
+            raise UnsupportedArrayError(f"{kernel}: argument '{name}' has unsupported dtype {v.dtype}")
         if not v.flags.c_contiguous:
-            raise KernelLaunchError(f"{kernel}: argument '{name}' is not contiguous; pass "
+            raise NonContiguousArrayError(f"{kernel}: argument '{name}' is not contiguous; pass "
                                     f"np.ascontiguousarray({name})")
         return GmArg(name, v.ctypes.data, v.nbytes, v)
     if type(v).__module__.startswith("torch"):
         if dtype is None:
-            raise KernelLaunchError(f"{kernel}: argument '{name}' has unsupported dtype {v.dtype}")
+            raise UnsupportedArrayError(f"{kernel}: argument '{name}' has unsupported dtype {v.dtype}")
         if v.device.type != "cpu":
-            raise KernelLaunchError(f"{kernel}: argument '{name}' is on {v.device}; the "
+            raise DeviceError(f"{kernel}: argument '{name}' is on {v.device}; the "
                                     f"simulator runs on CPU tensors")
         if not v.is_contiguous():
-            raise KernelLaunchError(f"{kernel}: argument '{name}' is not contiguous; pass "
+            raise NonContiguousArrayError(f"{kernel}: argument '{name}' is not contiguous; pass "
                                     f"{name}.contiguous()")
         return GmArg(name, v.data_ptr(), v.numel() * v.element_size(), v)
-    raise KernelLaunchError(f"{kernel}: argument '{name}' must be a numpy array or torch "
+    raise UnsupportedArrayError(f"{kernel}: argument '{name}' must be a numpy array or torch "
                             f"tensor, got {type(v).__name__}")
 
 
 def _scalar_dtype(kernel: str, p: _Param, v) -> DataType:
     from .types import bool_, float32, int32, int64
     if _is_array(v):
-        raise KernelLaunchError(f"{kernel}: argument '{p.name}' is declared as a scalar "
+        raise LaunchArgumentError(f"{kernel}: argument '{p.name}' is declared as a scalar "
                                 f"but an array was passed")
     if isinstance(v, (bool, np.bool_)):
         return bool_
@@ -337,13 +339,13 @@ def _scalar_dtype(kernel: str, p: _Param, v) -> DataType:
             return int32
         if -(2 ** 63) <= v < 2 ** 63:
             return int64
-        raise KernelLaunchError(f"{kernel}: argument '{p.name}' = {v} does not fit in 64 bits")
+        raise LaunchArgumentError(f"{kernel}: argument '{p.name}' = {v} does not fit in 64 bits")
     if isinstance(v, (float, np.floating)):
         if p.annotation in (int, "int"):
-            raise KernelLaunchError(f"{kernel}: argument '{p.name}' is declared int but "
+            raise LaunchArgumentError(f"{kernel}: argument '{p.name}' is declared int but "
                                     f"{v!r} was passed")
         return float32
-    raise KernelLaunchError(f"{kernel}: argument '{p.name}' must be an int, float or bool, got "
+    raise LaunchArgumentError(f"{kernel}: argument '{p.name}' must be an int, float or bool, got "
                             f"{type(v).__name__}")
 
 

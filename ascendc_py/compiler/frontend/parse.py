@@ -24,7 +24,8 @@ from pathlib import Path
 
 from .. import ast as A
 from ..cachedir import cache_dir
-from ..errors import KernelSyntaxError, SourceLoc
+from ..errors import (AssignmentTargetError, KernelSyntaxError, SourceLoc,
+                      UnsupportedConstructError)
 from .source import KernelSource
 
 GRAMMAR_PATH = Path(__file__).with_name("grammar.lark")
@@ -296,7 +297,8 @@ class _Builder:
 
     def unsupported(self, tree):
         what, hint = _UNSUPPORTED.get(tree.data, ("this construct is", ""))
-        self.fail(f"{what} not supported in kernels", tree, hint)
+        raise UnsupportedConstructError(f"{what} not supported in kernels", self.loc(tree),
+                                        hint=hint)
 
     # --- top level
     def module(self, tree) -> A.FunctionDef:
@@ -392,7 +394,7 @@ class _Builder:
             for elt in e.elts:
                 self.check_target(elt, t)
         elif kind not in (A.Name, A.Attribute, A.Subscript):
-            raise KernelSyntaxError(f"cannot assign to {_describe(e)}", e.loc,
+            raise AssignmentTargetError(f"cannot assign to {_describe(e)}", e.loc,
                                     hint="'==' compares; '=' assigns to a name")
 
     def simple(kind):

@@ -16,8 +16,12 @@ from typing import Any, Optional
 from ...dsl.types import DataType, bool_, int32, int64
 from .. import ast as A
 from .. import ir
-from ..errors import (InternalCompilerError, KernelCompileError, KernelError, KernelNameError,
-                      KernelSyntaxError, KernelTypeError, KernelValueError, SourceLoc)
+from ..errors import (ArgumentError, AssignmentTargetError, ConstantRangeError,
+                      InternalCompilerError, KernelCompileError, KernelError, KernelNameError,
+                      KernelSyntaxError, KernelTypeError, KernelValueError, MaybeUndefinedError,
+                      NotConstantError, OperandKindError, RecursiveCallError, ReturnValueError,
+                      SourceLoc, StaticAssertionError, UndefinedNameError,
+                      UnsupportedConstructError)
 from ..spec import ArgSpec  # noqa: F401  (re-exported)
 from . import scalars as S
 from .scope import (FunctionScope, assigned_names, merge_envs, new_slot, python_to_sval,
@@ -133,7 +137,7 @@ class Analyzer:
         if name in scope.env:
             value = scope.env[name]
             if isinstance(value, Undefined):
-                raise KernelNameError(value.reason, loc,
+                raise MaybeUndefinedError(value.reason, loc,
                                       hint=f"assign '{name}' before the branch or loop")
             return value
         if name in scope.globals:
@@ -148,7 +152,7 @@ class Analyzer:
         close = difflib.get_close_matches(name, candidates, n=1)
         hint = f"did you mean '{close[0]}'?" if close else \
             "define it in the kernel, pass it as an argument, or make it a module constant"
-        raise KernelNameError(f"name '{name}' is not defined", loc, hint=hint)
+        raise UndefinedNameError(f"name '{name}' is not defined", loc, hint=hint)
 
     def _global_owner(self) -> str:
         fn = self.inline_stack[-1].fn
@@ -162,14 +166,14 @@ class Analyzer:
     def stmt(self, s) -> None:
         handler = STMT_HANDLERS.get(type(s))
         if handler is None:
-            raise KernelSyntaxError(f"{type(s).__name__} statements are not supported in kernels",
+            raise UnsupportedConstructError(f"{type(s).__name__} statements are not supported in kernels",
                                     s.loc)
         try:
             handler(self, s)
         except KernelError:
             raise
         except RecursionError:
-            raise KernelCompileError("kernel is nested too deeply to compile", s.loc) from None
+            raise RecursiveCallError("kernel is nested too deeply to compile", s.loc) from None
         except Exception as exc:  # noqa: BLE001 - internal bug: report with the user's line
             raise InternalCompilerError(f"internal compiler error: {type(exc).__name__}: {exc}",
                                         s.loc) from exc
@@ -195,7 +199,7 @@ class Analyzer:
 
     def s_augassign(self, s: A.AugAssign) -> None:
         if not isinstance(s.target, A.Name):
-            raise KernelSyntaxError("augmented assignment needs a plain variable name",
+            raise AssignmentTargetError("augmented assignment needs a plain variable name",
                                     s.target.loc)
         current = self.lookup(s.target.id, s.target.loc)
         value = self.binop(s.op, current, self.expr(s.value), s.loc)
@@ -206,14 +210,14 @@ class Analyzer:
             self.bind(target.id, value, target.loc)
         elif isinstance(target, (A.Tuple, A.List)):
             if not isinstance(value, TupleV) or len(value.items) != len(target.elts):
-                raise KernelTypeError(f"cannot unpack {value.describe()} into "
+                raise OperandKindError(f"cannot unpack {value.describe()} into "
                                       f"{len(target.elts)} names", loc)
             # evaluate the whole right-hand side before binding any name (`a, b = b, a`)
             value = self._snapshot(value, loc)
             for t, v in zip(target.elts, value.items):
                 self.assign_to(t, v, loc)
         else:
-            raise KernelSyntaxError("only plain names can be assigned in kernels", target.loc,
+            raise AssignmentTargetError("only plain names can be assigned in kernels", target.loc,
                                     hint="to write a tensor element use t.set_value(i, v)")
 
     def _snapshot(self, value: SVal, loc: SourceLoc) -> SVal:
@@ -247,10 +251,10 @@ class Analyzer:
 
     def s_for(self, s: A.For) -> None:
         if s.orelse:
-            raise KernelSyntaxError("`for ... else` is not supported in kernels", s.loc)
+            raise UnsupportedConstructError("`for ... else` is not supported in kernels", s.loc)
         it = s.iter
         if not isinstance(it, A.Call):
-            raise KernelSyntaxError("kernels can only loop over range(...) or "
+            raise UnsupportedConstructError("kernels can only loop over range(...) or "
                                     "asc.static_range(...)", it.loc)
         func = self.expr(it.func)
         kind = None
@@ -261,14 +265,14 @@ class Analyzer:
                 kind = {"static_range": "static", "range": "range"}.get(
                     getattr(func.obj, "asc_name", None))
         if kind is None:
-            raise KernelSyntaxError("kernels can only loop over range(...) or "
+            raise UnsupportedConstructError("kernels can only loop over range(...) or "
                                     "asc.static_range(...)", it.loc)
         if it.keywords or not 1 <= len(it.args) <= 3:
-            raise KernelTypeError("range takes 1 to 3 positional arguments", it.loc)
+            raise ArgumentError("range takes 1 to 3 positional arguments", it.loc)
         bounds = [self.expr(a) for a in it.args]
         for b, node in zip(bounds, it.args):
             if not isinstance(b, (ConstV, RtV)) or b.dtype.is_float or b.dtype == bool_:
-                raise KernelTypeError(f"range bounds must be integers, got {b.describe()}",
+                raise OperandKindError(f"range bounds must be integers, got {b.describe()}",
                                       node.loc)
         if len(bounds) == 1:
             bounds = [ConstV(0, int32), bounds[0]]
@@ -280,7 +284,7 @@ class Analyzer:
             self._static_for(s, bounds)
             return
         if isinstance(bounds[2], ConstV) and bounds[2].value == 0:
-            raise KernelValueError("range() step must not be zero", it.loc)
+            raise ConstantRangeError("range() step must not be zero", it.loc)
         dtype = S.promote(S.promote(bounds[0].dtype, bounds[1].dtype), bounds[2].dtype)
         var = ir.Var(s.target.id, dtype)
         base = dict(self.scope.env)
@@ -300,11 +304,11 @@ class Analyzer:
         nodes = tuple(args) + (args[-1],) * (3 - len(args)) if len(args) > 1 else args * 3
         for b, node in zip(bounds, nodes):
             if not isinstance(b, ConstV):
-                raise KernelValueError("static_range bounds must be compile-time values",
+                raise NotConstantError("static_range bounds must be compile-time values",
                                        node.loc, hint="use range(...) for runtime bounds")
         values = range(*(int(b.value) for b in bounds))
         if len(values) > MAX_UNROLL:
-            raise KernelValueError(f"static_range would unroll {len(values)} iterations "
+            raise ConstantRangeError(f"static_range would unroll {len(values)} iterations "
                                    f"(limit {MAX_UNROLL})", s.iter.loc)
         brk = self.new_label("static_break")
         self.scope.loop_depth += 1
@@ -323,7 +327,7 @@ class Analyzer:
 
     def s_while(self, s: A.While) -> None:
         if s.orelse:
-            raise KernelSyntaxError("`while ... else` is not supported in kernels", s.loc)
+            raise UnsupportedConstructError("`while ... else` is not supported in kernels", s.loc)
         base = dict(self.scope.env)
         with self.capture() as pre:
             cond = S.truth(self.expr(s.test), s.test.loc)
@@ -361,7 +365,7 @@ class Analyzer:
         value = self.expr(s.value) if s.value is not None else NoneV()
         if not isinstance(value, NoneV):
             if len(self.inline_stack) == 1:
-                raise KernelTypeError("a kernel cannot return a value", s.loc,
+                raise ReturnValueError("a kernel cannot return a value", s.loc,
                                       hint="write results to a GlobalTensor instead")
             if not scope.simple_return and runtime_fields(value) is not None:
                 if scope.return_slot is None:
@@ -370,7 +374,7 @@ class Analyzer:
                     self.emit(a)
                 value = read_slot(scope.return_slot)
             elif not scope.simple_return:
-                raise KernelTypeError(f"{value.describe()} can only be returned by a single "
+                raise ReturnValueError(f"{value.describe()} can only be returned by a single "
                                       f"`return` at the end of the function", s.loc)
         scope.returned.append(value)
         if not scope.simple_return:
@@ -384,7 +388,7 @@ class Analyzer:
             msg = m.value if isinstance(m, StrV) else ""
         if isinstance(cond, ConstV):
             if not cond.value:
-                raise KernelValueError(f"assertion failed{': ' + msg if msg else ''}", s.loc)
+                raise StaticAssertionError(f"assertion failed{': ' + msg if msg else ''}", s.loc)
             return
         self.emit(ir.Intrinsic("kernel_assert", (cond.expr,), (), s.loc, (("msg", msg),)))
 
@@ -392,7 +396,7 @@ class Analyzer:
     def expr(self, e) -> SVal:
         handler = EXPR_HANDLERS.get(type(e))
         if handler is None:
-            raise KernelSyntaxError(f"{type(e).__name__} expressions are not supported in "
+            raise UnsupportedConstructError(f"{type(e).__name__} expressions are not supported in "
                                     f"kernels", e.loc)
         return handler(self, e)
 
@@ -469,7 +473,7 @@ class Analyzer:
             return ConstV(same if op in ("is", "==") else not same, bool_)
         if op in ("in", "not in"):
             if not isinstance(b, TupleV):
-                raise KernelTypeError("'in' needs a tuple or list of values", loc)
+                raise OperandKindError("'in' needs a tuple or list of values", loc)
             hits = [self.compare("==", a, item, loc) for item in b.items]
             result = S.boolop("or", hits, loc) if hits else ConstV(False, bool_)
             return result if op == "in" else S.unary("not", result, loc)
@@ -517,14 +521,14 @@ class Analyzer:
     # ------------------------------------------------------------------ inlining
     def inline_call(self, callee, args: list[SVal], kwargs: dict[str, SVal], node) -> SVal:
         if callee in self.inline_stack:
-            raise KernelCompileError(f"recursive call of kernel function '{callee.__name__}' "
+            raise RecursiveCallError(f"recursive call of kernel function '{callee.__name__}' "
                                      f"is not supported", node.loc)
         if len(self.inline_stack) >= MAX_INLINE_DEPTH:
-            raise KernelCompileError("kernel functions are nested too deeply", node.loc)
+            raise RecursiveCallError("kernel functions are nested too deeply", node.loc)
         fdef = callee.parsed()
         params = fdef.params
         if len(args) > len(params):
-            raise KernelTypeError(f"{fdef.name}() takes {len(params)} arguments but "
+            raise ArgumentError(f"{fdef.name}() takes {len(params)} arguments but "
                                   f"{len(args)} were given", node.loc)
         bound: dict[str, SVal] = {}
         for p, v in zip(params, args):
@@ -532,16 +536,16 @@ class Analyzer:
         names = {p.name for p in params}
         for k, v in kwargs.items():
             if k not in names:
-                raise KernelTypeError(f"{fdef.name}() got an unexpected keyword argument '{k}'",
+                raise ArgumentError(f"{fdef.name}() got an unexpected keyword argument '{k}'",
                                       node.loc)
             if k in bound:
-                raise KernelTypeError(f"{fdef.name}() got multiple values for '{k}'", node.loc)
+                raise ArgumentError(f"{fdef.name}() got multiple values for '{k}'", node.loc)
             bound[k] = v
         defaults = callee.defaults()
         for p in params:
             if p.name not in bound:
                 if p.name not in defaults:
-                    raise KernelTypeError(f"{fdef.name}() missing argument '{p.name}'", node.loc)
+                    raise ArgumentError(f"{fdef.name}() missing argument '{p.name}'", node.loc)
                 bound[p.name] = python_to_sval(defaults[p.name], node.loc)
         counts = assigned_names(fdef.body)
         for p in params:

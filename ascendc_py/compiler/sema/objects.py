@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from ...dsl.types import Memory, TPosition, int32, int64
 from .. import ir
-from ..errors import KernelTypeError, KernelValueError, SourceLoc
+from ..errors import (ArgumentError, ConstantRangeError, DtypeError, KernelTypeError,
+                      KernelValueError, OperandKindError, SourceLoc, UnsupportedConstructError)
 from . import scalars as S
 from .builtins import (bind_args, function, method, want_const_int, want_dtype, want_enum,
                        want_int)
@@ -17,7 +18,7 @@ MAX_QUEUE_BUFFERS = 8
 @function("GlobalTensor")
 def _global_tensor(an, args, kwargs, loc):
     if args or kwargs:
-        raise KernelTypeError("asc.GlobalTensor() takes no arguments; then call "
+        raise ArgumentError("asc.GlobalTensor() takes no arguments; then call "
                               "set_global_buffer(addr[, size])", loc)
     n = an.new_label("gt")
     owned = (ir.Var(f"gt{n}.arg", int32), ir.Var(f"gt{n}.off", int64),
@@ -32,13 +33,13 @@ def _set_global_buffer(an, gt: GmTensorV, name, args, kwargs, loc):
                   {"buffer_size": ConstV(-1, int64)})
     buf = b["buffer"]
     if not isinstance(buf, GmAddrV):
-        raise KernelTypeError(f"set_global_buffer needs a GlobalAddress kernel argument "
+        raise OperandKindError(f"set_global_buffer needs a GlobalAddress kernel argument "
                               f"(optionally plus an offset), got {buf.describe()}", loc)
     if gt.owned_vars is None:
-        raise KernelTypeError("set_global_buffer needs a GlobalTensor created with "
+        raise OperandKindError("set_global_buffer needs a GlobalTensor created with "
                               "asc.GlobalTensor()", loc)
     if gt.dtype is not None and gt.dtype != buf.dtype:
-        raise KernelTypeError(f"this GlobalTensor already holds {gt.dtype.name} data; "
+        raise DtypeError(f"this GlobalTensor already holds {gt.dtype.name} data; "
                               f"cannot rebind it to {buf.dtype.name}", loc)
     gt.dtype = buf.dtype
     gt.arg_name = buf.arg_name
@@ -59,7 +60,7 @@ def _gt_get_size(an, gt: GmTensorV, name, args, kwargs, loc):
 def _get_value(an, t, name, args, kwargs, loc):
     b = bind_args("get_value()", ("index",), args, kwargs, loc)
     if t.dtype is None:
-        raise KernelTypeError("call set_global_buffer before get_value", loc)
+        raise OperandKindError("call set_global_buffer before get_value", loc)
     index = want_int(b["index"], "the index", loc, int64)
     res = ir.Var("value", t.dtype)
     an.emit(ir.Intrinsic("get_value", (t.ref(), index), (res,), loc, (("dtype", t.dtype),)))
@@ -71,11 +72,11 @@ def _get_value(an, t, name, args, kwargs, loc):
 def _set_value(an, t, name, args, kwargs, loc):
     b = bind_args("set_value()", ("index", "value"), args, kwargs, loc)
     if t.dtype is None:
-        raise KernelTypeError("call set_global_buffer before set_value", loc)
+        raise OperandKindError("call set_global_buffer before set_value", loc)
     index = want_int(b["index"], "the index", loc, int64)
     v = b["value"]
     if not isinstance(v, (ConstV, RtV)):
-        raise KernelTypeError(f"set_value needs a number, got {v.describe()}", loc)
+        raise OperandKindError(f"set_value needs a number, got {v.describe()}", loc)
     an.emit(ir.Intrinsic("set_value", (t.ref(), index, S.to_expr(v, t.dtype)), (), loc,
                          (("dtype", t.dtype),)))
     return NoneV()
@@ -89,7 +90,7 @@ def _local_tensor(an, args, kwargs, loc):
     dtype = want_dtype(b["dtype"], "dtype", loc)
     pos = TPosition.VECIN if b["pos"] is None else want_enum(b["pos"], TPosition, "pos", loc)
     if pos.memory == Memory.GM:
-        raise KernelValueError(f"a LocalTensor cannot live at {pos.name}", loc)
+        raise ConstantRangeError(f"a LocalTensor cannot live at {pos.name}", loc)
     addr = want_int(b["addr"], "addr", loc)
     size = want_int(b["tile_size"], "tile_size", loc)
     t = LocalTensorV(dtype, pos, addr, size, ir.Const(-1, int32))
@@ -135,13 +136,13 @@ def _reinterpret(an, t, name, args, kwargs, loc):
 @function("TPipe")
 def _tpipe(an, args, kwargs, loc):
     if args or kwargs:
-        raise KernelTypeError("asc.TPipe() takes no arguments", loc)
+        raise ArgumentError("asc.TPipe() takes no arguments", loc)
     return PipeV()
 
 
 def _new_queue(an, pos, depth, loc, is_tbuf) -> QueueV:
     if an.scope.loop_depth:
-        raise KernelValueError(f"create {'TBuf' if is_tbuf else 'TQue'} objects outside loops",
+        raise UnsupportedConstructError(f"create {'TBuf' if is_tbuf else 'TQue'} objects outside loops",
                                loc)
     q = QueueV(len(an.queues), pos, depth, f"{'TBuf' if is_tbuf else 'TQue'}@{loc.line}",
                is_tbuf)
@@ -155,10 +156,10 @@ def _tque(an, args, kwargs, loc):
                   {"depth": ConstV(1, int32)})
     pos = want_enum(b["pos"], TPosition, "pos", loc)
     if pos.memory == Memory.GM:
-        raise KernelValueError("a TQue cannot be placed at GM", loc)
+        raise ConstantRangeError("a TQue cannot be placed at GM", loc)
     depth = want_const_int(b["depth"], "depth", loc)
     if not 1 <= depth <= MAX_QUEUE_BUFFERS:
-        raise KernelValueError(f"TQue depth must be 1..{MAX_QUEUE_BUFFERS}, got {depth}", loc)
+        raise ConstantRangeError(f"TQue depth must be 1..{MAX_QUEUE_BUFFERS}, got {depth}", loc)
     return _new_queue(an, pos, depth, loc, False)
 
 
@@ -188,10 +189,10 @@ def _init_buffer(an, pipe, name, args, kwargs, loc):
         b = bind_args("init_buffer(que, num, len)", ("que", "num", "len"), args, kwargs, loc)
         q, num = b["que"], b["num"]
         if not isinstance(q, QueueV):
-            raise KernelTypeError(f"init_buffer needs a TQue or TBuf, got {q.describe()}", loc)
+            raise OperandKindError(f"init_buffer needs a TQue or TBuf, got {q.describe()}", loc)
     n = want_int(num, "num", loc)
     if isinstance(num, ConstV) and not 1 <= num.value <= MAX_QUEUE_BUFFERS:
-        raise KernelValueError(f"init_buffer num must be 1..{MAX_QUEUE_BUFFERS}, got "
+        raise ConstantRangeError(f"init_buffer num must be 1..{MAX_QUEUE_BUFFERS}, got "
                                f"{num.value}", loc)
     length = want_int(b["len"], "len", loc)
     an.emit(ir.Intrinsic("init_buffer", (n, length), (), loc, _queue_attrs(q)))
@@ -226,7 +227,7 @@ def _enque_free(an, q: QueueV, name, args, kwargs, loc):
     _not_tbuf(q, name, loc)
     t = b["tensor"]
     if not isinstance(t, LocalTensorV):
-        raise KernelTypeError(f"{name} needs a LocalTensor, got {t.describe()}", loc)
+        raise OperandKindError(f"{name} needs a LocalTensor, got {t.describe()}", loc)
     an.emit(ir.Intrinsic(name, (t.ref(),), (), loc, _queue_attrs(q)))
     return NoneV()
 
@@ -234,7 +235,7 @@ def _enque_free(an, q: QueueV, name, args, kwargs, loc):
 @method(QueueV, "get")
 def _tbuf_get(an, q: QueueV, name, args, kwargs, loc):
     if not q.is_tbuf:
-        raise KernelTypeError("get() is a TBuf method; a TQue hands out tensors with "
+        raise OperandKindError("get() is a TBuf method; a TQue hands out tensors with "
                               "alloc_tensor/deque", loc)
     b = bind_args("get()", ("dtype", "len"), args, kwargs, loc, {"len": None})
     dtype = want_dtype(b["dtype"], "dtype", loc)
@@ -246,7 +247,7 @@ def _tbuf_get(an, q: QueueV, name, args, kwargs, loc):
 
 def _not_tbuf(q: QueueV, name: str, loc: SourceLoc) -> None:
     if q.is_tbuf:
-        raise KernelTypeError(f"{name}() is a TQue method; use get(dtype) on a TBuf", loc)
+        raise OperandKindError(f"{name}() is a TQue method; use get(dtype) on a TBuf", loc)
 
 
 # ----------------------------------------------------------------------------- parameter records
@@ -289,7 +290,7 @@ def _set_vector_mask(an, args, kwargs, loc):
         if isinstance(a, DTypeV):
             dtype_v = a
     if dtype_v is None:
-        raise KernelTypeError("asc.set_vector_mask needs dtype= (the operands' dtype)", loc)
+        raise ArgumentError("asc.set_vector_mask needs dtype= (the operands' dtype)", loc)
     dtype = want_dtype(dtype_v, "dtype", loc)
     if len(positional) == 1 and not kw:
         kind, lo, hi = ir.Const(0, int64), want_int(positional[0], "length", loc, int64), \
@@ -299,7 +300,7 @@ def _set_vector_mask(an, args, kwargs, loc):
         hi = want_int(positional[0], "mask_high", loc, int64)
         lo = want_int(positional[1], "mask_low", loc, int64)
     else:
-        raise KernelTypeError("asc.set_vector_mask takes (length, dtype=, mode=) or "
+        raise ArgumentError("asc.set_vector_mask takes (length, dtype=, mode=) or "
                               "(mask_high, mask_low, dtype=, mode=)", loc)
     an.emit(ir.Intrinsic("set_vector_mask", (kind, lo, hi), (), loc, (("dtype", dtype),)))
     del MaskMode
@@ -309,7 +310,7 @@ def _set_vector_mask(an, args, kwargs, loc):
 def _mask_state(op: str):
     def handler(an, args, kwargs, loc):
         if args or kwargs:
-            raise KernelTypeError(f"asc.{op}() takes no arguments", loc)
+            raise ArgumentError(f"asc.{op}() takes no arguments", loc)
         an.emit(ir.Intrinsic(op, (), (), loc))
         return NoneV()
     return handler

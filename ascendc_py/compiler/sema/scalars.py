@@ -16,7 +16,8 @@ import numpy as np
 from ...dsl.types import (DataType, bool_, float16, float32, float64, int32, int64, uint32,
                           uint64)
 from .. import ir
-from ..errors import KernelTypeError, KernelValueError, SourceLoc
+from ..errors import (ConstantRangeError, KernelTypeError, KernelValueError, NotConstantError,
+                      OperandKindError, SourceLoc)
 from .values import ConstV, RtV, SVal
 
 INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
@@ -40,10 +41,10 @@ def const_of(value, loc: SourceLoc) -> ConstV:
             return ConstV(value, int64)
         if 0 <= value < 2 ** 64:  # e.g. a full 64-lane mask word 0xFFFFFFFFFFFFFFFF
             return ConstV(value - 2 ** 64, int64)
-        raise KernelValueError(f"integer {value} does not fit in 64 bits", loc)
+        raise ConstantRangeError(f"integer {value} does not fit in 64 bits", loc)
     if isinstance(value, (float, np.floating)):
         return ConstV(float(value), float32)
-    raise KernelTypeError(f"{type(value).__name__} value {value!r} is not a kernel scalar", loc)
+    raise OperandKindError(f"{type(value).__name__} value {value!r} is not a kernel scalar", loc)
 
 
 def arith_type(t: DataType) -> DataType:
@@ -100,20 +101,20 @@ def _fold_const(op: str, a, b, dtype: DataType, loc: SourceLoc):
         a, b = float(a), float(b)
         if op == "floordiv":
             if b == 0:
-                raise KernelValueError("division by zero in a compile-time expression", loc)
+                raise ConstantRangeError("division by zero in a compile-time expression", loc)
             return float(math.floor(a / b))
         if op == "mod":
             if b == 0:
-                raise KernelValueError("modulo by zero in a compile-time expression", loc)
+                raise ConstantRangeError("modulo by zero in a compile-time expression", loc)
             return math.fmod(a, b) if (a % b == 0) else a % b
     fn = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
           "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow,
           "shl": operator.lshift, "shr": operator.rshift, "and": operator.and_,
           "or": operator.or_, "xor": operator.xor, "min": min, "max": max}[op]
     if op in ("floordiv", "mod") and b == 0:
-        raise KernelValueError("division by zero in a compile-time expression", loc)
+        raise ConstantRangeError("division by zero in a compile-time expression", loc)
     if op in ("shl", "shr") and b < 0:
-        raise KernelValueError("negative shift count", loc)
+        raise ConstantRangeError("negative shift count", loc)
     return fn(a, b)
 
 
@@ -122,18 +123,18 @@ def binary(op_text: str, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
     op = BINOP_NAMES.get(op_text, op_text)
     for v in (a, b):
         if not isinstance(v, (ConstV, RtV)):
-            raise KernelTypeError(f"operator '{op_text}' needs numbers, got {v.describe()}", loc)
+            raise OperandKindError(f"operator '{op_text}' needs numbers, got {v.describe()}", loc)
     if op == "truediv":
         dtype = promote(promote(a.dtype, b.dtype), float32)
     else:
         dtype = promote(a.dtype, b.dtype)
     if op in ("shl", "shr", "and", "or", "xor") and dtype.is_float:
-        raise KernelTypeError(f"operator '{op_text}' needs integers, got "
+        raise OperandKindError(f"operator '{op_text}' needs integers, got "
                               f"{a.dtype.name} and {b.dtype.name}", loc)
     if isinstance(a, ConstV) and isinstance(b, ConstV):
         if op == "truediv":
             if b.value == 0:
-                raise KernelValueError("division by zero in a compile-time expression", loc)
+                raise ConstantRangeError("division by zero in a compile-time expression", loc)
             return ConstV(convert_const(a.value / b.value, dtype), dtype)
         value = _fold_const(op, a.value, b.value, dtype, loc)
         if dtype.is_int:
@@ -148,13 +149,13 @@ def binary(op_text: str, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
 def _runtime_pow(a: SVal, b: SVal, dtype: DataType, loc: SourceLoc) -> SVal:
     if isinstance(b, ConstV) and dtype.is_int:
         if not 0 <= b.value <= 64:
-            raise KernelValueError("integer ** needs a compile-time exponent in 0..64", loc)
+            raise ConstantRangeError("integer ** needs a compile-time exponent in 0..64", loc)
         result: SVal = ConstV(1, dtype)
         for _ in range(int(b.value)):
             result = binary("*", result, a, loc)
         return result
     if dtype.is_int:
-        raise KernelTypeError("integer ** needs a compile-time exponent", loc)
+        raise NotConstantError("integer ** needs a compile-time exponent", loc)
     return RtV(ir.Bin("pow", to_expr(a, dtype), to_expr(b, dtype), dtype))
 
 
@@ -162,7 +163,7 @@ def compare(op_text: str, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
     op = CMPOP_NAMES[op_text]
     for v in (a, b):
         if not isinstance(v, (ConstV, RtV)):
-            raise KernelTypeError(f"cannot compare {a.describe()} with {b.describe()}", loc)
+            raise OperandKindError(f"cannot compare {a.describe()} with {b.describe()}", loc)
     dtype = promote(a.dtype, b.dtype)
     if isinstance(a, ConstV) and isinstance(b, ConstV):
         fn = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
@@ -180,7 +181,7 @@ def truth(v: SVal, loc: SourceLoc) -> SVal:
             return v
         zero = ir.Const(0.0 if v.dtype.is_float else 0, v.dtype)
         return RtV(ir.Cmp("ne", v.expr, zero))
-    raise KernelTypeError(f"{v.describe()} cannot be used as a condition", loc)
+    raise OperandKindError(f"{v.describe()} cannot be used as a condition", loc)
 
 
 def unary(op: str, v: SVal, loc: SourceLoc) -> SVal:
@@ -190,12 +191,12 @@ def unary(op: str, v: SVal, loc: SourceLoc) -> SVal:
             return ConstV(not t.value, bool_)
         return RtV(ir.Un("not", t.expr, bool_))
     if not isinstance(v, (ConstV, RtV)):
-        raise KernelTypeError(f"unary '{op}' needs a number, got {v.describe()}", loc)
+        raise OperandKindError(f"unary '{op}' needs a number, got {v.describe()}", loc)
     dtype = arith_type(v.dtype)
     if op == "+":
         return v if isinstance(v, ConstV) else RtV(to_expr(v, dtype))
     if op == "~" and dtype.is_float:
-        raise KernelTypeError("'~' needs an integer", loc)
+        raise OperandKindError("'~' needs an integer", loc)
     if isinstance(v, ConstV):
         value = -v.value if op == "-" else ~int(v.value)
         return const_of(value, loc) if dtype.is_int else ConstV(value, dtype)
@@ -228,7 +229,7 @@ def select(cond: SVal, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
         return a if c.value else b
     for v in (a, b):
         if not isinstance(v, (ConstV, RtV)):
-            raise KernelTypeError("a runtime `x if cond else y` needs numbers on both sides; "
+            raise OperandKindError("a runtime `x if cond else y` needs numbers on both sides; "
                                   f"got {v.describe()}", loc,
                                   hint="use an if statement, or make the condition a "
                                        "compile-time value")
@@ -241,14 +242,14 @@ def cast(v: SVal, dtype: DataType, loc: SourceLoc) -> SVal:
         return ConstV(convert_const(v.value, dtype), dtype)
     if isinstance(v, RtV):
         return RtV(to_expr(v, dtype))
-    raise KernelTypeError(f"cannot convert {v.describe()} to {dtype.name}", loc)
+    raise OperandKindError(f"cannot convert {v.describe()} to {dtype.name}", loc)
 
 
 def min_max(name: str, values: list[SVal], loc: SourceLoc) -> SVal:
     result = values[0]
     for v in values[1:]:
         if not isinstance(v, (ConstV, RtV)) or not isinstance(result, (ConstV, RtV)):
-            raise KernelTypeError(f"{name}() needs numbers", loc)
+            raise OperandKindError(f"{name}() needs numbers", loc)
         dtype = promote(result.dtype, v.dtype)
         if isinstance(result, ConstV) and isinstance(v, ConstV):
             value = (min if name == "min" else max)(result.value, v.value)

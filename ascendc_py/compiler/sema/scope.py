@@ -8,7 +8,7 @@ from ... import dsl
 from ...dsl.types import DataType, bool_
 from .. import ast as A
 from .. import ir
-from ..errors import KernelTypeError, SourceLoc
+from ..errors import (KernelTypeError, ReassignmentError, SourceLoc)
 from .scalars import arith_type, to_expr
 from .values import (ConstV, GmAddrV, GmTensorV, LocalTensorV, RtV, Slot, SVal, Undefined)
 
@@ -122,19 +122,19 @@ def slot_accepts(slot: Slot, value: SVal) -> bool:
 def store_slot(slot: Slot, name: str, value: SVal, loc: SourceLoc) -> list[ir.Assign]:
     """Assignments storing ``value`` into the slot (checking it fits)."""
     if not slot_accepts(slot, value):
-        raise KernelTypeError(
+        raise ReassignmentError(
             f"'{name}' was {slot.template.describe()} and is now assigned "
             f"{value.describe()}", loc,
             hint="a reassigned variable keeps one kind and dtype; use a new name")
     if isinstance(slot.template, (ConstV, RtV)):
         var = slot.vars[0]
         if var.dtype.is_int and value.dtype.is_float:
-            raise KernelTypeError(
+            raise ReassignmentError(
                 f"'{name}' is an integer variable and cannot hold the {value.dtype.name} value "
                 f"assigned here", loc, hint=f"initialise '{name}' with a float (e.g. 0.0) or "
                                             f"convert with int(...)")
         if var.dtype == bool_ and value.dtype != bool_:
-            raise KernelTypeError(f"'{name}' is a bool variable; assigned {value.describe()}",
+            raise ReassignmentError(f"'{name}' is a bool variable; assigned {value.describe()}",
                                   loc)
         return [ir.Assign(var, to_expr(value, var.dtype), loc)]
     return [ir.Assign(var, e, loc) for var, e in zip(slot.vars, runtime_fields(value))]
