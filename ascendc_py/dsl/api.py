@@ -120,7 +120,22 @@ _SYSTEM_BUILTINS = {
     "pipe_barrier": "pipe_barrier(PipeID)",
     "static_range": "range unrolled at compile time (bounds must be compile-time values)",
     "static_assert": "static_assert(cond[, msg]): checked at compile time",
-    "printf": "printf(fmt, *args): printed after the launch, per core",
+    "printf": "printf(fmt, *args): C-style formatted output, printed after the launch in "
+              "block order (and on report.output)",
+    "dump_tensor": "dump_tensor(tensor, desc, dump_size): print a tensor's first dump_size "
+                   "elements after the launch, like Ascend C's DumpTensor",
+    "data_copy_pad": "data_copy_pad(dst, src, DataCopyExtParams(...)[, DataCopyPadExtParams("
+                     "...)]): unaligned GM<->UB copy (block_len in bytes)",
+    "DataCopyParams": "DataCopyParams(block_count=1, block_len=0, src_stride=0, dst_stride=0): "
+                      "bursts for data_copy; lengths and gaps in 32-byte blocks",
+    "DataCopyExtParams": "DataCopyExtParams(block_count=1, block_len=0, src_stride=0, "
+                         "dst_stride=0, rsv=0): bursts for data_copy_pad; block_len in bytes, "
+                         "GM-side gap in bytes, UB-side gap in 32-byte blocks",
+    "DataCopyPadExtParams": "DataCopyPadExtParams([dtype,] is_pad=False, left_padding=0, "
+                            "right_padding=0, padding_value=0): GM->UB padding of each burst",
+    "DataCopyPadParams": "DataCopyPadParams(is_pad=False, left_padding=0, right_padding=0, "
+                         "padding_value=0): padding for the DataCopyParams overload of "
+                         "data_copy_pad",
     "set_vector_mask": "set_vector_mask(length | mask_high, mask_low, dtype=, mode=)",
     "reset_mask": "reset_mask(): every lane enabled",
     "set_mask_count": "set_mask_count(): counter mode (the mask is an element count)",

@@ -245,8 +245,15 @@ class Launcher:
         compiled, origin = self.kernel.compiled_for(specs, chip)
         t1 = time.perf_counter()
         from ..compiler import jit
-        result = run_blocks(compiled, chip, self.block_dim, gm, scalars, trace=bool(trace),
-                            timing=jit.timing_enabled(), lenient=bool(lenient))
+        try:
+            result = run_blocks(compiled, chip, self.block_dim, gm, scalars, trace=bool(trace),
+                                timing=jit.timing_enabled(), lenient=bool(lenient))
+        except Exception as fault:  # what the blocks printed before the fault
+            if getattr(fault, "output", ""):
+                print(fault.output, end="")
+            raise
+        if result.output:  # printf/dump_tensor text, blocks in order
+            print(result.output, end="")
         report = Report.from_launch(kernel=self.kernel.__name__, platform=chip, result=result,
                                     compiled=compiled, wall_seconds=time.perf_counter() - t1,
                                     prepare_seconds=t1 - t0, code_origin=origin,

@@ -33,6 +33,8 @@ class Report:
     ``flops`` and ``flops_per_s`` against ``peak_flops_per_s``. Host side: ``wall_seconds``
     (running the blocks), ``prepare_seconds`` (binding and finding or compiling the code;
     ``code_origin`` is 'memory', 'disk' or 'compiled'), ``stage_seconds`` (compile stages).
+    ``output``: the text of the kernel's printf/dump_tensor calls, blocks in order (the launch
+    also prints it).
     """
 
     kernel: str
@@ -117,6 +119,7 @@ class Report:
             peak_flops_per_s=platform.peak_vector_tops_f16 * 1e12 * used / ncores,
             cores_used=used, waves=-(-result.block_dim // ncores), core_cycles=core_cycles,
             critical_core=critical, trace_dropped=sum(bt.trace_dropped for bt in blocks),
+            output=getattr(result, "output", ""),
             _blocks=blocks, _sites=list(compiled.sites), **host)
 
     # ------------------------------------------------------------------ presentation

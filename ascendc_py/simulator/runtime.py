@@ -21,6 +21,7 @@ from ..dsl.types import Memory
 from typing import Optional
 
 from ..dsl.types import NUM_PIPES
+from ..compiler.ops.debug import PRINT_BUFFER_BYTES
 from . import abi, timing_params
 from .faults import build_fault
 
@@ -147,6 +148,7 @@ class LaunchResult:
     block_dim: int
     wall_seconds: float
     blocks: list = field(default_factory=list)
+    output: str = ""           # printf/dump_tensor text of every block, in block order
 
 
 def pack_scalars(values) -> np.ndarray:
@@ -208,10 +210,13 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
     timings: dict[int, BlockTiming] = {}
 
     found: list[np.ndarray] = []
+    printed: dict[int, np.ndarray] = {}   # block -> its print buffer (used part)
+    prints = any(s.op in ("printf", "dump_tensor") for s in compiled.sites)
 
     def worker():
         core = _Core(platform, ctx_slots, compiled.memories)
         warn_buf = np.zeros((WARNINGS_CAP, 4), np.int64) if lenient else None
+        print_buf = np.empty(PRINT_BUFFER_BYTES // 8, np.int64) if prints else None
         while not abort.is_set():
             block = next(counter)
             if block >= block_dim:
@@ -225,7 +230,12 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
                 ctx[abi.GM_SLACK] = LENIENT_SLACK
                 ctx[abi.WARN_PTR] = warn_buf.ctypes.data
                 ctx[abi.WARN_CAP] = WARNINGS_CAP
+            if prints:
+                print_buf[:3] = (PRINT_BUFFER_BYTES - 24, 0, 0)  # capacity, used, dropped
+                ctx[abi.PRINT_PTR] = print_buf.ctypes.data
             rc = compiled.cfunc(ctx.ctypes.data)
+            if prints and (print_buf[1] or print_buf[2]):
+                printed[block] = print_buf[:3 + (int(print_buf[1]) + 7) // 8].copy()
             if lenient and ctx[abi.WARN_LEN]:
                 found.append(warn_buf[:int(ctx[abi.WARN_LEN])].copy())
             if rc != 0:
@@ -249,10 +259,22 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
         block = min(errors)
         code, site, a, b, c, ctx = errors[block]
         site_info = compiled.sites[site] if 0 <= site < len(compiled.sites) else None
-        raise build_fault(code, site_info, a, b, c, compiled, block, ctx)
+        fault = build_fault(code, site_info, a, b, c, compiled, block, ctx)
+        fault.output = _output(compiled, printed, upto=block)  # printed before the fault
+        raise fault
     if found:
         _emit_lenient_warnings(compiled, np.concatenate(found))
-    return LaunchResult(block_dim, wall, [timings[k] for k in sorted(timings)])
+    return LaunchResult(block_dim, wall, [timings[k] for k in sorted(timings)],
+                        _output(compiled, printed))
+
+
+def _output(compiled, printed: dict, upto: Optional[int] = None) -> str:
+    """The blocks' printf/dump_tensor text in block order (formatted here, after the run)."""
+    if not printed:
+        return ""
+    from ..compiler.ops.debug import format_block_output
+    return "".join(format_block_output(printed[b], compiled.sites, b) for b in sorted(printed)
+                   if upto is None or b <= upto)
 
 
 def _emit_lenient_warnings(compiled, records: np.ndarray) -> None:

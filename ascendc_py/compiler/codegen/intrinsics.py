@@ -87,19 +87,6 @@ def lower_mask_state(cg: Codegen, s: ir.Intrinsic) -> None:
     cg.scalar_cost(1)
 
 
-# ----------------------------------------------------------------------------- data movement
-@lowering("data_copy")
-def lower_data_copy(cg: Codegen, s: ir.Intrinsic) -> None:
-    dst_ref, src_ref, count_e = s.args
-    dtype = s.attr("dtype")
-    mems = [r.memory if isinstance(r, ir.LocalRef) else Memory.GM for r in (src_ref, dst_ref)]
-    args = [cg.i64(TP.path_index(*mems)), *operand(cg, dst_ref), *operand(cg, src_ref),
-            cg._as_i64(cg.expr(count_e)), cg.i64(dtype.sizeof()),
-            cg.i64(TP.OP_INDEX["data_copy"])]
-    call_checked(cg, runtime_lib.declare_rt(cg.module, "data_copy"), args, "data_copy",
-                 ("dst", "src"))
-
-
 # ----------------------------------------------------------------------------- scalar access
 def _scalar_pointer(cg: Codegen, s: ir.Intrinsic, store: bool) -> L.Value:
     ref, index = s.args[0], s.args[1]

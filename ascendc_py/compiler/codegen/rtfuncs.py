@@ -150,24 +150,7 @@ def set_vector_mask(fb: FnBuilder, kind, lo, hi, lanes, site):
     fb.st(abi.MASK_HI, b.select(normal_contig, c_hi, b.select(counter, fb.i64(0), hi)))
 
 
-# ----------------------------------------------------------------------------- data movement
-@rt("path", "dst_mem", "dst_a", "dst_off", "src_mem", "src_a", "src_off", "count", "esize", "op")
-def data_copy(fb: FnBuilder, path, dst_mem, dst_a, dst_off, src_mem, src_a, src_off, count,
-              esize, op, site):
-    """Contiguous copy of ``count`` elements; whole 32-B blocks only (the tail is dropped, as
-    the hardware does). Operand offsets are in elements."""
-    b = fb.b
-    fb.fail_with(b.icmp_signed("<", count, fb.i64(0)), E.NEGATIVE_COUNT, site, count)
-    nbytes = b.and_(b.mul(count, esize), fb.i64(~(ALIGN - 1)))
-    dst = operand_pointer(fb, dst_mem, dst_a, b.mul(dst_off, esize), nbytes, esize,
-                          fb.i64(0), fb.i64(1), site)
-    src = operand_pointer(fb, src_mem, src_a, b.mul(src_off, esize), nbytes, esize,
-                          fb.i64(1), fb.i64(1), site)
-    memmove = intrinsic(fb.module, "llvm.memmove.p0.p0.i64", L.VoidType(), [PTR, PTR, I64, I1])
-    b.call(memmove, [dst, src, nbytes, L.Constant(I1, 0)])
-    call_tm(fb, "dma", path, nbytes, op, site)
-
-
+# ----------------------------------------------------------------------------- scalar access
 @rt("mem", "a", "index", "esize", "store", "op")
 def scalar_access(fb: FnBuilder, mem, a, index, esize, store, op, site):
     """Check one element for get_value/set_value and return its address in RES0."""

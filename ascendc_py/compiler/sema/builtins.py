@@ -345,8 +345,6 @@ def _pipe_barrier(an, args, kwargs, loc):
 # ----------------------------------------------------------------------------- vector ops
 def vector_op(an, spec: OpSpec, args, kwargs, loc) -> SVal:
     """An element-wise vector op in its count form or its masked form."""
-    if spec.family == Family.DATA_COPY:
-        return data_copy(an, args, kwargs, loc)
     count_form, masked_form = spec.forms[0], spec.forms[-1]
     masked = len(spec.forms) > 1 and (
         bool({"mask", "repeat_times", "repeat_params", "dst_block_stride"} & set(kwargs))
@@ -428,38 +426,6 @@ def repeat_strides(v: SVal, binary: bool, loc: SourceLoc) -> tuple:
     one, eight = ir.Const(1, int64), ir.Const(8, int64)
     return (f["dst_blk_stride"], f["src_blk_stride"], one, f["dst_rep_stride"],
             f["src_rep_stride"], eight)
-
-
-def data_copy(an, args, kwargs, loc) -> SVal:
-    if len(args) + len(kwargs) != 3:
-        raise KernelTypeError("asc.data_copy takes (dst, src, count); the DataCopyParams form is "
-                              "not supported yet", loc)
-    b = bind_args("asc.data_copy()", ("dst", "src", "count"), args, kwargs, loc)
-    dst, src = b["dst"], b["src"]
-    for v, what in ((dst, "dst"), (src, "src")):
-        if isinstance(v, GmAddrV):
-            raise KernelTypeError(f"asc.data_copy {what} is a GlobalAddress; wrap it in a "
-                                  f"GlobalTensor with set_global_buffer", loc)
-        if not isinstance(v, (GmTensorV, LocalTensorV)):
-            raise KernelTypeError(f"asc.data_copy {what} must be a tensor, got {v.describe()}",
-                                  loc)
-        if isinstance(v, GmTensorV) and v.dtype is None:
-            raise KernelTypeError(f"asc.data_copy {what}: call set_global_buffer first", loc)
-    if dst.dtype != src.dtype:
-        raise KernelTypeError(f"asc.data_copy: dst is {dst.dtype.name} but src is "
-                              f"{src.dtype.name}", loc, hint="use asc.cast to convert types")
-    count = want_int(b["count"], "asc.data_copy count", loc, int64)
-    if isinstance(dst, LocalTensorV) and isinstance(src, GmTensorV):
-        direction = "gm_to_local"
-    elif isinstance(dst, GmTensorV) and isinstance(src, LocalTensorV):
-        direction = "local_to_gm"
-    elif isinstance(dst, LocalTensorV) and isinstance(src, LocalTensorV):
-        direction = "local_to_local"
-    else:
-        raise KernelTypeError("asc.data_copy cannot copy GM to GM; stage through UB", loc)
-    an.emit(ir.Intrinsic("data_copy", (dst.ref(), src.ref(), count), (), loc,
-                         (("direction", direction), ("dtype", dst.dtype))))
-    return NoneV()
 
 
 from . import objects, convert, reduce, movement, debug  # noqa: E402,F401  (registrations)
