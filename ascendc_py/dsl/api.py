@@ -154,5 +154,12 @@ for _spec in REGISTRY.values():
     if _spec.elem is not None or _spec.name == "data_copy":
         BUILTINS[_spec.name] = Builtin(_spec.name, _spec.doc)
 
+# reductions (compiler/ops/reduce.py) and pyasc's asc.ReduceOrder
+from ..compiler.ops.reduce import REDUCE_OPS, ReduceOrder  # noqa: E402
+
+for _name in REDUCE_OPS:
+    BUILTINS[_name] = Builtin(_name, REGISTRY[_name].doc)
+BUILTINS["ReduceOrder"] = ReduceOrder  # type: ignore[assignment]  (an enum, exported as asc.ReduceOrder)
+
 KERNEL_CLASSES = {c.asc_name: c for c in (GlobalAddress, GlobalTensor, LocalTensor, TPipe, TQue,
                                           TBuf)}
