@@ -80,7 +80,7 @@ class Tiling:
     tile: int
 
 
-def elementwise_tiling(n: int, dtype, ub_tiles: int, *, min_per_block: int = 8192,
+def elementwise_tiling(n: int, dtype, ub_tiles: int, *, min_per_block: int = 16384,
                        max_tile: int = 16384, ub_budget: int = UB_BUDGET_BYTES,
                        max_blocks: Optional[int] = None) -> Tiling:
     """Tiling for an element-wise kernel over ``n`` elements of ``dtype``.
@@ -89,7 +89,11 @@ def elementwise_tiling(n: int, dtype, ub_tiles: int, *, min_per_block: int = 819
     for two double-buffered inputs and one double-buffered output); the tile is the largest
     multiple of 256 elements for which they fit in ``ub_budget`` bytes (at most ``max_tile``).
     Blocks: one per ``min_per_block`` elements, at most ``max_blocks`` (default: the vector
-    cores of the current platform, 48 on the 910B2), at least 1.
+    cores of the current platform, 48 on the 910B2), at least 1. On the modeled chip more
+    blocks are faster until HBM bandwidth is shared out, but every block also costs the
+    simulator some 40 us of host time to set up, about what the block's own work on 16384
+    elements costs: that many per block bounds the overhead, and tensors from 786 K elements up
+    use every core.
     """
     esize = _itemsize(dtype)
     tile = min(max_tile, ub_budget // (ub_tiles * esize)) // 256 * 256
