@@ -238,11 +238,23 @@ def define_group_reduce(module: L.Module, dtype) -> str:
         counted(fb, nres, per_group)
     counted(fb, repeats, per_repeat)
     count = b.select(counter, b.select(has_work, lo, fb.i64(0)), b.mul(repeats, fb.i64(r.epr)))
-    call_tm(fb, "vec", a["op"], TP.class_index(CostClass.REDUCE), TP.family(dtype), count,
+    call_tm(fb, "vec", a["op"], class_of_op(fb, a["op"]), TP.family(dtype), count,
             r.esize, a["src"], fb.i64(-1), site)
     b.ret(fb.i64(0))
     fb.finish()
     return name
+
+
+def class_of_op(fb: FnBuilder, op):
+    """The timing cost class of the reduction whose op index is the runtime value ``op``."""
+    from ..ops import REGISTRY
+    b = fb.b
+    cls = fb.i64(TP.class_index(CostClass.REDUCE))
+    for name, spec in REGISTRY.items():
+        if spec.cost in (CostClass.REDUCE_MAX, CostClass.BLOCK_REDUCE):
+            hit = b.icmp_signed("==", op, fb.i64(TP.OP_INDEX[name]))
+            cls = b.select(hit, fb.i64(TP.class_index(spec.cost)), cls)
+    return cls
 
 
 # ----------------------------------------------------------------------------- reduce_*
@@ -258,7 +270,7 @@ def define_timing_wrappers(module: L.Module) -> None:
         fb = FnBuilder(module, func)
         p = func.args[1:]
         if name == "asc_red_tm_vec":  # op, family, elements, esize, src address, site
-            call_tm(fb, "vec", p[0], TP.class_index(CostClass.REDUCE), p[1], p[2], p[3], p[4],
+            call_tm(fb, "vec", p[0], class_of_op(fb, p[0]), p[1], p[2], p[3], p[4],
                     fb.i64(-1), p[5])
         elif name == "asc_red_tm_sync":  # source pipe, destination pipe, op: set + wait flag
             fb.st(abi.RES2, fb.i64(0))

@@ -34,7 +34,9 @@ class CostClass(enum.Enum):
     LN = "ln"                          # ln (its own latency in Huawei's CA table)
     DIV_SQRT = "div_sqrt"              # div, sqrt
     RECIP = "recip"                    # reciprocal, rsqrt
-    REDUCE = "reduce"
+    REDUCE = "reduce"                  # whole/reduce sums (CADD)
+    REDUCE_MAX = "reduce_max"          # max/min reductions (CMAX/CMIN)
+    BLOCK_REDUCE = "block_reduce"      # per-block and pair reductions (CGADD)
     MADD = "madd"                      # axpy (multiply-add)
     CONVERT = "convert"
     DUP = "dup"

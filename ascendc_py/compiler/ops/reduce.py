@@ -279,8 +279,18 @@ def _full_minmax_ref(kind: str):
 
 
 # ----------------------------------------------------------------------------- declarations
+def _cost(name: str) -> CostClass:
+    """CA-model class of a reduction: block and pair reductions (CGADD) are cheap, max/min
+    (CMAX/CMIN) and sums (CADD) cost 7 cycles per repeat with different latencies."""
+    if name.startswith(("block_reduce", "pair_reduce")):
+        return CostClass.BLOCK_REDUCE
+    if name.endswith(("_max", "_min")):
+        return CostClass.REDUCE_MAX
+    return CostClass.REDUCE
+
+
 def _reg(name, forms, ref, doc):
-    register(OpSpec(name, Family.SYSTEM, PipeID.PIPE_V, CostClass.REDUCE, REDUCE_DTYPES, forms,
+    register(OpSpec(name, Family.SYSTEM, PipeID.PIPE_V, _cost(name), REDUCE_DTYPES, forms,
                     ref, None, doc))
 
 
