@@ -185,7 +185,8 @@ class AscendOp:
 
         def fake(*args, **kwargs):
             bound, shapes, dtype = self._check(args, kwargs)
-            like = next(v for v in bound.arguments.values() if isinstance(v, torch.Tensor))
+            like = next((v for v in bound.arguments.values() if isinstance(v, torch.Tensor)),
+                        torch.empty(0))
             outs = tuple(like.new_empty(s, dtype=dtype) for s in shapes)
             return outs[0] if self.num_outputs is None else outs
 

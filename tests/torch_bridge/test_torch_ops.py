@@ -12,7 +12,7 @@ from torch_bridge_helpers import (DTYPES, add_ref, close, leaky_relu_ref, rand, 
 # 40955 elements = 3 blocks of 13664 (float32 add: tiles of 6656, 3 tiles per block); the last
 # block's last tile ends in a tail of 3 (float32) / 11 (float16) elements after the DMA body
 SHAPES = [(0,), (3, 0, 5), (1,), (7,), (37,), (3, 333), (2, 3, 4, 5), (5, 8191)]
-# (2, 3, 130, 131): 34060 pixels, 5 blocks; one block's range crosses the image boundary
+# (2, 3, 130, 131): 34060 pixels, 3 blocks; the middle one's range crosses the image boundary
 IMAGES = [(0, 3, 4, 4), (2, 3, 0, 5), (1, 3, 1, 1), (2, 3, 5, 7), (3, 3, 17, 3), (2, 3, 130, 131)]
 
 

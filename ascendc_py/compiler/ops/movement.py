@@ -118,9 +118,10 @@ REGISTRY["data_copy"] = dataclasses.replace(
     REGISTRY["data_copy"],
     forms=(("dst", "src", "count"), ("dst", "src", "repeat_params")),
     reference=data_copy_reference, dtypes=COPY_TYPES,
-    doc="Copy GM→UB (MTE2), UB→GM (MTE3) or UB→UB: `count` elements (a byte length that is not "
-        "a multiple of 32 is truncated down, as on hardware), or DataCopyParams(block_count, "
-        "block_len, src_stride, dst_stride) bursts with lengths and gaps in 32-byte blocks.")
+    doc="Copy GM→UB (MTE2), UB→GM (MTE3) or UB→UB: `count` elements (a byte length that is "
+        "not a multiple of 32 is truncated down, as on hardware), or DataCopyParams("
+        "block_count, block_len, src_stride, dst_stride) bursts with lengths and gaps in "
+        "32-byte blocks.")
 
 register(OpSpec(
     "data_copy_pad", Family.DATA_COPY, None, CostClass.DMA, COPY_TYPES,

@@ -1,4 +1,4 @@
-"""Semantic analysis of printf, print and dump_tensor (how the output is produced: ``ops/debug.py``).
+"""Semantic analysis of printf, print and dump_tensor (output format: ``ops/debug.py``).
 
 The format string is parsed here, at compile time: string and compile-time numeric arguments
 are formatted into the text right away, and only runtime values become operands of the
