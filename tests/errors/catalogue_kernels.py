@@ -1,0 +1,551 @@
+"""The error catalogue's minimal kernels: one per error or warning class, named k_<ClassName>.
+
+Each kernel's docstring says what the mistake is, and the line the error points at ends with
+``# <-``. ``ENTRIES`` says how each kernel is launched: the launch text is shown in
+docs/errors.md and evaluated (in this module's namespace) by tests/errors/test_catalogue.py and
+tests/errors/make_catalogue.py, so the catalogue shows exactly what the tests run.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import numpy as np
+
+import ascendc_py as asc
+
+try:  # only DeviceError's launch needs torch
+    import torch
+except ImportError:  # pragma: no cover
+    torch = None
+
+MARK = "# <-"                 # ends the line an error points at
+OTHER = "# (the other access)"  # ends the earlier access a DataRaceError also names
+
+
+@dataclass(frozen=True)
+class Entry:
+    cls: str                 # the error/warning class name in ascendc_py.compiler.errors
+    launch: str              # a Python expression launching k_<cls> that raises/warns
+    setup: str = ""          # the name of a context manager in this module to run it under
+    note: str = ""           # an extra sentence for the catalogue
+
+
+# ============================================================================ compile-time errors
+@asc.kernel
+def k_KernelSyntaxError(x: asc.GlobalAddress):
+    """A tensor slice with an end: kernels slice tensors only as ``t[offset:]``."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+    head = xg[0:32]  # <-
+
+
+@asc.kernel
+def k_UnsupportedConstructError(x: asc.GlobalAddress):
+    """A list comprehension: kernels have no lists; write a for loop."""
+    squares = [i * i for i in range(8)]  # <-
+
+
+@asc.kernel
+def k_AssignmentTargetError(x: asc.GlobalAddress):
+    """Item assignment on a tensor: kernels assign only to names; use ``t.set_value(i, v)``."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+    xg[0] = 1.0  # <-
+
+
+@asc.kernel
+def k_UndefinedNameError(x: asc.GlobalAddress, block_length: int):
+    """A misspelled parameter name."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, block_lenght)  # <-
+
+
+@asc.kernel
+def k_MaybeUndefinedError(x: asc.GlobalAddress, n: int):
+    """A variable assigned only inside an ``if`` and used after it."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+    if n > 0:
+        scale = 2.0
+    xg.set_value(0, scale)  # <-
+
+
+@asc.kernel
+def k_UnknownAttributeError(x: asc.GlobalAddress):
+    """A misspelled method name (``set_valu`` for ``set_value``)."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+    xg.set_valu(0, 1.0)  # <-
+
+
+@asc.kernel
+def k_ArgumentError(x: asc.GlobalAddress):
+    """Passing the address to the GlobalTensor constructor instead of set_global_buffer."""
+    xg = asc.GlobalTensor(x)  # <-
+
+
+@asc.kernel
+def k_DtypeError(x: asc.GlobalAddress, y: asc.GlobalAddress):
+    """Re-pointing a float32 GlobalTensor at a float16 argument."""
+    g = asc.GlobalTensor()
+    g.set_global_buffer(x, 64)
+    g.set_global_buffer(y, 64)  # <-
+
+
+@asc.kernel
+def k_OperandKindError(x: asc.GlobalAddress, n: int):
+    """Passing an int where a GlobalAddress kernel argument is needed."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(n, 64)  # <-
+
+
+@asc.kernel
+def k_ReassignmentError(x: asc.GlobalAddress, n: int):
+    """An int variable that a later assignment turns into a float."""
+    total = 0
+    for i in range(n):
+        total = total + 0.5  # <-
+
+
+@asc.kernel
+def k_ReturnValueError(x: asc.GlobalAddress):
+    """A kernel entry point returning a value (results go to GM arguments)."""
+    return 1  # <-
+
+
+@asc.kernel
+def k_NotConstantError(x: asc.GlobalAddress, n: int):
+    """static_range over a run-time bound: unrolling needs a compile-time count."""
+    for i in asc.static_range(n):  # <-
+        pass
+
+
+@asc.kernel
+def k_StaticAssertionError(x: asc.GlobalAddress, TILE: asc.ConstExpr[int]):
+    """An ``assert`` on compile-time values that fails for this specialisation."""
+    assert TILE % 32 == 0, "TILE must be a multiple of 32"  # <-
+
+
+@asc.kernel
+def k_ConstantRangeError(x: asc.GlobalAddress):
+    """A TQue deeper than the hardware's 8 buffers."""
+    q = asc.TQue(asc.TPosition.VECIN, 9)  # <-
+
+
+@asc.kernel
+def k_RecursiveCallError(x: asc.GlobalAddress, n: int):
+    """A kernel function calling itself: calls are inlined, so recursion cannot compile."""
+    if n > 0:
+        k_RecursiveCallError(x, n - 1)  # <-
+
+
+@asc.kernel
+def k_InternalCompilerError(x: asc.GlobalAddress):
+    """A correct kernel; the catalogue simulates a bug in the compiler's handler of
+    get_block_num (see ``simulated_compiler_bug``)."""
+    n = asc.get_block_num()  # <-
+
+
+@contextlib.contextmanager
+def simulated_compiler_bug():
+    """The compiler's handler of asc.get_block_num raises KeyError inside this context, as a
+    compiler bug would (no correct use of the DSL can trigger an InternalCompilerError)."""
+    from ascendc_py.compiler.sema import builtins
+
+    def broken(an, args, kwargs, loc):
+        raise KeyError("simulated bug")
+
+    saved = builtins.FUNCTIONS["get_block_num"]
+    builtins.FUNCTIONS["get_block_num"] = broken
+    try:
+        yield
+    finally:
+        builtins.FUNCTIONS["get_block_num"] = saved
+
+
+# ============================================================================ launch errors
+@asc.kernel
+def k_BlockDimError(x: asc.GlobalAddress):
+    """A correct kernel launched on 0 blocks."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+
+
+@asc.kernel
+def k_LaunchArgumentError(x: asc.GlobalAddress, n: int):
+    """A correct kernel launched with a float for its int parameter."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, n)
+
+
+@asc.kernel
+def k_UnsupportedArrayError(x: asc.GlobalAddress):
+    """A correct kernel launched with a Python list instead of an array."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+
+
+@asc.kernel
+def k_NonContiguousArrayError(x: asc.GlobalAddress):
+    """A correct kernel launched with a strided numpy view."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+
+
+@asc.kernel
+def k_DeviceError(x: asc.GlobalAddress):
+    """A correct kernel launched with a torch tensor that is not on the CPU."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+
+
+@asc.kernel
+def k_GMAlignmentError(x: asc.GlobalAddress):
+    """A correct kernel launched with a float32 view that starts 2 bytes into a buffer."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+
+
+# ============================================================================ run-time faults
+@asc.kernel
+def k_GMOutOfBoundsError(x: asc.GlobalAddress):
+    """Reading element 64 of a 64-element argument (one past the end)."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+    v = xg.get_value(64)  # <-
+
+
+@asc.kernel
+def k_LocalOutOfRangeError(x: asc.GlobalAddress):
+    """A LocalTensor placed so that it runs past the end of the 192 KB Unified Buffer."""
+    t = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 192 * 1024 - 128, 64)  # <-
+
+
+@asc.kernel
+def k_MisalignedAddressError(x: asc.GlobalAddress):
+    """A LocalTensor at a UB byte address that is not a multiple of 32."""
+    t = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 4100, 8)  # <-
+
+
+@asc.kernel
+def k_BufferCapacityError(x: asc.GlobalAddress, nbytes: int):
+    """Reserving more Unified Buffer than there is (256 KB of 192 KB)."""
+    pipe = asc.TPipe()
+    buf = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(buf, nbytes)  # <-
+
+
+@asc.kernel
+def k_QueueEmptyError(x: asc.GlobalAddress):
+    """deque on a queue nothing was enqueued on (a hang on hardware)."""
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.VECIN, 1)
+    pipe.init_buffer(q, 1, 256)
+    a = q.deque(asc.float32)  # <-
+
+
+@asc.kernel
+def k_NoFreeBufferError(x: asc.GlobalAddress):
+    """A second alloc_tensor on a one-buffer queue without free_tensor (a hang on hardware)."""
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.VECIN, 1)
+    pipe.init_buffer(q, 1, 256)
+    a = q.alloc_tensor(asc.float32)
+    b = q.alloc_tensor(asc.float32)  # <-
+
+
+@asc.kernel
+def k_QueueFullError(x: asc.GlobalAddress):
+    """Two enques on a TQue of depth 1 with no deque between them."""
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.VECIN, 1)
+    pipe.init_buffer(q, 2, 256)
+    a = q.alloc_tensor(asc.float32)
+    b = q.alloc_tensor(asc.float32)
+    q.enque(a)
+    q.enque(b)  # <-
+
+
+@asc.kernel
+def k_ForeignTensorError(x: asc.GlobalAddress):
+    """free_tensor on a queue other than the one that allocated the tensor."""
+    pipe = asc.TPipe()
+    qa = asc.TQue(asc.TPosition.VECIN, 1)
+    qb = asc.TQue(asc.TPosition.VECOUT, 1)
+    pipe.init_buffer(qa, 1, 256)
+    pipe.init_buffer(qb, 1, 256)
+    a = qa.alloc_tensor(asc.float32)
+    qb.free_tensor(a)  # <-
+
+
+@asc.kernel
+def k_UseAfterFreeError(x: asc.GlobalAddress):
+    """Enqueueing a tensor after its buffer was freed."""
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.VECIN, 1)
+    pipe.init_buffer(q, 1, 256)
+    a = q.alloc_tensor(asc.float32)
+    q.free_tensor(a)
+    q.enque(a)  # <-
+
+
+@asc.kernel
+def k_DoubleFreeError(x: asc.GlobalAddress):
+    """free_tensor twice on the same tensor."""
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.VECIN, 1)
+    pipe.init_buffer(q, 1, 256)
+    a = q.alloc_tensor(asc.float32)
+    q.free_tensor(a)
+    q.free_tensor(a)  # <-
+
+
+@asc.kernel
+def k_DoubleEnqueError(x: asc.GlobalAddress):
+    """enque twice of the same tensor."""
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.VECIN, 2)
+    pipe.init_buffer(q, 2, 256)
+    a = q.alloc_tensor(asc.float32)
+    q.enque(a)
+    q.enque(a)  # <-
+
+
+@asc.kernel
+def k_QueueNotInitializedError(x: asc.GlobalAddress):
+    """alloc_tensor on a queue that pipe.init_buffer never gave memory."""
+    q = asc.TQue(asc.TPosition.VECIN, 1)
+    a = q.alloc_tensor(asc.float32)  # <-
+
+
+@asc.kernel
+def k_QueueReinitError(x: asc.GlobalAddress):
+    """pipe.init_buffer twice for one queue."""
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.VECIN, 1)
+    pipe.init_buffer(q, 1, 256)
+    pipe.init_buffer(q, 1, 256)  # <-
+
+
+@asc.kernel
+def k_BufferCountError(x: asc.GlobalAddress, num: int):
+    """A run-time buffer count above 8 for init_buffer."""
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.VECIN, 1)
+    pipe.init_buffer(q, num, 256)  # <-
+
+
+@asc.kernel
+def k_TooManyLiveTensorsError(x: asc.GlobalAddress):
+    """A ninth tensor allocated at once in one TPosition (VECIN)."""
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.VECIN, 1)
+    q2 = asc.TQue(asc.TPosition.VECIN, 1)
+    pipe.init_buffer(q, 8, 32)
+    pipe.init_buffer(q2, 1, 32)
+    for i in range(8):
+        t = q.alloc_tensor(asc.float32)
+    u = q2.alloc_tensor(asc.float32)  # <-
+
+
+@asc.kernel
+def k_EventIdError(x: asc.GlobalAddress, event_id: int):
+    """A run-time event id outside 0..7."""
+    asc.set_flag(asc.HardEvent.MTE2_V, event_id)  # <-
+
+
+@asc.kernel
+def k_DoubleSetFlagError(x: asc.GlobalAddress):
+    """set_flag twice on one flag with no wait_flag between (the first set is lost)."""
+    asc.set_flag(asc.HardEvent.V_MTE3, 0)
+    asc.set_flag(asc.HardEvent.V_MTE3, 0)  # <-
+
+
+@asc.kernel
+def k_UnsatisfiedWaitError(x: asc.GlobalAddress):
+    """wait_flag on a flag no set_flag ever sets (a hang on hardware)."""
+    asc.wait_flag(asc.HardEvent.MTE2_V, 1)  # <-
+
+
+@asc.kernel
+def k_LoopLimitError(x: asc.GlobalAddress, n: int):
+    """A while loop whose condition never changes (a hang on hardware)."""
+    k = 0
+    while n > 0:  # <-
+        k += 1
+
+
+@asc.kernel
+def k_KernelAssertionError(x: asc.GlobalAddress, n: int):
+    """A run-time ``assert`` that fails for the value passed."""
+    assert n <= 64, "n must be at most 64"  # <-
+
+
+@asc.kernel
+def k_ZeroStepError(x: asc.GlobalAddress, step: int):
+    """range() with a run-time step of zero."""
+    for i in range(0, 64, step):  # <-
+        pass
+
+
+@asc.kernel
+def k_DivisionByZeroError(x: asc.GlobalAddress, tile: int):
+    """Integer division by a run-time zero."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+    xg.set_value(0, 64 // tile)  # <-
+
+
+@asc.kernel
+def k_NegativeCountError(x: asc.GlobalAddress, count: int):
+    """A negative run-time element count for a vector op."""
+    a = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 0, 64)
+    asc.duplicate(a, 0.0, count)  # <-
+
+
+@asc.kernel
+def k_MaskRangeError(x: asc.GlobalAddress, mask: int):
+    """A normal-mode mask of 100 lanes for float32, whose repeats have 64 lanes."""
+    a = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 0, 64)
+    asc.duplicate(a, 0.0, mask, 1, 1, 8)  # <-
+
+
+@asc.kernel
+def k_RepeatRangeError(x: asc.GlobalAddress, repeat: int):
+    """repeat_times above the hardware's 255."""
+    a = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 0, 64)
+    asc.duplicate(a, 0.0, 64, repeat, 1, 8)  # <-
+
+
+@asc.kernel
+def k_DataCopyParamError(x: asc.GlobalAddress, blocks: int):
+    """A DataCopyParams block_count above its 12-bit field (4095)."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+    a = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, 64)
+    asc.data_copy(a, xg, asc.DataCopyParams(blocks, 1, 0, 0))  # <-
+
+
+# ============================================================================ sanitize mode
+@asc.kernel
+def k_DataRaceError(x: asc.GlobalAddress):
+    """The scalar unit reads a result the vector unit may still be writing: no
+    set_flag/wait_flag (HardEvent.V_S) between the duplicate and the get_value."""
+    a = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 0, 64)
+    asc.duplicate(a, 1.0, 64)  # (the other access)
+    v = a.get_value(0)  # <-
+
+
+@asc.kernel
+def k_BlockOverlapError(z: asc.GlobalAddress):
+    """Every block writes element 0: the blocks' output slices are not offset by the block
+    index."""
+    zg = asc.GlobalTensor()
+    zg.set_global_buffer(z, 64)
+    zg.set_value(0, 1.0)  # <-
+
+
+@asc.kernel
+def k_UninitializedReadError(x: asc.GlobalAddress):
+    """A vector op reading a LocalTensor nothing has written."""
+    a = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 0, 64)
+    b = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 256, 64)
+    asc.adds(b, a, 1.0, 64)  # <-
+
+
+# ============================================================================ warnings
+@asc.kernel
+def k_GMOutOfBoundsWarning(x: asc.GlobalAddress):
+    """Reading one element past the end of an argument in lenient mode."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+    v = xg.get_value(64)  # <-
+
+
+@asc.kernel
+def k_TruncatedCopyWarning(x: asc.GlobalAddress):
+    """data_copy of 7 float32 (28 bytes): the hardware copies whole 32-byte blocks only."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+    a = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, 64)
+    asc.data_copy(a, xg, 7)  # <-
+
+
+@asc.kernel
+def k_FlagLeftSetWarning(x: asc.GlobalAddress):
+    """A set_flag with no matching wait_flag before the kernel ends."""
+    asc.set_flag(asc.HardEvent.V_MTE3, 0)  # <-
+
+
+@asc.kernel
+def k_LateSetWarning(x: asc.GlobalAddress):
+    """A wait_flag whose set_flag comes later in program order."""
+    asc.wait_flag(asc.HardEvent.MTE2_V, 0)  # <-
+    asc.set_flag(asc.HardEvent.MTE2_V, 0)
+
+
+X = "np.zeros(64, np.float32)"
+ENTRIES = [
+    Entry("KernelSyntaxError", f"k_KernelSyntaxError[1]({X})"),
+    Entry("UnsupportedConstructError", f"k_UnsupportedConstructError[1]({X})"),
+    Entry("AssignmentTargetError", f"k_AssignmentTargetError[1]({X})"),
+    Entry("UndefinedNameError", f"k_UndefinedNameError[1]({X}, 64)"),
+    Entry("MaybeUndefinedError", f"k_MaybeUndefinedError[1]({X}, 1)"),
+    Entry("UnknownAttributeError", f"k_UnknownAttributeError[1]({X})"),
+    Entry("ArgumentError", f"k_ArgumentError[1]({X})"),
+    Entry("DtypeError", f"k_DtypeError[1]({X}, np.zeros(64, np.float16))"),
+    Entry("OperandKindError", f"k_OperandKindError[1]({X}, 64)"),
+    Entry("ReassignmentError", f"k_ReassignmentError[1]({X}, 4)"),
+    Entry("ReturnValueError", f"k_ReturnValueError[1]({X})"),
+    Entry("NotConstantError", f"k_NotConstantError[1]({X}, 4)"),
+    Entry("StaticAssertionError", f"k_StaticAssertionError[1]({X}, TILE=100)"),
+    Entry("ConstantRangeError", f"k_ConstantRangeError[1]({X})"),
+    Entry("RecursiveCallError", f"k_RecursiveCallError[1]({X}, 3)"),
+    Entry("InternalCompilerError", f"k_InternalCompilerError[1]({X})",
+          setup="simulated_compiler_bug"),
+    Entry("BlockDimError", f"k_BlockDimError[0]({X})"),
+    Entry("LaunchArgumentError", f"k_LaunchArgumentError[1]({X}, 1.5)"),
+    Entry("UnsupportedArrayError", "k_UnsupportedArrayError[1]([0.0] * 64)"),
+    Entry("NonContiguousArrayError",
+          "k_NonContiguousArrayError[1](np.zeros(128, np.float32)[::2])"),
+    Entry("DeviceError", 'k_DeviceError[1](torch.zeros(64, device="meta"))'),
+    Entry("GMAlignmentError",
+          "k_GMAlignmentError[1](np.zeros(65, np.float32).view(np.uint8)[2:258]"
+          ".view(np.float32))",
+          note="The address in the message varies from run to run; it is shown as `0x…`."),
+    Entry("GMOutOfBoundsError", f"k_GMOutOfBoundsError[1]({X})"),
+    Entry("LocalOutOfRangeError", f"k_LocalOutOfRangeError[1]({X})"),
+    Entry("MisalignedAddressError", f"k_MisalignedAddressError[1]({X})"),
+    Entry("BufferCapacityError", f"k_BufferCapacityError[1]({X}, 256 * 1024)"),
+    Entry("QueueEmptyError", f"k_QueueEmptyError[1]({X})"),
+    Entry("NoFreeBufferError", f"k_NoFreeBufferError[1]({X})"),
+    Entry("QueueFullError", f"k_QueueFullError[1]({X})"),
+    Entry("ForeignTensorError", f"k_ForeignTensorError[1]({X})"),
+    Entry("UseAfterFreeError", f"k_UseAfterFreeError[1]({X})"),
+    Entry("DoubleFreeError", f"k_DoubleFreeError[1]({X})"),
+    Entry("DoubleEnqueError", f"k_DoubleEnqueError[1]({X})"),
+    Entry("QueueNotInitializedError", f"k_QueueNotInitializedError[1]({X})"),
+    Entry("QueueReinitError", f"k_QueueReinitError[1]({X})"),
+    Entry("BufferCountError", f"k_BufferCountError[1]({X}, 9)"),
+    Entry("TooManyLiveTensorsError", f"k_TooManyLiveTensorsError[1]({X})"),
+    Entry("EventIdError", f"k_EventIdError[1]({X}, 8)"),
+    Entry("DoubleSetFlagError", f"k_DoubleSetFlagError[1]({X})"),
+    Entry("UnsatisfiedWaitError", f"k_UnsatisfiedWaitError[1]({X})"),
+    Entry("LoopLimitError", f"k_LoopLimitError[1]({X}, 1)",
+          note="The simulator stops a loop after 2**31 iterations (about a second)."),
+    Entry("KernelAssertionError", f"k_KernelAssertionError[1]({X}, 100)"),
+    Entry("ZeroStepError", f"k_ZeroStepError[1]({X}, 0)"),
+    Entry("DivisionByZeroError", f"k_DivisionByZeroError[1]({X}, 0)"),
+    Entry("NegativeCountError", f"k_NegativeCountError[1]({X}, -8)"),
+    Entry("MaskRangeError", f"k_MaskRangeError[1]({X}, 100)"),
+    Entry("RepeatRangeError", f"k_RepeatRangeError[1]({X}, 300)"),
+    Entry("DataCopyParamError", f"k_DataCopyParamError[1]({X}, 5000)"),
+    Entry("DataRaceError", f"k_DataRaceError[1]({X}, sanitize=True)"),
+    Entry("BlockOverlapError", f"k_BlockOverlapError[2]({X}, sanitize=True)"),
+    Entry("UninitializedReadError", f"k_UninitializedReadError[1]({X}, sanitize=True)"),
+    Entry("GMOutOfBoundsWarning", f"k_GMOutOfBoundsWarning[1]({X}, lenient=True)"),
+    Entry("TruncatedCopyWarning", f"k_TruncatedCopyWarning[1]({X}, sanitize=True)"),
+    Entry("FlagLeftSetWarning", f"k_FlagLeftSetWarning[1]({X})"),
+    Entry("LateSetWarning", f"k_LateSetWarning[1]({X}, sanitize=True)"),
+]
