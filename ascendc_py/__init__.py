@@ -48,5 +48,5 @@ def __getattr__(name):
     if name == "testing":
         import importlib
         return importlib.import_module(f"{__name__}.testing")
-    if name == "profile": from .torch_bridge.profile import profile; return profile  # noqa: E701,E702
+    if name == "profile": from .torch_bridge.profile import profile; return profile  # noqa
     raise AttributeError(f"module 'ascendc_py' has no attribute '{name}'")

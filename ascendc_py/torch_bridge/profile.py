@@ -49,8 +49,9 @@ def current_op() -> str:
 class LaunchEvent:
     """One kernel launch seen by a profile. Times: ``device_us`` simulated on ``platform``;
     ``host_seconds`` the launch's host wall time (binding, finding or compiling the code,
-    running the blocks); ``host_start`` seconds after the profile started; ``device_start_us`` where the
-    launch sits on the simulated device timeline (launches back to back, in launch order)."""
+    running the blocks); ``host_start`` seconds after the profile started;
+    ``device_start_us`` where the launch sits on the simulated device timeline (launches back
+    to back, in launch order)."""
 
     op: str
     kernel: str
