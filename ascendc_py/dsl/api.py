@@ -153,6 +153,8 @@ for _name, _doc in _SYSTEM_BUILTINS.items():
 for _spec in REGISTRY.values():
     if _spec.elem is not None or _spec.name == "data_copy":
         BUILTINS[_spec.name] = Builtin(_spec.name, _spec.doc)
+for _name in ("cast", "compare", "compare_scalar", "select"):  # compiler/ops/convert.py
+    BUILTINS[_name] = Builtin(_name, REGISTRY[_name].doc)
 
 # reductions (compiler/ops/reduce.py) and pyasc's asc.ReduceOrder
 from ..compiler.ops.reduce import REDUCE_OPS, ReduceOrder  # noqa: E402
