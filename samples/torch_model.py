@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 import ascendc_py as asc
-from ascendc_py.torch_bridge import SepiaFilter, SwiGLU
+from ascendc_py.torch_bridge import SepiaFilter, SwiGLU, ops
 
 CLASSES = 4
 
@@ -44,7 +44,8 @@ def make_batch(generator: torch.Generator, n: int = 32, size: int = 32):
     return images, labels
 
 
-def main(steps: int = 8):
+def train(steps: int = 8) -> list:
+    """Train TinyNet for ``steps`` steps; prints and returns the losses."""
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(0)
     model = TinyNet()
@@ -64,6 +65,13 @@ def main(steps: int = 8):
     print(prof)
     assert losses[-1] < losses[0], "the loss should go down"
     return losses
+
+
+def main(steps: int = 8):
+    """Train, then return the Report of the last step's sepia launch (``make demo`` saves its
+    trace and timeline)."""
+    train(steps)
+    return ops.sepia.last_reports[0]
 
 
 if __name__ == "__main__":
