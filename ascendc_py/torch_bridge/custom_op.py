@@ -249,12 +249,12 @@ class AscendOp:
     # ------------------------------------------------------------------ the real implementation
     def _run(self, args, kwargs):
         bound, shapes, dtype = self._check(args, kwargs)
-        wide = self.host_casts.get(dtype)
         call_args = {}
         for k, v in bound.arguments.items():
             if isinstance(v, torch.Tensor):
-                v = (v.to(wide) if wide is not None else v).contiguous()
+                v = v.to(self.host_casts.get(v.dtype, v.dtype)).contiguous()
             call_args[k] = v
+        wide = self.host_casts.get(dtype)
         outs = tuple(torch.empty(tuple(s), dtype=wide or dtype) for s in shapes)
         if any(o.numel() for o in outs):
             arranged = self.signature.bind(**call_args)
