@@ -240,6 +240,8 @@ class Launcher:
             trace = os.environ.get("ASCENDC_PY_TRACE", "") not in ("", "0")
         if not lenient:
             lenient = os.environ.get("ASCENDC_PY_LENIENT", "") not in ("", "0")
+        from ..simulator.sanitizer import sanitizer_enabled
+        sanitize = sanitizer_enabled(sanitize)
         t0 = time.perf_counter()
         specs, gm, scalars = self.kernel.bind(args, kwargs)
         compiled, origin = self.kernel.compiled_for(specs, chip)
@@ -247,7 +249,8 @@ class Launcher:
         from ..compiler import jit
         try:
             result = run_blocks(compiled, chip, self.block_dim, gm, scalars, trace=bool(trace),
-                                timing=jit.timing_enabled(), lenient=bool(lenient))
+                                timing=jit.timing_enabled(), lenient=bool(lenient),
+                                sanitize=sanitize)
         except Exception as fault:  # what the blocks printed before the fault
             if getattr(fault, "output", ""):
                 print(fault.output, end="")
@@ -316,6 +319,7 @@ def _gm_arg(kernel: str, name: str, v):
         if not v.flags.c_contiguous:
             raise NonContiguousArrayError(f"{kernel}: argument '{name}' is not contiguous; pass "
                                     f"np.ascontiguousarray({name})")
+        _check_alignment(kernel, name, v.ctypes.data, v.itemsize)
         return GmArg(name, v.ctypes.data, v.nbytes, v)
     if type(v).__module__.startswith("torch"):
         if dtype is None:
@@ -326,9 +330,20 @@ def _gm_arg(kernel: str, name: str, v):
         if not v.is_contiguous():
             raise NonContiguousArrayError(f"{kernel}: argument '{name}' is not contiguous; pass "
                                     f"{name}.contiguous()")
+        _check_alignment(kernel, name, v.data_ptr(), v.element_size())
         return GmArg(name, v.data_ptr(), v.numel() * v.element_size(), v)
     raise UnsupportedArrayError(f"{kernel}: argument '{name}' must be a numpy array or torch "
                             f"tensor, got {type(v).__name__}")
+
+
+def _check_alignment(kernel: str, name: str, address: int, itemsize: int) -> None:
+    """GM addresses must be multiples of the element size, as the MTE requires."""
+    from ..compiler.errors import GMAlignmentError
+    if itemsize > 1 and address % itemsize:
+        raise GMAlignmentError(f"{kernel}: argument '{name}' starts at address {address:#x}, "
+                               f"not a multiple of its element size {itemsize}",
+                               hint=f"pass an aligned copy, e.g. np.ascontiguousarray or "
+                                    f"{name}.copy()")
 
 
 def _scalar_dtype(kernel: str, p: _Param, v) -> DataType:

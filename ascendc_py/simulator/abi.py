@@ -59,7 +59,12 @@ WARN_CAP = 124
 WARN_LEN = 125
 PRINT_PTR = 126      # address of this block's printf/dump_tensor buffer (0: none); int64 words
                      # [capacity bytes, used bytes, dropped records] then the records
-HEADER_SLOTS = 128
+SANITIZE = 128       # 1: sanitize mode (races, uninitialised reads, GM write log)
+SAN_PTR = 129        # address of the sanitizer state array (codegen/sanitize.py layout)
+SAN_GRAN = 130       # index of the first granule record in that array
+POS_LIVE = 131       # + TPosition: tensors currently allocated from TQues at that position
+MAX_LIVE_PER_POSITION = 8  # A2/A3: more hangs the NPU (CPU mode aborts)
+HEADER_SLOTS = 160
 TRACE_FIELDS = 6     # start, occupancy, latency, pipe, site, op
 QUEUE_DEPTH = 32     # per-pipe instruction queue (ring of start times)
 
@@ -98,9 +103,14 @@ def flag_time_base(num_queues: int) -> int:
     return flag_site_base(num_queues) + FLAG_SLOTS
 
 
+def flag_waiter_base(num_queues: int) -> int:
+    """Per flag: the pipe of the wait_flag pending on it (sanitize mode's happens-before)."""
+    return flag_time_base(num_queues) + FLAG_SLOTS
+
+
 def ring_base(num_queues: int) -> int:
     """Per pipe: QUEUE_DEPTH start cycles of the latest instructions (queue-full model)."""
-    return flag_time_base(num_queues) + FLAG_SLOTS
+    return flag_waiter_base(num_queues) + FLAG_SLOTS
 
 
 def ctx_slots(num_queues: int) -> int:
@@ -134,3 +144,6 @@ class ErrorCode(enum.IntEnum):
     MASK_RANGE = 21
     REPEAT_RANGE = 22
     DATA_COPY_PARAM_RANGE = 23  # a DataCopy(Ext)Params/padding field outside its legal range
+    DATA_RACE = 24
+    UNINITIALIZED_READ = 25
+    TOO_MANY_LIVE_TENSORS = 26

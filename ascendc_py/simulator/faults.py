@@ -78,8 +78,9 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
     if code == E.QUEUE_BAD_STATE:
         state = _STATE_NAMES.get(a, str(a))
         if op == "free_tensor" and a == 0:
-            return err.DoubleFreeError(f"free_tensor of a tensor whose buffer is already free"
-                                       f"{where}", loc, hint="free each tensor once")
+            return err.DoubleFreeError(f"free_tensor of a tensor whose buffer is already free "
+                                       f"(double free){where}", loc,
+                                       hint="free each tensor once")
         if a == 2:
             return err.DoubleEnqueError(f"{op} of a tensor that is already enqueued{where}", loc,
                                         hint="deque it before enqueueing or freeing it again")
@@ -121,6 +122,30 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
     if code == E.REPEAT_RANGE:
         return err.RepeatRangeError(f"{op}: repeat_times {a} is outside 0..255{where}", loc,
                                     hint="split the work into several instructions")
+    if code == E.DATA_RACE:
+        from ..dsl.types import PIPE_NAMES
+        other_pipe, this_pipe = divmod(b, 16)
+        names = [PIPE_NAMES[p] if 0 <= p < len(PIPE_NAMES) else "?"
+                 for p in (other_pipe, this_pipe)]
+        kind = {0: "reads data written", 1: "writes data read", 2: "overwrites data written"}
+        other = compiled.sites[a] if 0 <= a < len(compiled.sites) else None
+        event = f"HardEvent.{names[0]}_{names[1]}"
+        return err.DataRaceError(
+            f"data race: {op} on pipe {names[1]} {kind.get(c, 'touches data used')} by pipe "
+            f"{names[0]} at {other.loc if other else '?'} with no synchronisation between them"
+            f"{where}" + (f"\n    other access: {other.loc.source_line().strip()}"
+                          if other and other.loc else ""), loc,
+            hint=f"order them: asc.set_flag({event}, id) after the {names[0]} access and "
+                 f"asc.wait_flag({event}, id) before this one (or pass the tensor through a "
+                 f"TQue)")
+    if code == E.UNINITIALIZED_READ:
+        return err.UninitializedReadError(
+            f"{op} reads UB bytes [{a}, {a + 32}) that nothing has written{where}", loc,
+            hint="copy data in (data_copy/duplicate) before reading it")
+    if code == E.TOO_MANY_LIVE_TENSORS:
+        return err.TooManyLiveTensorsError(
+            f"{op}: more than 8 tensors allocated at once in one TPosition{where} (a hang on "
+            f"hardware)", loc, hint="free tensors before allocating more")
     if code.name == "DATA_COPY_PARAM_RANGE":
         return err.DataCopyParamError(f"{op}: a copy parameter is out of range ({a}){where}",
                                       loc)

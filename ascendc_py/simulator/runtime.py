@@ -22,7 +22,7 @@ from typing import Optional
 
 from ..dsl.types import NUM_PIPES
 from ..compiler.ops.debug import PRINT_BUFFER_BYTES
-from . import abi, timing_params
+from . import abi, sanitizer, timing_params
 from .faults import build_fault
 
 _pool = None
@@ -73,8 +73,16 @@ def _core_for_thread(platform, ctx_slots: int, memories) -> "_Core":
 class _Core:
     """Per-host-thread state of one simulated core: local memories and a ctx array."""
 
+    def sanitizer(self, ctx_slots: int, platform) -> "sanitizer.SanitizerState":
+        ub = local_memory_sizes(platform)[Memory.UB]
+        if self._sanitizer is None or self._sanitizer.key != (ctx_slots, ub):
+            self._sanitizer = sanitizer.SanitizerState(ctx_slots, ub)
+        return self._sanitizer
+
     def __init__(self, platform, ctx_slots: int, memories):
         self.ctx = np.zeros(ctx_slots, np.int64)
+        self.warnings = np.zeros((sanitizer.WARNINGS_CAP, sanitizer.WARN_FIELDS), np.int64)
+        self._sanitizer = None
         self.counters = np.zeros(timing_params.COUNTER_SLOTS, np.int64)
         self.memories = {}
         sizes = local_memory_sizes(platform)
@@ -104,7 +112,8 @@ class _Core:
             ctx[abi.TRACE_PTR] = trace_buf.ctypes.data
             ctx[abi.TRACE_CAP] = trace_buf.shape[0]
         for mem, (_, view) in self.memories.items():
-            view[:] = 0
+            # local memory keeps what earlier blocks left, as on hardware (it starts zeroed
+            # when the core is created); sanitize mode reports reads of unwritten bytes
             ctx[abi.MEM_BASE + int(mem)] = view.ctypes.data
             ctx[abi.MEM_SIZE + int(mem)] = view.size
         return ctx
@@ -162,12 +171,12 @@ def pack_scalars(values) -> np.ndarray:
 
 
 LENIENT_SLACK = 256 * 1024  # bytes after each GM buffer in lenient mode (a whole UB of tiles)
-WARNINGS_CAP = 4096
 
 
 def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_values,
                trace: bool = False, trace_capacity: int = 100_000,
-               timing: bool = True, lenient: bool = False) -> LaunchResult:
+               timing: bool = True, lenient: bool = False,
+               sanitize: bool = False) -> LaunchResult:
     """Run every block; raise the first block's fault (if any) as a KernelRuntimeError.
 
     ``lenient``: every GM buffer is staged in a copy with ``LENIENT_SLACK`` bytes of slack
@@ -180,7 +189,7 @@ def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_
         gm_args, staged = _stage_with_slack(gm_args)
     try:
         return _run(compiled, platform, block_dim, gm_args, scalar_values, trace,
-                    trace_capacity, timing, lenient)
+                    trace_capacity, timing, lenient, sanitize)
     finally:
         for original, copy in staged:
             ctypes.memmove(original.address, copy.ctypes.data, original.nbytes)
@@ -197,7 +206,7 @@ def _stage_with_slack(gm_args):
 
 
 def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_capacity, timing,
-         lenient) -> LaunchResult:
+         lenient, sanitize=False) -> LaunchResult:
     ctx_slots = abi.ctx_slots(compiled.num_queues)
     gm_ptrs = np.array([a.address for a in gm_args] or [0], np.int64)
     gm_sizes = np.array([a.nbytes for a in gm_args] or [0], np.int64)
@@ -210,12 +219,14 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
     timings: dict[int, BlockTiming] = {}
 
     found: list[np.ndarray] = []
+    gm_logs: dict[int, np.ndarray] = {}
     printed: dict[int, np.ndarray] = {}   # block -> its print buffer (used part)
     prints = any(s.op in ("printf", "dump_tensor") for s in compiled.sites)
 
     def worker():
-        core = _Core(platform, ctx_slots, compiled.memories)
-        warn_buf = np.zeros((WARNINGS_CAP, 4), np.int64) if lenient else None
+        core = _core_for_thread(platform, ctx_slots, compiled.memories)
+        warn_buf = core.warnings
+        san = core.sanitizer(ctx_slots, platform) if sanitize else None
         print_buf = np.empty(PRINT_BUFFER_BYTES // 8, np.int64) if prints else None
         while not abort.is_set():
             block = next(counter)
@@ -225,19 +236,23 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
             ctx = core.prepare(block, block_dim, gm_ptrs, gm_sizes, scalars, costs,
                                compiled.num_queues, trace_buf)
             ctx[abi.TIMING_ON] = int(timing)
+            ctx[abi.WARN_PTR] = warn_buf.ctypes.data
+            ctx[abi.WARN_CAP] = sanitizer.WARNINGS_CAP
             if lenient:
                 ctx[abi.LENIENT] = 1
                 ctx[abi.GM_SLACK] = LENIENT_SLACK
-                ctx[abi.WARN_PTR] = warn_buf.ctypes.data
-                ctx[abi.WARN_CAP] = WARNINGS_CAP
+            if san is not None:
+                san.attach(ctx, ctx_slots)
             if prints:
                 print_buf[:3] = (PRINT_BUFFER_BYTES - 24, 0, 0)  # capacity, used, dropped
                 ctx[abi.PRINT_PTR] = print_buf.ctypes.data
             rc = compiled.cfunc(ctx.ctypes.data)
             if prints and (print_buf[1] or print_buf[2]):
                 printed[block] = print_buf[:3 + (int(print_buf[1]) + 7) // 8].copy()
-            if lenient and ctx[abi.WARN_LEN]:
+            if ctx[abi.WARN_LEN]:
                 found.append(warn_buf[:int(ctx[abi.WARN_LEN])].copy())
+            if san is not None:
+                gm_logs[block] = san.gm_writes()
             if rc != 0:
                 errors[block] = (int(rc), int(ctx[abi.ERR_SITE]), int(ctx[abi.ERR_A]),
                                  int(ctx[abi.ERR_B]), int(ctx[abi.ERR_C]), ctx.copy())
@@ -248,12 +263,11 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
 
     t0 = time.perf_counter()
     nworkers = min(WORKERS, block_dim)
-    if nworkers <= 1:
-        worker()
-    else:
-        futures = [_executor().submit(worker) for _ in range(nworkers)]
-        for f in futures:
-            f.result()
+    # the calling thread is one of the workers; the pool supplies the others
+    futures = [_executor().submit(worker) for _ in range(nworkers - 1)]
+    worker()
+    for f in futures:
+        f.result()
     wall = time.perf_counter() - t0
     if errors:
         block = min(errors)
@@ -263,7 +277,9 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
         fault.output = _output(compiled, printed, upto=block)  # printed before the fault
         raise fault
     if found:
-        _emit_lenient_warnings(compiled, np.concatenate(found))
+        sanitizer.emit_warnings(compiled, np.concatenate(found))
+    if gm_logs:
+        sanitizer.check_block_overlaps(compiled, gm_logs)
     return LaunchResult(block_dim, wall, [timings[k] for k in sorted(timings)],
                         _output(compiled, printed))
 
@@ -275,26 +291,6 @@ def _output(compiled, printed: dict, upto: Optional[int] = None) -> str:
     from ..compiler.ops.debug import format_block_output
     return "".join(format_block_output(printed[b], compiled.sites, b) for b in sorted(printed)
                    if upto is None or b <= upto)
-
-
-def _emit_lenient_warnings(compiled, records: np.ndarray) -> None:
-    """One warning per kernel line that ran past a GM buffer (with the widest range seen)."""
-    import warnings
-
-    from ..compiler.errors import GMOutOfBoundsWarning
-    worst: dict[tuple[int, int], tuple[int, int]] = {}
-    for site, arg, first, last in records.tolist():
-        lo, hi = worst.get((site, arg), (first, last))
-        worst[(site, arg)] = (min(lo, first), max(hi, last))
-    for (site, arg), (first, last) in sorted(worst.items()):
-        info = compiled.sites[site] if 0 <= site < len(compiled.sites) else None
-        name = compiled.gm_args[arg][0] if 0 <= arg < len(compiled.gm_args) else f"#{arg}"
-        warnings.warn(GMOutOfBoundsWarning(
-            f"{info.op if info else 'access'} touches elements up to [{first}, {last}) of global "
-            f"argument '{name}', past the end of its buffer (lenient mode: allowed into the "
-            f"device slack, results inside the buffer are unaffected)", info.loc if info else None,
-            hint="strict mode (the default) reports this as an error; size the tail tile"),
-            stacklevel=4)
 
 
 __all__ = ["GmArg", "LaunchResult", "run_blocks", "Memory"]

@@ -85,12 +85,7 @@ EXPECT = {
 
 # Classes whose kernel cannot trigger them yet (features being integrated): strict xfail, so the
 # mark must go once they are raised.
-PENDING = {
-    "UnknownAttributeError": "not raised yet: an unknown attribute or method still raises the "
-                             "family base KernelNameError (compiler/sema/builtins.py)",
-    "TruncatedCopyWarning": "not raised yet: nothing records WARN_TRUNCATED, so a data_copy "
-                            "whose byte length is not a multiple of 32 runs without a warning",
-}
+PENDING: dict = {}
 
 
 def marked_line(kernel, marker: str = ck.MARK) -> int | None:

@@ -17,7 +17,8 @@ from ..ops.movement import BLOCK, EXT_LIMITS, MAX_PADDING_BYTES, PARAMS_LIMITS
 from . import runtime_lib
 from .core import Codegen, FnBuilder, lowering
 from .intrinsics import call_checked, operand
-from .rtfuncs import call_tm, counted, operand_pointer, rt
+from .rtfuncs import WARN_TRUNCATED, call_tm, counted, operand_pointer, rt, warn
+from .sanitize import san_copy_on_path
 from .types import I1, I64, PTR, intrinsic
 
 E = abi.ErrorCode
@@ -88,12 +89,18 @@ def data_copy(fb: FnBuilder, path, dst_mem, dst_a, dst_off, src_mem, src_a, src_
     the hardware does). Operand offsets are in elements."""
     b = fb.b
     fb.fail_with(b.icmp_signed("<", count, fb.i64(0)), E.NEGATIVE_COUNT, site, count)
-    nbytes = b.and_(b.mul(count, esize), fb.i64(~(ALIGN - 1)))
+    requested = b.mul(count, esize)
+    nbytes = b.and_(requested, fb.i64(~(ALIGN - 1)))
+    with b.if_then(b.and_(b.icmp_signed("!=", nbytes, requested),
+                          b.icmp_signed("!=", fb.ld(abi.SANITIZE), fb.i64(0)))):
+        warn(fb, WARN_TRUNCATED, site, requested, nbytes)  # hardware drops the tail
     dst = operand_pointer(fb, dst_mem, dst_a, b.mul(dst_off, esize), nbytes, esize,
                           fb.i64(0), fb.i64(1), site)
     src = operand_pointer(fb, src_mem, src_a, b.mul(src_off, esize), nbytes, esize,
                           fb.i64(1), fb.i64(1), site)
     _memmove(fb, dst, src, nbytes)
+    san_copy_on_path(fb, path, dst_mem, dst_a, b.mul(dst_off, esize), src_mem, src_a,
+                     b.mul(src_off, esize), nbytes, site)
     call_tm(fb, "dma", path, nbytes, op, site)
 
 
@@ -115,6 +122,7 @@ def data_copy_blocks(fb: FnBuilder, path, dst_mem, dst_a, dst_off, src_mem, src_
         d = operand_pointer(fb, dst_mem, dst_a, doff, burst, esize, fb.i64(0), fb.i64(1), site)
         s = operand_pointer(fb, src_mem, src_a, soff, burst, esize, fb.i64(1), fb.i64(1), site)
         _memmove(fb, d, s, burst)
+        san_copy_on_path(fb, path, dst_mem, dst_a, doff, src_mem, src_a, soff, burst, site)
     counted(fb, count, one)
     call_tm(fb, "dma", path, b.mul(count, burst), op, site)
 
@@ -164,6 +172,8 @@ def data_copy_pad(fb: FnBuilder, path, dst_mem, dst_a, dst_off, src_mem, src_a, 
                 s = operand_pointer(fb, src_mem, src_a, soff, unit, esize, fb.i64(1),
                                     fb.i64(1), site)
                 _memmove(fb, d, s, length)
+                san_copy_on_path(fb, path, dst_mem, dst_a, doff, src_mem, src_a, soff, length,
+                                 site)
             counted(fb, count, one_out)
         with into:
             unit = _round_up(fb, b.add(b.add(lbytes, length), rbytes))
@@ -181,6 +191,8 @@ def data_copy_pad(fb: FnBuilder, path, dst_mem, dst_a, dst_off, src_mem, src_a, 
                                     fb.i64(0), site)
                 base = b.ptrtoint(d, I64)
                 _memmove(fb, b.inttoptr(b.add(base, lbytes), PTR), s, length)
+                san_copy_on_path(fb, path, dst_mem, dst_a, doff, src_mem, src_a, soff, unit,
+                                 site)
                 with b.if_then(pad):
                     _fill(fb, base, fb.i64(0), lbytes, pad_bits, esize)
                 # dummies: the padding value, or (no paddings, no is_pad) the first element

@@ -148,6 +148,15 @@ class _Red:
         call_rt(self.fb, "check_local", self.i(int(Memory.UB)), addr, nbytes, aligned,
                 self.i(which), self.site)
 
+    def sanitize(self, reads, writes):
+        """Sanitize mode: the V pipe reads ``reads`` then writes ``writes`` ((addr, bytes))."""
+        v, ub = self.i(int(PipeID.PIPE_V)), self.i(int(Memory.UB))
+        call_rt(self.fb, "san_issue", v, self.site)
+        for addr, nbytes in reads:
+            call_rt(self.fb, "san_access", v, ub, addr, nbytes, self.i(0), self.site)
+        for addr, nbytes in writes:
+            call_rt(self.fb, "san_access", v, ub, addr, nbytes, self.i(1), self.site)
+
 
 def _mask_register(fb: FnBuilder, a, r: _Red, site):
     """Apply the mask argument (unless is_set_mask is false) as the masked vector ops do, but a
@@ -202,6 +211,8 @@ def define_group_reduce(module: L.Module, dtype) -> str:
                           b.mul(b.sub(nres, fb.i64(1)), a["res_stride"])), a["res_bytes"])
     r.check(a["dst"], b.select(has_work, dst_ext, fb.i64(0)), a["dst_align"], 0)
     r.check(a["src"], b.select(has_work, src_ext, fb.i64(0)), fb.i64(1), 1)
+    r.sanitize([(a["src"], b.select(has_work, src_ext, fb.i64(0)))],
+               [(a["dst"], b.select(has_work, dst_ext, fb.i64(0)))])
     is_sum = b.icmp_signed("==", a["kind"], fb.i64(SUM))
 
     def per_repeat(rep):
@@ -459,6 +470,8 @@ def define_full_reduce(module: L.Module, dtype) -> str:
         r.check(a["dst"], dst_ext, fb.i64(0), 0)
         r.check(a["src"], src_ext, fb.i64(1), 1)
         r.check(a["tmp"], b.mul(tmp_elems, fb.i64(esize)), fb.i64(1), 2)
+        r.sanitize([(a["src"], src_ext)],
+                   [(a["tmp"], b.mul(tmp_elems, fb.i64(esize))), (a["dst"], dst_ext)])
 
     def lane_info(rep, lane):
         """(active, UB byte address, index) of a lane."""

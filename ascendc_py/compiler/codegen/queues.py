@@ -47,8 +47,10 @@ def lower_init_buffer(cg: Codegen, s: ir.Intrinsic) -> None:
 def lower_take(cg: Codegen, s: ir.Intrinsic) -> None:
     producer, consumer = _pipes(s)
     pipe = producer if s.op == "alloc_tensor" else consumer
-    _call(cg, s.op, [_qbase(cg, s), cg.i64(s.attr("queue")), cg.i64(int(pipe)),
-                     cg.i64(TP.OP_INDEX[s.op])], s.op)
+    args = [_qbase(cg, s), cg.i64(s.attr("queue")), cg.i64(int(pipe)), cg.i64(TP.OP_INDEX[s.op])]
+    if s.op == "alloc_tensor":
+        args.append(cg.i64(int(s.attr("position"))))
+    _call(cg, s.op, args, s.op)
     _tensor_results(cg, s)
 
 
@@ -60,7 +62,8 @@ def lower_give(cg: Codegen, s: ir.Intrinsic) -> None:
     if s.op == "enque":
         args.append(cg.i64(max(s.attr("depth"), 1)))
     pipe = producer if s.op == "enque" else consumer
-    _call(cg, s.op, args + [tag, cg.i64(int(pipe)), cg.i64(TP.OP_INDEX[s.op])], s.op)
+    extra = [cg.i64(int(s.attr("position")))] if s.op == "free_tensor" else []
+    _call(cg, s.op, args + [tag, cg.i64(int(pipe)), cg.i64(TP.OP_INDEX[s.op])] + extra, s.op)
 
 
 @lowering("tbuf_get")
@@ -82,6 +85,7 @@ def lower_flag(cg: Codegen, s: ir.Intrinsic) -> None:
 def lower_pipe_barrier(cg: Codegen, s: ir.Intrinsic) -> None:
     if cg.timing is not None:
         cg.timing.barrier(cg, s.args[0])
+    _call(cg, "san_barrier", [cg.i64(s.args[0])], "pipe_barrier")  # sanitize mode
 
 
 @lowering("__kernel_end__")

@@ -11,7 +11,7 @@ from typing import Callable
 
 from llvmlite import ir as L
 
-from ...dsl.types import EVENT_IDS_PER_EVENT
+from ...dsl.types import EVENT_IDS_PER_EVENT, PipeID
 from ...simulator import abi
 from .core import FnBuilder
 from ..ops import Family
@@ -47,7 +47,9 @@ def rt_signature(name: str) -> L.FunctionType:
 
 def define_all(module: L.Module) -> None:
     for name, (params, body) in RT_FUNCTIONS.items():
-        func = L.Function(module, rt_signature(name), name=f"asc_rt_{name}")
+        func = module.globals.get(f"asc_rt_{name}")  # possibly declared by an earlier caller
+        if func is None:
+            func = L.Function(module, rt_signature(name), name=f"asc_rt_{name}")
         func.attributes.add("nounwind")
         fb = FnBuilder(module, func)
         args = dict(zip(params + ("site",), func.args[1:]))
@@ -55,6 +57,22 @@ def define_all(module: L.Module) -> None:
         if not fb.b.block.is_terminated:
             fb.b.ret(fb.i64(0))
         fb.finish()
+
+
+WARN_FIELDS = 5  # kind, site, a, b, c
+WARN_GM_SLACK, WARN_TRUNCATED, WARN_LATE_SET, WARN_FLAG_LEFT_SET = 0, 1, 2, 3
+
+
+def warn(fb: FnBuilder, kind: int, site, a, b_=None, c=None) -> None:
+    """Record a warning (the runtime turns each into a KernelWarning naming the line)."""
+    b = fb.b
+    n = fb.ld(abi.WARN_LEN)
+    with b.if_then(b.icmp_signed("<", n, fb.ld(abi.WARN_CAP))):
+        buf = fb.ctx_ptr(abi.WARN_PTR)
+        for k, v in enumerate((fb.i64(kind), site, a, b_ or fb.i64(0), c or fb.i64(0))):
+            b.store(fb._as_i64(v), b.gep(buf, [b.add(b.mul(n, fb.i64(WARN_FIELDS)), fb.i64(k))],
+                                         source_etype=I64))
+        fb.st(abi.WARN_LEN, b.add(n, fb.i64(1)))
 
 
 def _res(fb: FnBuilder, *values) -> None:
@@ -93,12 +111,7 @@ def check_gm(fb: FnBuilder, arg, start, nbytes, elem_size, which, site):
                       b.and_(b.icmp_signed(">=", start, fb.i64(0)),
                              b.icmp_signed("<=", end, b.add(limit, fb.ld(abi.GM_SLACK)))))
     with b.if_then(b.and_(bad, slack_ok)):
-        n = fb.ld(abi.WARN_LEN)
-        with b.if_then(b.icmp_signed("<", n, fb.ld(abi.WARN_CAP))):
-            buf = fb.ctx_ptr(abi.WARN_PTR)
-            for k, v in enumerate((site, arg, first, last)):
-                b.store(v, b.gep(buf, [b.add(b.mul(n, fb.i64(4)), fb.i64(k))], source_etype=I64))
-            fb.st(abi.WARN_LEN, b.add(n, fb.i64(1)))
+        warn(fb, WARN_GM_SLACK, site, arg, first, last)
     fb.st(abi.ERR_D, which)
     fb.fail_with(b.and_(bad, b.xor(slack_ok, L.Constant(I1, 1))), E.GM_OUT_OF_BOUNDS, site, arg,
                  first, last)
@@ -106,7 +119,8 @@ def check_gm(fb: FnBuilder, arg, start, nbytes, elem_size, which, site):
 
 def call_rt(fb: FnBuilder, name: str, *args) -> None:
     """From inside the library: call another runtime function and pass its failure on."""
-    fn = fb.module.globals[f"asc_rt_{name}"]
+    fn = fb.module.globals.get(f"asc_rt_{name}") or L.Function(
+        fb.module, rt_signature(name), name=f"asc_rt_{name}")
     fb.leave_on_error(fb.b.call(fn, [fb.ctx] + [fb._as_i64(a) for a in args]))
 
 
@@ -159,6 +173,15 @@ def scalar_access(fb: FnBuilder, mem, a, index, esize, store, op, site):
                           site)
     fb.st(abi.RES0, b.ptrtoint(ptr, I64))
     call_tm(fb, "scalar_access", store, op)
+    s_pipe = fb.i64(int(PipeID.PIPE_S))
+    call_rt(fb, "san_issue", s_pipe, site)
+    addr = b.add(a, b.mul(index, esize))
+    with b.if_else(b.icmp_signed("==", mem, fb.i64(0))) as (gm, local):
+        with gm:
+            with b.if_then(b.icmp_signed("!=", store, fb.i64(0))):
+                call_rt(fb, "san_gm_write", a, b.mul(index, esize), esize, site)
+        with local:
+            call_rt(fb, "san_access", s_pipe, mem, addr, esize, store, site)
 
 
 # ----------------------------------------------------------------------------- queues
@@ -204,10 +227,14 @@ def _buffer_result(fb: FnBuilder, qbase, qid, index) -> None:
     _res(fb, addr, fb.ld(_q(fb, qbase, abi.Q_BUF_LEN)), tag)
 
 
-@rt("qbase", "qid", "pipe", "op")
-def alloc_tensor(fb: FnBuilder, qbase, qid, pipe, op, site):
+@rt("qbase", "qid", "pipe", "op", "pos")
+def alloc_tensor(fb: FnBuilder, qbase, qid, pipe, op, pos, site):
     _require_init(fb, qbase, site)
     b = fb.b
+    live_slot = b.add(fb.i64(abi.POS_LIVE), pos)
+    live = fb.ld(live_slot)
+    fb.fail_with(b.icmp_signed(">=", live, fb.i64(abi.MAX_LIVE_PER_POSITION)),
+                 E.TOO_MANY_LIVE_TENSORS, site, b.add(live, fb.i64(1)))
     num = fb.ld(_q(fb, qbase, abi.Q_NUM))
     cursor = fb.ld(_q(fb, qbase, abi.Q_CURSOR))
     found = fb.alloca_builder.alloca(I64, name="found")
@@ -224,8 +251,10 @@ def alloc_tensor(fb: FnBuilder, qbase, qid, pipe, op, site):
     fb.fail_with(b.icmp_signed("<", idx, fb.i64(0)), E.QUEUE_NO_FREE_BUFFER, site, num)
     fb.st(_q(fb, qbase, abi.Q_STATE, idx), fb.i64(abi.BUF_ALLOCATED))
     fb.st(_q(fb, qbase, abi.Q_CURSOR), b.urem(b.add(idx, fb.i64(1)), num))
+    fb.st(live_slot, b.add(live, fb.i64(1)))
     _buffer_result(fb, qbase, qid, idx)
     call_tm(fb, "wait_time", pipe, _q(fb, qbase, abi.Q_FREED, idx), fb.i64(0), op)
+    call_rt(fb, "san_wait", pipe, _q(fb, qbase, abi.Q_FREED, idx), site)
 
 
 def _tensor_index(fb: FnBuilder, qid, tag, site):
@@ -252,6 +281,7 @@ def enque(fb: FnBuilder, qbase, qid, depth, tag, pipe, op, site):
     fb.st(_q(fb, qbase, abi.Q_COUNT), b.add(count, fb.i64(1)))
     fb.st(_q(fb, qbase, abi.Q_STATE, idx), fb.i64(abi.BUF_ENQUEUED))
     call_tm(fb, "set_time", pipe, _q(fb, qbase, abi.Q_READY, idx), op)
+    call_rt(fb, "san_set", pipe, _q(fb, qbase, abi.Q_READY, idx), site)
 
 
 @rt("qbase", "qid", "pipe", "op")
@@ -267,17 +297,21 @@ def deque(fb: FnBuilder, qbase, qid, pipe, op, site):
     fb.st(_q(fb, qbase, abi.Q_STATE, idx), fb.i64(abi.BUF_ALLOCATED))
     _buffer_result(fb, qbase, qid, idx)
     call_tm(fb, "wait_time", pipe, _q(fb, qbase, abi.Q_READY, idx), fb.i64(0), op)
+    call_rt(fb, "san_wait", pipe, _q(fb, qbase, abi.Q_READY, idx), site)
 
 
-@rt("qbase", "qid", "tag", "pipe", "op")
-def free_tensor(fb: FnBuilder, qbase, qid, tag, pipe, op, site):
+@rt("qbase", "qid", "tag", "pipe", "op", "pos")
+def free_tensor(fb: FnBuilder, qbase, qid, tag, pipe, op, pos, site):
     _require_init(fb, qbase, site)
     idx = _tensor_index(fb, qid, tag, site)
     state = fb.ld(_q(fb, qbase, abi.Q_STATE, idx))
     fb.fail_with(fb.b.icmp_signed("!=", state, fb.i64(abi.BUF_ALLOCATED)), E.QUEUE_BAD_STATE,
                  site, state)
     fb.st(_q(fb, qbase, abi.Q_STATE, idx), fb.i64(abi.BUF_FREE))
+    live_slot = fb.b.add(fb.i64(abi.POS_LIVE), pos)
+    fb.st(live_slot, fb.b.sub(fb.ld(live_slot), fb.i64(1)))
     call_tm(fb, "set_time", pipe, _q(fb, qbase, abi.Q_FREED, idx), op)
+    call_rt(fb, "san_set", pipe, _q(fb, qbase, abi.Q_FREED, idx), site)
 
 
 @rt("qbase")
@@ -302,7 +336,13 @@ def set_flag(fb: FnBuilder, flag_base, event, eid, pipe, op, site):
     v = fb.ld(slot)
     fb.fail_with(fb.b.icmp_signed(">", v, fb.i64(0)), E.FLAG_DOUBLE_SET, site, flag)
     fb.st(slot, fb.b.add(v, fb.i64(1)))
-    call_tm(fb, "set_time", pipe, fb.b.add(fb.ld(abi.FLAG_TIME_BASE), flag), op)
+    time_slot = fb.b.add(fb.ld(abi.FLAG_TIME_BASE), flag)
+    call_tm(fb, "set_time", pipe, time_slot, op)
+    call_rt(fb, "san_set", pipe, time_slot, site)
+    # a wait_flag earlier in program order was pending on this flag: its pipe sees this set
+    with fb.b.if_then(fb.b.icmp_signed("<", v, fb.i64(0))):
+        waiter = fb.ld(fb.b.add(slot, fb.i64(3 * abi.FLAG_SLOTS)))
+        call_rt(fb, "san_wait", waiter, time_slot, site)
 
 
 @rt("flag_base", "event", "eid", "pipe", "op")
@@ -311,11 +351,19 @@ def wait_flag(fb: FnBuilder, flag_base, event, eid, pipe, op, site):
     flag = _flag(fb, event, eid, site)
     slot = fb.b.add(flag_base, flag)
     v = fb.ld(slot)
-    with fb.b.if_then(fb.b.icmp_signed("<=", v, fb.i64(0))):
-        fb.st(fb.b.add(slot, fb.i64(abi.FLAG_SLOTS)), site)  # remember the pending wait
-    fb.st(slot, fb.b.sub(v, fb.i64(1)))
     pending = fb.b.icmp_signed("<=", v, fb.i64(0))
-    call_tm(fb, "wait_time", pipe, fb.b.add(fb.ld(abi.FLAG_TIME_BASE), flag), pending, op)
+    with fb.b.if_then(pending):
+        fb.st(fb.b.add(slot, fb.i64(abi.FLAG_SLOTS)), site)  # remember the pending wait
+        with fb.b.if_then(fb.b.icmp_signed("!=", fb.ld(abi.SANITIZE), fb.i64(0))):
+            warn(fb, WARN_LATE_SET, site, flag)
+    fb.st(slot, fb.b.sub(v, fb.i64(1)))
+    time_slot = fb.b.add(fb.ld(abi.FLAG_TIME_BASE), flag)
+    call_tm(fb, "wait_time", pipe, time_slot, pending, op)
+    with fb.b.if_else(pending) as (later, now):
+        with later:  # remember who waits (the sanitizer joins its clock when the set comes)
+            fb.st(fb.b.add(slot, fb.i64(3 * abi.FLAG_SLOTS)), pipe)
+        with now:
+            call_rt(fb, "san_wait", pipe, time_slot, site)
 
 
 @rt("flag_base")
@@ -327,6 +375,10 @@ def kernel_end(fb: FnBuilder, flag_base, site):
         pending = b.icmp_signed("<", fb.ld(slot), fb.i64(0))
         wait_site = fb.ld(b.add(slot, fb.i64(abi.FLAG_SLOTS)))
         fb.fail_with(pending, E.FLAG_NEVER_SET, wait_site, fb.i64(k))
+    for k in range(abi.FLAG_SLOTS):  # set flags nobody waited for: hardware runs on, but
+        slot = b.add(flag_base, fb.i64(k))  # the next kernel's waits would see them
+        with b.if_then(b.icmp_signed(">", fb.ld(slot), fb.i64(0))):
+            warn(fb, WARN_FLAG_LEFT_SET, site, fb.i64(k))
 
 
 # ----------------------------------------------------------------------------- vector ops
@@ -364,8 +416,8 @@ def define_vector_op(module: L.Module, spec, dtype) -> None:
     for which, addr in enumerate(addrs):
         call_rt(fb, "check_local", ub, addr, nbytes, fb.i64(1), fb.i64(which), site)
         ptrs.append(b.inttoptr(b.add(base, addr), PTR))
-    loop = module.globals[function_name(spec.name, dtype)]
-    b.call(loop, ptrs + list(scalars) + [count])
+    _san_vector(fb, addrs, [nbytes] * len(addrs), spec, site)
+    call_element_loop(fb, spec, dtype, ptrs, list(scalars), count)
     # the count form runs in counter mode and leaves the mask reset and the mode normal
     fb.st(abi.MASK_LO, fb.i64(-1))
     fb.st(abi.MASK_HI, fb.i64(-1))
@@ -376,6 +428,41 @@ def define_vector_op(module: L.Module, spec, dtype) -> None:
             count, esize, a0, a1, site)
     b.ret(fb.i64(0))
     fb.finish()
+
+
+def call_element_loop(fb: FnBuilder, spec, dtype, ptrs, scalars, count) -> None:
+    """Run the element loop over ``count`` elements: the no-alias (vectorised) variant when
+    every source is dst itself or does not overlap it, the generic one otherwise."""
+    from .runtime_lib import function_name
+    b = fb.b
+    nbytes = b.mul(count, fb.i64(dtype.sizeof()))
+    d = b.ptrtoint(ptrs[0], I64)
+    safe = L.Constant(I1, 1)
+    for p in ptrs[1:]:
+        s_ = b.ptrtoint(p, I64)
+        apart = b.or_(b.icmp_signed("<=", b.add(s_, nbytes), d),
+                      b.icmp_signed("<=", b.add(d, nbytes), s_))
+        safe = b.and_(safe, b.or_(b.icmp_signed("==", s_, d), apart))
+    name = function_name(spec.name, dtype)
+    fast, slow = fb.module.globals[name + "_na"], fb.module.globals[name]
+    with b.if_else(safe) as (then, otherwise):
+        with then:
+            b.call(fast, ptrs + scalars + [count])
+        with otherwise:
+            b.call(slow, ptrs + scalars + [count])
+
+
+def _san_vector(fb: FnBuilder, addrs, extents, spec, site) -> None:
+    """Sanitize mode: the V pipe reads the sources (and dst for axpy), then writes dst."""
+    from ...dsl.types import Memory
+    v, ub = fb.i64(int(PipeID.PIPE_V)), fb.i64(int(Memory.UB))
+    call_rt(fb, "san_issue", v, site)
+    reads = list(zip(addrs, extents))[1:]
+    if spec.family == Family.AXPY:
+        reads.append((addrs[0], extents[0]))
+    for addr, extent in reads:
+        call_rt(fb, "san_access", v, ub, addr, extent, fb.i64(0), site)
+    call_rt(fb, "san_access", v, ub, addrs[0], extents[0], fb.i64(1), site)
 
 
 def masked_op_name(spec, dtype) -> str:
@@ -475,13 +562,16 @@ def define_masked_vector_op(module: L.Module, spec, dtype) -> None:
     base = fb.ld(abi.MEM_BASE + int(Memory.UB))
     has_work = b.icmp_signed(">", repeats, fb.i64(0))
     contiguous_layout = L.Constant(I1, 1)
+    extents = []
     for which, (_, addr, blk, rep) in enumerate(operands):
         extent = b.mul(b.add(b.add(b.mul(b.sub(repeats, fb.i64(1)), rep), b.mul(blk, fb.i64(7))),
                              fb.i64(1)), fb.i64(32))
         extent = b.select(has_work, extent, fb.i64(0))
+        extents.append(extent)
         call_rt(fb, "check_local", ub, addr, extent, fb.i64(1), fb.i64(which), site)
         contiguous_layout = b.and_(contiguous_layout, b.and_(
             b.icmp_signed("==", blk, fb.i64(1)), b.icmp_signed("==", rep, fb.i64(8))))
+    _san_vector(fb, [addr for _, addr, _, _ in operands], extents, spec, site)
     full = b.and_(b.icmp_signed("==", lo, fb.i64(-1)),
                   b.icmp_signed("==", hi, fb.i64(-1)) if epr > 64 else L.Constant(I1, 1))
     fast = b.and_(contiguous_layout, b.or_(counter, full))
@@ -490,9 +580,8 @@ def define_masked_vector_op(module: L.Module, spec, dtype) -> None:
     mt = memory_type(dtype)
     with b.if_else(fast) as (then, otherwise):
         with then:  # whole repeats over contiguous data: the vectorised loop
-            loop = module.globals[function_name(spec.name, dtype)]
             ptrs = [b.inttoptr(b.add(base, addr), PTR) for _, addr, _, _ in operands]
-            b.call(loop, ptrs + scalars + [count])
+            call_element_loop(fb, spec, dtype, ptrs, scalars, count)
         with otherwise:
             def per_repeat(r):
                 left = b.sub(total, b.mul(r, fb.i64(epr)))

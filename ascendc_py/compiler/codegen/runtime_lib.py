@@ -58,9 +58,17 @@ def declare_op(module: L.Module, spec, dtype: DataType) -> L.Function:
     return fn
 
 
-def _define(module: L.Module, spec, dtype: DataType) -> None:
-    fn = L.Function(module, signature(spec, dtype), name=function_name(spec.name, dtype))
+def _define(module: L.Module, spec, dtype: DataType, noalias: bool = False) -> None:
+    """The element loop of (op, dtype). ``noalias``: the variant the op wrappers call when every
+    source is either exactly dst (in place) or disjoint from it, so LLVM vectorises without a
+    runtime overlap check (in-place ops are the common case: add(x, x, y))."""
+    name = function_name(spec.name, dtype) + ("_na" if noalias else "")
+    fn = L.Function(module, signature(spec, dtype), name=name)
     fn.attributes.add("nounwind")
+    if noalias:
+        for a in fn.args:
+            if a.type == PTR:
+                a.add_attribute("noalias")
     args = list(fn.args)
     n_ptr = sum(1 for a in args if a.type == PTR)
     dst, srcs = args[0], args[1:n_ptr]
@@ -112,6 +120,7 @@ def _symbols():
         if spec.elem is not None:
             for dtype in spec.dtypes:
                 yield function_name(spec.name, dtype)
+                yield function_name(spec.name, dtype) + "_na"
                 yield op_name(spec, dtype)
                 yield masked_op_name(spec, dtype)
     for name in RT_FUNCTIONS:
@@ -126,7 +135,7 @@ _extra_symbols: list[str] = []
 
 
 def build_module() -> L.Module:
-    from . import intrinsics, timing  # noqa: F401  (intrinsics registers every lowering module)
+    from . import intrinsics, sanitize, timing  # noqa: F401  (register lowerings, @rt functions)
     from .rtfuncs import define_all, define_masked_vector_op, define_vector_op
     module = L.Module(name="asc_runtime")
     timing.define_all(module)
@@ -136,6 +145,7 @@ def build_module() -> L.Module:
             continue
         for dtype in spec.dtypes:
             _define(module, spec, dtype)
+            _define(module, spec, dtype, noalias=True)
             define_vector_op(module, spec, dtype)
             define_masked_vector_op(module, spec, dtype)
     _extra_symbols.clear()

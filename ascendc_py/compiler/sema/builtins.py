@@ -148,8 +148,8 @@ def get_attribute(an, base: SVal, attr: str, loc: SourceLoc) -> SVal:
 
 
 def KernelNameError_(msg, loc):  # noqa: N802 - local alias keeps imports short
-    from ..errors import KernelNameError
-    return KernelNameError(msg, loc)
+    from ..errors import UnknownAttributeError
+    return UnknownAttributeError(msg, loc)
 
 
 def subscript(an, base: SVal, index, loc: SourceLoc) -> SVal:

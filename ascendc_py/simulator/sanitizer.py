@@ -1,0 +1,137 @@
+"""Host side of the checks: warnings the native code recorded, and sanitize-mode state.
+
+Turn sanitize mode on per launch (``k[n](..., sanitize=True)``), for the process
+(``asc.set_sanitizer(True)``) or with ``ASCENDC_PY_SANITIZE=1``. The native side
+(``compiler/codegen/sanitize.py``) finds data races between pipes and uninitialised UB reads as
+the kernel runs; here we allocate its state, find GM bytes written by two blocks, and turn the
+recorded warning records into ``KernelWarning``s that name the kernel line.
+"""
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Optional
+
+import numpy as np
+
+from ..compiler import errors as err
+from ..dsl.types import EVENT_IDS_PER_EVENT, HardEvent
+from . import abi
+
+WARNINGS_CAP = 4096
+WARN_FIELDS = 5                      # kind, site, a, b, c (compiler/codegen/rtfuncs.warn)
+WARN_GM_SLACK, WARN_TRUNCATED, WARN_LATE_SET, WARN_FLAG_LEFT_SET = 0, 1, 2, 3
+GM_WRITE_LOG_CAP = 1 << 16
+
+_override: Optional[bool] = None
+
+
+def set_sanitizer(enabled: Optional[bool]) -> None:
+    """Turn sanitize mode on or off for every launch (None: follow ASCENDC_PY_SANITIZE)."""
+    global _override
+    _override = enabled
+
+
+def sanitizer_enabled(requested: Optional[bool] = None) -> bool:
+    if requested is not None:
+        return bool(requested)
+    if _override is not None:
+        return _override
+    return os.environ.get("ASCENDC_PY_SANITIZE", "") not in ("", "0")
+
+
+class SanitizerState:
+    """One host thread's sanitizer arrays, reused across blocks and launches."""
+
+    def __init__(self, ctx_slots: int, ub_bytes: int):
+        from ..compiler.codegen.sanitize import state_size
+        self.size = state_size(ctx_slots, ub_bytes)
+        self.state = np.zeros(self.size, np.int64)
+        self.gm_log = np.zeros((GM_WRITE_LOG_CAP, 4), np.int64)
+        self.key = (ctx_slots, ub_bytes)
+
+    def attach(self, ctx: np.ndarray, ctx_slots: int) -> None:
+        from ..compiler.codegen import sanitize as S
+        self.state[:] = 0
+        self.state[S.GMW_PTR] = self.gm_log.ctypes.data
+        self.state[S.GMW_CAP] = GM_WRITE_LOG_CAP
+        ctx[abi.SANITIZE] = 1
+        ctx[abi.SAN_PTR] = self.state.ctypes.data
+        ctx[abi.SAN_GRAN] = S.granules_base(ctx_slots)
+
+    def gm_writes(self) -> np.ndarray:
+        from ..compiler.codegen import sanitize as S
+        return self.gm_log[:int(self.state[S.GMW_LEN])].copy()
+
+
+def check_block_overlaps(compiled, logs: dict[int, np.ndarray]) -> None:
+    """Raise BlockOverlapError if two blocks wrote the same bytes of one GM argument."""
+    rows = [(int(arg), int(start), int(end), block, int(site))
+            for block, log in logs.items() for arg, start, end, site in log.tolist()
+            if end > start]
+    rows.sort()
+    furthest: dict[int, tuple] = {}
+    for arg, start, end, block, site in rows:
+        prev = furthest.get(arg)
+        if prev is not None and start < prev[0] and prev[1] != block:
+            other_end, other_block, other_site = prev
+            name = compiled.gm_args[arg][0] if 0 <= arg < len(compiled.gm_args) else f"#{arg}"
+            this = _site(compiled, site)
+            other = _site(compiled, other_site)
+            where = f" (the other write: block {other_block} at {other.loc})" if other else ""
+            raise err.BlockOverlapError(
+                f"blocks {other_block} and {block} both write bytes [{start}, "
+                f"{min(end, other_end)}) of global argument '{name}'{where}; the result depends "
+                f"on which block runs last", this.loc if this else None,
+                hint="give each block its own slice of the output (offset by get_block_idx())")
+        if prev is None or end > prev[0]:
+            furthest[arg] = (end, block, site)
+
+
+def _site(compiled, site: int):
+    return compiled.sites[site] if 0 <= site < len(compiled.sites) else None
+
+
+def _flag_name(flag: int) -> str:
+    event, eid = divmod(int(flag), EVENT_IDS_PER_EVENT)
+    try:
+        return f"{HardEvent(event).name} id {eid}"
+    except ValueError:
+        return f"flag {flag}"
+
+
+def emit_warnings(compiled, records: np.ndarray, stacklevel: int = 4) -> None:
+    """One KernelWarning per (kind, kernel line), widest range first seen."""
+    merged: dict[tuple, list] = {}
+    for kind, site, a, b, c in records.tolist():
+        key = (kind, site, a if kind != WARN_GM_SLACK else a)
+        if key in merged and kind == WARN_GM_SLACK:
+            merged[key][1] = min(merged[key][1], b)
+            merged[key][2] = max(merged[key][2], c)
+        else:
+            merged.setdefault(key, [a, b, c])
+    for (kind, site, _), (a, b, c) in sorted(merged.items()):
+        info = _site(compiled, site)
+        loc = info.loc if info else None
+        op = info.op if info else "access"
+        if kind == WARN_GM_SLACK:
+            name = compiled.gm_args[a][0] if 0 <= a < len(compiled.gm_args) else f"#{a}"
+            w = err.GMOutOfBoundsWarning(
+                f"{op} touches elements up to [{b}, {c}) of global argument '{name}', past the "
+                f"end of its buffer (lenient mode: allowed into the device slack, results inside "
+                f"the buffer are unaffected)", loc,
+                hint="strict mode (the default) reports this as an error; size the tail tile")
+        elif kind == WARN_TRUNCATED:
+            w = err.TruncatedCopyWarning(
+                f"{op} of {a} bytes is not a multiple of 32: the hardware copies only {b} bytes",
+                loc, hint="copy whole 32-byte blocks and handle the tail with data_copy_pad")
+        elif kind == WARN_LATE_SET:
+            w = err.LateSetWarning(
+                f"wait_flag {_flag_name(a)} is satisfied only by a set_flag later in program "
+                f"order; the hardware reorders nothing: the waiting pipe stalls until then", loc,
+                hint="issue the set_flag before the wait_flag")
+        else:
+            w = err.FlagLeftSetWarning(
+                f"flag {_flag_name(a)} is still set when the kernel ends (a set_flag without "
+                f"its wait_flag)", loc, hint="pair every set_flag with a wait_flag")
+        warnings.warn(w, stacklevel=stacklevel)
