@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from llvmlite import ir as L
 
-from ...dsl.types import (CMPMODE, Memory, RoundMode, SELMODE, DataType, bfloat16, float16,
-                          float32)
+from ...dsl.types import (CMPMODE, SELMODE, DataType, Memory, PipeID, RoundMode, bfloat16,
+                          float16, float32)
 from ...simulator import abi
 from ...simulator import timing_params as TP
 from .. import ir
@@ -350,7 +350,13 @@ def _ptr(fb: FnBuilder, addr):
 
 
 def _check(fb: FnBuilder, addr, nbytes, which: int, site) -> None:
+    """Check an operand (operand 0 is the destination, checked first) and, in sanitize mode,
+    record the V pipe's access: a new instruction, then a write of dst and reads of sources."""
     call_rt(fb, "check_local", fb.i64(UB), addr, nbytes, fb.i64(1), fb.i64(which), site)
+    v = fb.i64(int(PipeID.PIPE_V))
+    if which == 0:
+        call_rt(fb, "san_issue", v, site)
+    call_rt(fb, "san_access", v, fb.i64(UB), addr, nbytes, fb.i64(int(which == 0)), site)
 
 
 def _reset_mask(fb: FnBuilder) -> None:
