@@ -90,6 +90,18 @@ def main(argv=None) -> int:
             H.flush_print(H.case_table(cases))
             for line in notes:
                 H.flush_print(line)
+        H.flush_print(H.section("torch ops vs their eager torch formulas"))
+        try:
+            import bench_torch_ops
+            op_cases, op_notes = bench_torch_ops.run_cases()
+            if op_cases:
+                H.flush_print(H.case_table(op_cases))
+            for line in op_notes:
+                H.flush_print(line)
+            cases = cases + op_cases
+        except Exception as exc:  # noqa: BLE001 - report it, still run the rest
+            errors.append(f"torch op benchmarks: {_short(exc)}")
+            traceback.print_exc()
         try:
             overhead = bench_vector.timing_overhead() if cases else None
         except Exception as exc:  # noqa: BLE001

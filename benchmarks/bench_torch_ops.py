@@ -1,0 +1,71 @@
+"""Issue 5's benchmark: the shipped torch ops against their eager torch formulas, same run.
+
+* ``torch.ops.ascendc.swiglu(a, b)`` on (2048, 4096) float32 vs ``F.silu(a) * b``
+* ``torch.ops.ascendc.sepia(x)`` on (4, 3, 224, 224) float32 vs the colour-matrix formula
+
+Target for both: ours / torch eager <= 0.5. numpy has no fused formula here, so its column is
+the same formula in numpy (for reference). Skipped (with a note) when torch is absent.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import _harness as H
+from bench_vector import _check, _measure, _torch
+
+TARGET = 0.5
+SWIGLU_SHAPE = (2048, 4096)
+SEPIA_SHAPE = (4, 3, 224, 224)
+SEPIA = ((0.393, 0.769, 0.189), (0.349, 0.686, 0.168), (0.272, 0.534, 0.131))
+
+
+def _silu_np(a):
+    return a / (1.0 + np.exp(-a))
+
+
+def swiglu_case(torch, rng):
+    import torch.nn.functional as F
+    a = torch.from_numpy(rng.standard_normal(SWIGLU_SHAPE, dtype=np.float32))
+    b = torch.from_numpy(rng.standard_normal(SWIGLU_SHAPE, dtype=np.float32))
+    op = torch.ops.ascendc.swiglu
+    op(a, b)                                             # compile (not timed)
+    name = f"torch.ops.ascendc.swiglu float32 {SWIGLU_SHAPE}"
+    an, bn = a.numpy(), b.numpy()
+    fns = {"ours": lambda: op(a, b), "torch": lambda: F.silu(a) * b,
+           "numpy": lambda: _silu_np(an) * bn}
+    check = _check(name, op(a, b), {"torch": F.silu(a) * b})
+    return _measure(name, fns, TARGET), check
+
+
+def sepia_case(torch, rng):
+    x = torch.from_numpy(rng.random(SEPIA_SHAPE, dtype=np.float32))
+    m = torch.tensor(SEPIA, dtype=torch.float32)
+    op = torch.ops.ascendc.sepia
+    op(x)                                                # compile (not timed)
+
+    def eager(t):
+        return torch.einsum("oc,nchw->nohw", m, t)
+
+    xn, mn = x.numpy(), np.array(SEPIA, np.float32)
+    name = f"torch.ops.ascendc.sepia float32 {SEPIA_SHAPE}"
+    fns = {"ours": lambda: op(x), "torch": lambda: eager(x),
+           "numpy": lambda: np.einsum("oc,nchw->nohw", mn, xn)}
+    check = _check(name, op(x), {"torch": eager(x)}).replace("MISMATCH", "differs (rounding "
+                                                               "order)")
+    return _measure(name, fns, TARGET), check
+
+
+def run_cases() -> tuple:
+    """(list of CaseResult, note lines); empty with a note when torch is not installed."""
+    torch = _torch()
+    if torch is None:
+        return [], ["torch ops: skipped, torch is not installed"]
+    import ascendc_py.torch_bridge.ops  # noqa: F401  (registers torch.ops.ascendc.*)
+    rng = np.random.default_rng(5)
+    results, notes = [], []
+    for case in (swiglu_case, sepia_case):
+        r, c = case(torch, rng)
+        H.flush_print(f"  measured {r.name}")
+        results.append(r)
+        notes.append(c)
+    return results, notes
