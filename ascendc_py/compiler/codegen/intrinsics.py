@@ -49,7 +49,7 @@ def lower_elementwise(cg: Codegen, s: ir.Intrinsic) -> None:
         else:
             scalars.append(cg.expr(a))
     count = cg._as_i64(cg.expr(s.args[-1]))
-    fn = runtime_lib.declare_op(cg.module, spec, dtype)
+    fn = runtime_lib.declare_op(cg.module, spec, dtype, s.attr("src_dtype"))
     call_checked(cg, fn, addrs + scalars + [count], s.op, tuple(spec.forms[0]))
 
 
@@ -58,9 +58,11 @@ def lower_masked(cg: Codegen, s: ir.Intrinsic, spec, dtype) -> None:
     dst, src0, src1, scalar = s.args[:4]
     addrs = [cg.b.sext(cg.expr(r.addr), I64) if r is not None else cg.i64(-1)
              for r in (dst, src0, src1)]
-    sval = cg.expr(scalar) if scalar is not None else L.Constant(memory_type(dtype), 0)
+    src_dtype = s.attr("src_dtype")
+    sval = cg.expr(scalar) if scalar is not None else L.Constant(memory_type(src_dtype or dtype),
+                                                                0)
     rest = [cg._as_i64(cg.expr(e)) for e in s.args[4:]]
-    fn = runtime_lib.declare_masked_op(cg.module, spec, dtype)
+    fn = runtime_lib.declare_masked_op(cg.module, spec, dtype, src_dtype)
     call_checked(cg, fn, addrs + [sval] + rest, s.op, ("dst", "src0", "src1"))
 
 

@@ -382,25 +382,29 @@ def kernel_end(fb: FnBuilder, flag_base, site):
 
 
 # ----------------------------------------------------------------------------- vector ops
-def op_name(spec, dtype) -> str:
-    return f"asc_op_{spec.name}_{dtype.name}"
+def op_name(spec, dtype, src_dtype=None) -> str:
+    mixed = f"_{src_dtype.name}" if src_dtype is not None and src_dtype != dtype else ""
+    return f"asc_op_{spec.name}_{dtype.name}{mixed}"
 
 
-def op_signature(spec, dtype) -> L.FunctionType:
-    """``i64 (ptr ctx, i64 dst, i64 src…, T scalar…, i64 count, i64 site)`` (UB addresses)."""
+def op_signature(spec, dtype, src_dtype=None) -> L.FunctionType:
+    """``i64 (ptr ctx, i64 dst, i64 src…, U scalar…, i64 count, i64 site)`` (UB addresses; the
+    scalar has the source dtype U, which is the dst dtype except for mixed-precision axpy)."""
     from .runtime_lib import operand_counts
     n_src, n_scalar = operand_counts(spec)
-    return L.FunctionType(I64, [PTR] + [I64] * (1 + n_src) + [memory_type(dtype)] * n_scalar
+    scalar_t = memory_type(src_dtype or dtype)
+    return L.FunctionType(I64, [PTR] + [I64] * (1 + n_src) + [scalar_t] * n_scalar
                           + [I64, I64])
 
 
-def define_vector_op(module: L.Module, spec, dtype) -> None:
+def define_vector_op(module: L.Module, spec, dtype, src_dtype=None) -> None:
     """Checks, the element loop (``asc_vec_*``) and the timing of one vector instruction."""
     from ...dsl.types import Memory
     from ...simulator import timing_params as TP
     from .runtime_lib import function_name, operand_counts
     n_src, n_scalar = operand_counts(spec)
-    func = L.Function(module, op_signature(spec, dtype), name=op_name(spec, dtype))
+    func = L.Function(module, op_signature(spec, dtype, src_dtype),
+                      name=op_name(spec, dtype, src_dtype))
     cold(func)
     fb = FnBuilder(module, func)
     b = fb.b
@@ -412,12 +416,13 @@ def define_vector_op(module: L.Module, spec, dtype) -> None:
     nbytes = b.mul(count, fb.i64(esize))
     ub = fb.i64(int(Memory.UB))
     base = fb.ld(abi.MEM_BASE + int(Memory.UB))
+    sizes = [nbytes] + [b.mul(count, fb.i64((src_dtype or dtype).sizeof()))] * n_src
     ptrs = []
     for which, addr in enumerate(addrs):
-        call_rt(fb, "check_local", ub, addr, nbytes, fb.i64(1), fb.i64(which), site)
+        call_rt(fb, "check_local", ub, addr, sizes[which], fb.i64(1), fb.i64(which), site)
         ptrs.append(b.inttoptr(b.add(base, addr), PTR))
-    _san_vector(fb, addrs, [nbytes] * len(addrs), spec, site)
-    call_element_loop(fb, spec, dtype, ptrs, list(scalars), count)
+    _san_vector(fb, addrs, sizes, spec, site)
+    call_element_loop(fb, spec, dtype, ptrs, list(scalars), count, src_dtype)
     # the count form runs in counter mode and leaves the mask reset and the mode normal
     fb.st(abi.MASK_LO, fb.i64(-1))
     fb.st(abi.MASK_HI, fb.i64(-1))
@@ -430,12 +435,12 @@ def define_vector_op(module: L.Module, spec, dtype) -> None:
     fb.finish()
 
 
-def call_element_loop(fb: FnBuilder, spec, dtype, ptrs, scalars, count) -> None:
+def call_element_loop(fb: FnBuilder, spec, dtype, ptrs, scalars, count, src_dtype=None) -> None:
     """Run the element loop over ``count`` elements: the no-alias (vectorised) variant when
     every source is dst itself or does not overlap it, the generic one otherwise."""
     from .runtime_lib import function_name
     b = fb.b
-    nbytes = b.mul(count, fb.i64(dtype.sizeof()))
+    nbytes = b.mul(count, fb.i64(max(dtype.sizeof(), (src_dtype or dtype).sizeof())))
     d = b.ptrtoint(ptrs[0], I64)
     safe = L.Constant(I1, 1)
     for p in ptrs[1:]:
@@ -443,7 +448,7 @@ def call_element_loop(fb: FnBuilder, spec, dtype, ptrs, scalars, count) -> None:
         apart = b.or_(b.icmp_signed("<=", b.add(s_, nbytes), d),
                       b.icmp_signed("<=", b.add(d, nbytes), s_))
         safe = b.and_(safe, b.or_(b.icmp_signed("==", s_, d), apart))
-    name = function_name(spec.name, dtype)
+    name = function_name(spec.name, dtype, src_dtype)
     fast, slow = fb.module.globals[name + "_na"], fb.module.globals[name]
     with b.if_else(safe) as (then, otherwise):
         with then:
@@ -465,17 +470,19 @@ def _san_vector(fb: FnBuilder, addrs, extents, spec, site) -> None:
     call_rt(fb, "san_access", v, ub, addrs[0], extents[0], fb.i64(1), site)
 
 
-def masked_op_name(spec, dtype) -> str:
-    return f"asc_opm_{spec.name}_{dtype.name}"
+def masked_op_name(spec, dtype, src_dtype=None) -> str:
+    mixed = f"_{src_dtype.name}" if src_dtype is not None and src_dtype != dtype else ""
+    return f"asc_opm_{spec.name}_{dtype.name}{mixed}"
 
 
 MASKED_PARAMS = ("dst", "src0", "src1", "scalar", "is_set", "kind", "lo", "hi", "repeat",
                  "dst_blk", "src0_blk", "src1_blk", "dst_rep", "src0_rep", "src1_rep", "site")
 
 
-def masked_op_signature(dtype) -> L.FunctionType:
-    """One signature for every masked vector op of ``dtype`` (unused operands are ignored)."""
-    return L.FunctionType(I64, [PTR, I64, I64, I64, memory_type(dtype)] + [I64] * 12)
+def masked_op_signature(dtype, src_dtype=None) -> L.FunctionType:
+    """One signature for every masked vector op of ``dtype`` (unused operands are ignored); the
+    scalar has the source dtype."""
+    return L.FunctionType(I64, [PTR, I64, I64, I64, memory_type(src_dtype or dtype)] + [I64] * 12)
 
 
 def counted(fb: FnBuilder, n, body) -> None:
@@ -508,7 +515,7 @@ def lanes_mask(fb: FnBuilder, m):
     return ones(m), ones(b.sub(m, fb.i64(64)))
 
 
-def define_masked_vector_op(module: L.Module, spec, dtype) -> None:
+def define_masked_vector_op(module: L.Module, spec, dtype, src_dtype=None) -> None:
     """The masked form: ``repeat`` iterations of 8 blocks of 32 B per operand, lanes chosen by
     the mask (contiguous count or bit mask; in counter mode the mask is the element count),
     block and repeat strides in 32-B blocks. Masked-off lanes leave dst untouched."""
@@ -517,7 +524,8 @@ def define_masked_vector_op(module: L.Module, spec, dtype) -> None:
     from .runtime_lib import function_name, operand_counts
     from .types import ElemBuilder
     n_src, n_scalar = operand_counts(spec)
-    func = L.Function(module, masked_op_signature(dtype), name=masked_op_name(spec, dtype))
+    func = L.Function(module, masked_op_signature(dtype, src_dtype),
+                      name=masked_op_name(spec, dtype, src_dtype))
     cold(func)
     fb = FnBuilder(module, func)
     b = fb.b
@@ -553,25 +561,29 @@ def define_masked_vector_op(module: L.Module, spec, dtype) -> None:
     fb.fail_with(b.and_(counter, b.icmp_signed("<", total, fb.i64(0))), E.NEGATIVE_COUNT, site,
                  total)
     repeats = b.select(counter, b.sdiv(b.add(total, fb.i64(epr - 1)), fb.i64(epr)), repeat)
-    operands = [("dst", a["dst"], a["dst_blk"], a["dst_rep"])]
+    # (name, address, block stride, repeat stride, element size): a repeat covers ``epr``
+    # lanes of the widest type; a narrower source (mixed axpy) uses fewer of its blocks
+    ssize = (src_dtype or dtype).sizeof()
+    operands = [("dst", a["dst"], a["dst_blk"], a["dst_rep"], esize)]
     if n_src >= 1:
-        operands.append(("src0", a["src0"], a["src0_blk"], a["src0_rep"]))
+        operands.append(("src0", a["src0"], a["src0_blk"], a["src0_rep"], ssize))
     if n_src >= 2:
-        operands.append(("src1", a["src1"], a["src1_blk"], a["src1_rep"]))
+        operands.append(("src1", a["src1"], a["src1_blk"], a["src1_rep"], ssize))
     ub = fb.i64(int(Memory.UB))
     base = fb.ld(abi.MEM_BASE + int(Memory.UB))
     has_work = b.icmp_signed(">", repeats, fb.i64(0))
     contiguous_layout = L.Constant(I1, 1)
     extents = []
-    for which, (_, addr, blk, rep) in enumerate(operands):
-        extent = b.mul(b.add(b.add(b.mul(b.sub(repeats, fb.i64(1)), rep), b.mul(blk, fb.i64(7))),
-                             fb.i64(1)), fb.i64(32))
+    for which, (_, addr, blk, rep, ek) in enumerate(operands):
+        bpr = epr * ek // 32  # blocks of this operand per repeat
+        extent = b.mul(b.add(b.add(b.mul(b.sub(repeats, fb.i64(1)), rep),
+                                   b.mul(blk, fb.i64(bpr - 1))), fb.i64(1)), fb.i64(32))
         extent = b.select(has_work, extent, fb.i64(0))
         extents.append(extent)
         call_rt(fb, "check_local", ub, addr, extent, fb.i64(1), fb.i64(which), site)
         contiguous_layout = b.and_(contiguous_layout, b.and_(
-            b.icmp_signed("==", blk, fb.i64(1)), b.icmp_signed("==", rep, fb.i64(8))))
-    _san_vector(fb, [addr for _, addr, _, _ in operands], extents, spec, site)
+            b.icmp_signed("==", blk, fb.i64(1)), b.icmp_signed("==", rep, fb.i64(bpr))))
+    _san_vector(fb, [o[1] for o in operands], extents, spec, site)
     full = b.and_(b.icmp_signed("==", lo, fb.i64(-1)),
                   b.icmp_signed("==", hi, fb.i64(-1)) if epr > 64 else L.Constant(I1, 1))
     fast = b.and_(contiguous_layout, b.or_(counter, full))
@@ -580,8 +592,8 @@ def define_masked_vector_op(module: L.Module, spec, dtype) -> None:
     mt = memory_type(dtype)
     with b.if_else(fast) as (then, otherwise):
         with then:  # whole repeats over contiguous data: the vectorised loop
-            ptrs = [b.inttoptr(b.add(base, addr), PTR) for _, addr, _, _ in operands]
-            call_element_loop(fb, spec, dtype, ptrs, scalars, count)
+            ptrs = [b.inttoptr(b.add(base, o[1]), PTR) for o in operands]
+            call_element_loop(fb, spec, dtype, ptrs, scalars, count, src_dtype)
         with otherwise:
             def per_repeat(r):
                 left = b.sub(total, b.mul(r, fb.i64(epr)))
@@ -589,14 +601,16 @@ def define_masked_vector_op(module: L.Module, spec, dtype) -> None:
                 m_lo = b.select(counter, r_lo, lo)
                 m_hi = b.select(counter, r_hi, hi)
 
-                loop = module.globals[function_name(spec.name, dtype)]
+                loop = module.globals[function_name(spec.name, dtype, src_dtype)]
                 block_bits = fb.i64((1 << epb) - 1)
 
                 def block_ptrs(i, j):
-                    out = []
-                    for _, addr, blk, rep in operands:
-                        off = b.add(b.mul(b.add(b.mul(r, rep), b.mul(i, blk)), fb.i64(32)),
-                                    b.mul(j, fb.i64(esize)))
+                    lane = b.add(b.mul(i, fb.i64(epb)), j)  # lanes i*epb.. are contiguous in
+                    out = []                                 # every operand's block
+                    for _, addr, blk, rep, ek in operands:
+                        per = fb.i64(32 // ek)
+                        off = b.add(b.mul(b.add(b.mul(r, rep), b.mul(b.sdiv(lane, per), blk)),
+                                          fb.i64(32)), b.mul(b.srem(lane, per), fb.i64(ek)))
                         out.append(b.inttoptr(b.add(base, b.add(addr, off)), PTR))
                     return out
 

@@ -15,7 +15,7 @@ from llvmlite import ir as L
 
 from ...dsl.types import DataType
 from ..ops import REGISTRY, Family
-from .types import I1, I64, PTR, ElemBuilder, memory_type
+from .types import I1, I64, PTR, ElemBuilder, convert, memory_type
 
 _lock = threading.Lock()
 _loaded = False
@@ -30,8 +30,9 @@ def library_definer(fn):
     return fn
 
 
-def function_name(op: str, dtype: DataType) -> str:
-    return f"asc_vec_{op}_{dtype.name}"
+def function_name(op: str, dtype: DataType, src_dtype: DataType | None = None) -> str:
+    mixed = f"_{src_dtype.name}" if src_dtype is not None and src_dtype != dtype else ""
+    return f"asc_vec_{op}_{dtype.name}{mixed}"
 
 
 def operand_counts(spec) -> tuple[int, int]:
@@ -41,29 +42,32 @@ def operand_counts(spec) -> tuple[int, int]:
     return n_src, 1 if spec.family in (Family.SCALAR, Family.DUPLICATE, Family.AXPY) else 0
 
 
-def signature(spec, dtype: DataType) -> L.FunctionType:
-    """``void (ptr dst, ptr src…, T scalar…, i64 n)`` for an element-wise op."""
+def signature(spec, dtype: DataType, src_dtype: DataType | None = None) -> L.FunctionType:
+    """``void (ptr dst, ptr src…, U scalar…, i64 n)`` for an element-wise op (U: the source
+    dtype, the dst dtype except for mixed-precision axpy)."""
     n_src, n_scalar = operand_counts(spec)
+    dtype = src_dtype or dtype
     return L.FunctionType(L.VoidType(), [PTR] * (1 + n_src) + [memory_type(dtype)] * n_scalar
                           + [I64])
 
 
-def declare_op(module: L.Module, spec, dtype: DataType) -> L.Function:
+def declare_op(module: L.Module, spec, dtype: DataType, src_dtype=None) -> L.Function:
     """The whole vector instruction (checks, loop, timing) for (op, dtype), in a kernel."""
     from .rtfuncs import op_name, op_signature
-    name = op_name(spec, dtype)
+    name = op_name(spec, dtype, src_dtype)
     fn = module.globals.get(name)
     if fn is None:
-        fn = L.Function(module, op_signature(spec, dtype), name=name)
+        fn = L.Function(module, op_signature(spec, dtype, src_dtype), name=name)
     return fn
 
 
-def _define(module: L.Module, spec, dtype: DataType, noalias: bool = False) -> None:
+def _define(module: L.Module, spec, dtype: DataType, noalias: bool = False,
+            src_dtype: DataType | None = None) -> None:
     """The element loop of (op, dtype). ``noalias``: the variant the op wrappers call when every
     source is either exactly dst (in place) or disjoint from it, so LLVM vectorises without a
     runtime overlap check (in-place ops are the common case: add(x, x, y))."""
-    name = function_name(spec.name, dtype) + ("_na" if noalias else "")
-    fn = L.Function(module, signature(spec, dtype), name=name)
+    name = function_name(spec.name, dtype, src_dtype) + ("_na" if noalias else "")
+    fn = L.Function(module, signature(spec, dtype, src_dtype), name=name)
     fn.attributes.add("nounwind")
     if noalias:
         for a in fn.args:
@@ -83,8 +87,13 @@ def _define(module: L.Module, spec, dtype: DataType, noalias: bool = False) -> N
     i = b.phi(I64)
     i.add_incoming(L.Constant(I64, 0), entry)
     eb = ElemBuilder(b, module, dtype)
-    reads = ([dst] if spec.family == Family.AXPY else []) + list(srcs)
-    vals = [b.load(b.gep(p, [i], source_etype=mt), typ=mt) for p in reads] + list(scalars)
+    st = memory_type(src_dtype or dtype)
+    widen = (lambda v: convert(b, v, src_dtype, dtype)) if src_dtype not in (None, dtype) \
+        else (lambda v: v)
+    vals = ([b.load(b.gep(dst, [i], source_etype=mt), typ=mt)] if spec.family == Family.AXPY
+            else [])
+    vals += [widen(b.load(b.gep(p, [i], source_etype=st), typ=st)) for p in srcs]
+    vals += [widen(v) for v in scalars]
     b.store(spec.elem(eb, *vals), b.gep(dst, [i], source_etype=mt))
     nxt = b.add(i, L.Constant(I64, 1))
     i.add_incoming(nxt, loop)
@@ -93,13 +102,13 @@ def _define(module: L.Module, spec, dtype: DataType, noalias: bool = False) -> N
     b.ret_void()
 
 
-def declare_masked_op(module: L.Module, spec, dtype: DataType) -> L.Function:
+def declare_masked_op(module: L.Module, spec, dtype: DataType, src_dtype=None) -> L.Function:
     """The masked form (mask, repeat_times, repeat strides) of (op, dtype), in a kernel."""
     from .rtfuncs import masked_op_name, masked_op_signature
-    name = masked_op_name(spec, dtype)
+    name = masked_op_name(spec, dtype, src_dtype)
     fn = module.globals.get(name)
     if fn is None:
-        fn = L.Function(module, masked_op_signature(dtype), name=name)
+        fn = L.Function(module, masked_op_signature(dtype, src_dtype), name=name)
     return fn
 
 
@@ -118,11 +127,12 @@ def _symbols():
     from .rtfuncs import masked_op_name, op_name
     for spec in REGISTRY.values():
         if spec.elem is not None:
-            for dtype in spec.dtypes:
-                yield function_name(spec.name, dtype)
-                yield function_name(spec.name, dtype) + "_na"
-                yield op_name(spec, dtype)
-                yield masked_op_name(spec, dtype)
+            pairs = [(d, None) for d in spec.dtypes] + list(spec.mixed)
+            for dtype, src_dtype in pairs:
+                yield function_name(spec.name, dtype, src_dtype)
+                yield function_name(spec.name, dtype, src_dtype) + "_na"
+                yield op_name(spec, dtype, src_dtype)
+                yield masked_op_name(spec, dtype, src_dtype)
     for name in RT_FUNCTIONS:
         yield f"asc_rt_{name}"
     from .timing import TM_FUNCTIONS
@@ -148,6 +158,11 @@ def build_module() -> L.Module:
             _define(module, spec, dtype, noalias=True)
             define_vector_op(module, spec, dtype)
             define_masked_vector_op(module, spec, dtype)
+        for dtype, src_dtype in spec.mixed:
+            _define(module, spec, dtype, src_dtype=src_dtype)
+            _define(module, spec, dtype, noalias=True, src_dtype=src_dtype)
+            define_vector_op(module, spec, dtype, src_dtype)
+            define_masked_vector_op(module, spec, dtype, src_dtype)
     _extra_symbols.clear()
     for definer in LIBRARY_DEFINERS:
         _extra_symbols.extend(definer(module))

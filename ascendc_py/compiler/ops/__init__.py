@@ -80,6 +80,8 @@ class OpSpec:
     elem: Optional[Callable] = None
     doc: str = ""
     flops_per_elem: int = 1
+    #: (dst dtype, src dtype) pairs allowed besides one dtype for all (mixed-precision axpy)
+    mixed: tuple = ()
 
 
 REGISTRY: dict[str, OpSpec] = {}

@@ -99,7 +99,15 @@ register(OpSpec("duplicate", Family.DUPLICATE, PipeID.PIPE_V, CostClass.DUP,
                 lambda dst, s: np.full_like(dst, s), lambda eb, s: s,
                 "dst[i] = scalar", 0))
 
+def _axpy_ref(dst, src, s):
+    """dst + src * s in dst's dtype; a float16 src with a float32 dst is widened exactly."""
+    if dst.dtype != src.dtype:
+        return (dst + src.astype(np.float32) * np.float32(np.float16(s))).astype(dst.dtype)
+    return _in_dtype(lambda d, a: d + a * s)(dst, src)
+
+
 register(OpSpec("axpy", Family.AXPY, PipeID.PIPE_V, CostClass.MADD, FLOAT_TYPES, SCALAR_FORMS,
-                lambda dst, src, s: _in_dtype(lambda d, a: d + a * s)(dst, src),
-                lambda eb, d, a, s: eb.add(d, eb.mul(a, s)),
-                "dst[i] = dst[i] + src[i] * scalar (Ascend C Axpy, same dtype)", 2))
+                _axpy_ref, lambda eb, d, a, s: eb.add(d, eb.mul(a, s)),
+                "dst[i] = dst[i] + src[i] * scalar (Ascend C Axpy): half/half, float/float, and "
+                "half src with float dst (the scalar has the src dtype)", 2,
+                mixed=((float32, float16),)))

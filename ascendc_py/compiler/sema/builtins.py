@@ -355,10 +355,13 @@ def vector_op(an, spec: OpSpec, args, kwargs, loc) -> SVal:
     dst = want_local(b["dst"], f"asc.{spec.name} dst", loc)
     operands = [dst.ref()]
     scalar = None
+    src_dtype = dst.dtype  # differs only for a mixed-precision pair (spec.mixed)
     for name in form[1:]:
         if name.startswith("src"):
             src = want_local(b[name], f"asc.{spec.name} {name}", loc)
-            if src.dtype != dst.dtype:
+            if (dst.dtype, src.dtype) in spec.mixed:
+                src_dtype = src.dtype
+            elif src.dtype != dst.dtype:
                 raise KernelTypeError(f"asc.{spec.name}: {name} is {src.dtype.name} but dst is "
                                       f"{dst.dtype.name}; all operands must have one dtype",
                                       loc, hint="convert with asc.cast first")
@@ -368,12 +371,15 @@ def vector_op(an, spec: OpSpec, args, kwargs, loc) -> SVal:
             if not isinstance(sv, (ConstV, RtV)):
                 raise KernelTypeError(f"asc.{spec.name}: {name} must be a number, got "
                                       f"{sv.describe()}", loc)
-            scalar = S.to_expr(sv, dst.dtype)
+            scalar = (sv, name)
     if dst.dtype not in spec.dtypes:
         allowed = ", ".join(d.name for d in spec.dtypes)
         raise KernelTypeError(f"asc.{spec.name} does not support {dst.dtype.name} on Ascend "
                               f"910B (A2/A3); supported: {allowed}", loc)
-    attrs = (("dtype", dst.dtype),)
+    if scalar is not None:  # converted to the source dtype, as Ascend C does
+        scalar = S.to_expr(scalar[0], src_dtype)
+    attrs = (("dtype", dst.dtype),) + ((("src_dtype", src_dtype),)
+                                       if src_dtype != dst.dtype else ())
     if not masked:
         count = want_int(b["count"], f"asc.{spec.name} count", loc)
         extra = (scalar,) if scalar is not None else ()
