@@ -37,7 +37,7 @@ def _llvm():
         target = llvm.Target.from_default_triple()
         _target_machine = target.create_target_machine(
             cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
-            opt=3, reloc="default", codemodel="jitdefault")
+            opt=3, reloc="pic", codemodel="default")  # PIC: also linkable into a .so
     return llvm, _target_machine
 
 
@@ -75,8 +75,9 @@ def compiler_version() -> str:
 
 
 def host_target() -> str:
-    import llvmlite.binding as llvm
-    return f"{llvm.get_process_triple()}|{llvm.get_host_cpu_name()}"
+    """The host CPU for cache keys (read from the OS, so a cached launch needs no LLVM)."""
+    from .native import host_id
+    return host_id()
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,8 @@ def emit_object(module_text: str) -> tuple[bytes, dict]:
 def load_object_engine(obj: bytes):
     """Load object code into a new MCJIT engine kept alive for the process."""
     llvm, tm = _llvm()
+    from .codegen import runtime_lib
+    runtime_lib.register_with_llvm()
     with _llvm_lock:
         backing = llvm.parse_assembly("")
         engine = llvm.create_mcjit_compiler(backing, tm)
@@ -150,9 +153,22 @@ def load_object_engine(obj: bytes):
     return engine
 
 
-def _load_object(obj: bytes, entry_name: str) -> int:
+_libraries: list = []  # dlopen'ed kernel libraries, kept alive for the process
+
+
+def _load_object(obj: bytes, entry_name: str, so_path: Optional[Path] = None) -> int:
+    """Load a kernel: from its shared library when there is one (``dlopen``, no LLVM), else
+    into MCJIT."""
+    from . import native
     from .codegen.runtime_lib import ensure_loaded
     ensure_loaded()
+    if so_path is not None and so_path.exists():
+        lib = native.load_shared(so_path)
+        if lib is not None:
+            address = native.symbol_address(lib, entry_name)
+            if address:
+                _libraries.append(lib)
+                return address
     address = load_object_engine(obj).get_function_address(entry_name)
     if not address:
         raise InternalCompilerError(f"compiled kernel has no entry point {entry_name}")
@@ -182,6 +198,10 @@ def _entry_path(key: CacheKey) -> Path:
     d = cache_dir() / "kernels"
     d.mkdir(parents=True, exist_ok=True)
     return d / f"{key.digest()}.kernel"
+
+
+def _so_path(entry: Path) -> Path:
+    return entry.with_suffix(".so")
 
 
 def _write_entry(path: Path, obj: bytes, meta: dict) -> None:
@@ -270,11 +290,22 @@ def load_cached(key: CacheKey, name: str) -> Optional[CompiledKernel]:
     if not elf_is_sound(obj):
         path.unlink(missing_ok=True)
         return None
+    so = _so_path(path)
+    if so.exists() and meta.get("so_sha256") != _file_sha256(so):
+        so.unlink(missing_ok=True)  # a library that is not the one we linked is not trusted
     try:
-        address = _load_object(obj, meta["entry_name"])
+        address = _load_object(obj, meta["entry_name"], so)
         return _meta_to_compiled(name, address, meta, from_disk=True)
     except Exception:  # noqa: BLE001 - a bad entry is recompiled, never trusted
         path.unlink(missing_ok=True)
+        so.unlink(missing_ok=True)
+        return None
+
+
+def _file_sha256(path: Path) -> Optional[str]:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
         return None
 
 
@@ -305,6 +336,7 @@ def compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
         t4 = time.perf_counter()
         address = _load_object(obj, cg.entry_name)
         times["load"] = time.perf_counter() - t4
+        entry = _entry_path(key)
     except KernelError:
         raise
     except Exception as exc:  # noqa: BLE001 - never show an LLVM/lark stack to the user
@@ -316,9 +348,40 @@ def compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
                 num_queues=result.function.num_queues, queue_names=result.queue_names,
                 globals_read=result.globals_read,
                 memories=kir.memories_used(result.function))
-    _write_entry(_entry_path(key), obj, meta)
+    _link_in_background(obj, entry, meta)
     return _meta_to_compiled(kernel.__name__, address, meta,
                              compile_seconds=time.perf_counter() - t0, stage_seconds=times)
+
+
+def _link_in_background(obj: bytes, entry: Path, meta: dict) -> None:
+    """Write the cache entry, then link its shared library (for fast loads in new processes)
+    on a background thread, so compiling does not wait for the system linker."""
+    def work():
+        from . import native
+        so = _so_path(entry)
+        if native.link_shared(obj, so):
+            meta["so_sha256"] = _file_sha256(so)
+        _write_entry(entry, obj, meta)
+
+    if _background_links_enabled():
+        t = threading.Thread(target=work, name="asc-link", daemon=False)
+        t.start()
+        _link_threads.append(t)
+    else:
+        work()
+
+
+_link_threads: list = []
+
+
+def _background_links_enabled() -> bool:
+    return os.environ.get("ASCENDC_PY_LINK_SYNC", "") in ("", "0")
+
+
+def wait_for_links() -> None:
+    """Wait until cache entries being linked in the background are written (tests, exit)."""
+    while _link_threads:
+        _link_threads.pop().join()
 
 
 def llvm_ir_text(kernel, specs, optimized: bool = False) -> str:

@@ -170,29 +170,52 @@ def build_module() -> L.Module:
 
 
 def ensure_loaded() -> None:
-    """Build (or load from the disk cache) the library and register its symbols, once."""
+    """Make the library's functions available to kernels, once per process: ``dlopen`` its
+    shared library (``RTLD_GLOBAL``) when the cache has one, else load its object code into
+    MCJIT; build (and cache) it first if needed."""
     global _loaded
     if _loaded:
         return
     with _lock:
         if _loaded:
             return
-        from .. import jit
-        import llvmlite.binding as llvm
+        from .. import jit, native
         key = f"runtime-{jit.compiler_version()}-{jit.host_target()}"
+        so = jit.cache_dir() / f"{key.replace('/', '_').replace('|', '_')}.so"
         entry = jit.load_blob(key)
-        if entry is not None and jit.elf_is_sound(entry[0]):
-            obj, symbols = entry
+        if entry is not None and (so.exists() or jit.elf_is_sound(entry[0])):
+            obj, symbols = entry  # a linked .so needs no object check: dlopen checks it
         else:
             from . import intrinsics  # noqa: F401  (registers lowerings and library definers)
             module = build_module()
             symbols = list(_symbols())
             obj, _ = jit.emit_object(str(module))
             jit.store_blob(key, obj, symbols)
-        engine = jit.load_object_engine(obj)
-        for name in symbols:
-            llvm.add_symbol(name, engine.get_function_address(name))
+            so.unlink(missing_ok=True)
+        if not so.exists():
+            native.link_shared(obj, so, libs=("m",))
+        lib = native.load_shared(so, global_symbols=True) if so.exists() else None
+        if lib is not None and all(native.symbol_address(lib, n) for n in symbols[:1]):
+            _LIBS.append(lib)
+            _addresses.update({n: native.symbol_address(lib, n) for n in symbols})
+        else:
+            import llvmlite.binding as llvm
+            engine = jit.load_object_engine(obj)
+            _addresses.update({n: engine.get_function_address(n) for n in symbols})
+            for name, address in _addresses.items():
+                llvm.add_symbol(name, address)
         _loaded = True
+
+
+_LIBS: list = []
+_addresses: dict = {}
+
+
+def register_with_llvm() -> None:
+    """Tell LLVM (MCJIT) where the library's symbols are, when kernels are loaded that way."""
+    import llvmlite.binding as llvm
+    for name, address in _addresses.items():
+        llvm.add_symbol(name, address)
 
 
 __all__ = ["declare_op", "declare_rt", "ensure_loaded", "function_name", "library_definer",
