@@ -7,6 +7,7 @@ runtime both read the slot numbers below; nothing else knows the layout.
 from __future__ import annotations
 
 import enum
+import os
 
 from ..dsl.types import EVENT_IDS_PER_EVENT, NUM_PIPES, HardEvent, Memory
 
@@ -22,7 +23,7 @@ SUB_BLOCK_IDX = 7
 GM_PTRS = 8          # address of an int64 array: base address of each GM argument
 GM_SIZES = 9         # address of an int64 array: byte size of each GM argument
 SCALARS = 10         # address of an int64 array: scalar arguments (floats as float64 bits)
-LOOP_BUDGET = 11     # while-loop iterations left before the kernel is declared hung
+LOOP_BUDGET = 11     # loop iterations (all loops) left before the kernel is declared hung
 CYCLE = 12           # simulated scalar clock (the timing model advances it)
 RES0 = 13            # RES0..RES2: results of runtime-library calls (address, bytes, tag)
 RES1 = 14
@@ -147,3 +148,18 @@ class ErrorCode(enum.IntEnum):
     DATA_RACE = 24
     UNINITIALIZED_READ = 25
     TOO_MANY_LIVE_TENSORS = 26
+
+
+LOOP_BUDGET_ENV = "ASCENDC_PY_LOOP_BUDGET"
+DEFAULT_LOOP_BUDGET = 1 << 23
+
+
+def loop_budget() -> int:
+    """Iterations a block's loops may run in all before LoopLimitError (``ASCENDC_PY_LOOP_BUDGET``
+    overrides the default of 2**23; a positive integer)."""
+    raw = os.environ.get(LOOP_BUDGET_ENV, "").strip()
+    try:
+        value = int(raw) if raw else DEFAULT_LOOP_BUDGET
+    except ValueError:
+        value = DEFAULT_LOOP_BUDGET
+    return value if 0 < value < 1 << 62 else DEFAULT_LOOP_BUDGET

@@ -103,8 +103,13 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
                              f"follows{where}; a real NPU hangs here", loc,
                              hint="add the matching set_flag before (or after) this wait")
     if code == E.LOOP_LIMIT:
-        return err.LoopLimitError(f"while loop exceeded 2**31 iterations{where}; the kernel "
-                                  f"looks hung", loc)
+        return err.LoopLimitError(f"{op if op in ('for', 'while') else 'a'} loop: the "
+                                  f"block's loops ran more than {abi.loop_budget()} iterations "
+                                  f"in all{where}; the kernel looks hung (a loop whose "
+                                  f"condition never changes?)", loc,
+                                  hint=f"check the loop's exit condition; a kernel that really "
+                                       f"needs more iterations can raise the budget with "
+                                       f"{abi.LOOP_BUDGET_ENV}=N")
     if code == E.ASSERTION:
         msg = detail[0] if detail and detail[0] else ""
         return err.KernelAssertionError(f"assertion failed{': ' + msg if msg else ''}{where}", loc)

@@ -101,7 +101,7 @@ class _Core:
         ctx[abi.GM_PTRS] = gm_ptrs.ctypes.data
         ctx[abi.GM_SIZES] = gm_sizes.ctypes.data
         ctx[abi.SCALARS] = scalars.ctypes.data
-        ctx[abi.LOOP_BUDGET] = 1 << 31
+        ctx[abi.LOOP_BUDGET] = abi.loop_budget()
         ctx[abi.MASK_LO] = ctx[abi.MASK_HI] = -1  # reset_mask: every lane
         ctx[abi.COSTS] = costs.ctypes.data
         self.counters[:] = 0

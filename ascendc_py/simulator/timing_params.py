@@ -48,6 +48,11 @@ def family(dtype: DataType) -> int:
     return 2
 
 
+def copy_path_exists(src: Memory, dst: Memory) -> bool:
+    """Whether the AI Core has a DMA path from ``src`` to ``dst`` (one the cost table prices)."""
+    return (_MEMORY_NAMES[src], _MEMORY_NAMES[dst]) in PATHS
+
+
 def path_index(src: Memory, dst: Memory) -> int:
     return PATHS.index((_MEMORY_NAMES[src], _MEMORY_NAMES[dst]))
 

@@ -300,5 +300,38 @@ def test_integer_variable_cannot_become_float():
                   ["integer variable", "float"])
 
 
+COEFFICIENTS = (0.5, 0.25)
+
+
+@asc.kernel
+def tuple_index_out_of_range(out: asc.GlobalAddress):
+    g = asc.GlobalTensor()
+    g.set_global_buffer(out, 64)
+    g.set_value(0, COEFFICIENTS[2])
+
+
+@asc.kernel
+def copy_without_a_data_path(out: asc.GlobalAddress):
+    g = asc.GlobalTensor()
+    g.set_global_buffer(out, 64)
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.C2PIPE2GM, 1)
+    pipe.init_buffer(q, 1, 256)
+    t = q.alloc_tensor(asc.float32)
+    asc.data_copy(t, g, 64)
+
+
+def test_module_tuple_index_out_of_range():
+    err = launch_error(tuple_index_out_of_range, out32(), cls=asc.ConstantRangeError)
+    check_message(err, __file__, line_of(tuple_index_out_of_range, "COEFFICIENTS[2]"),
+                  "COEFFICIENTS[2]", ["index 2 is out of range", "tuple of 2 items", "0..1"])
+
+
+def test_data_copy_between_positions_without_a_data_path():
+    err = launch_error(copy_without_a_data_path, out32(), cls=asc.KernelTypeError)
+    check_message(err, __file__, line_of(copy_without_a_data_path, "asc.data_copy(t, g"),
+                  "asc.data_copy(t, g, 64)", ["no data path", "GM → C2PIPE2GM", "VECIN"])
+
+
 def test_process_still_works_after_compile_errors():
     assert_still_works()

@@ -220,10 +220,37 @@ def spin(z: asc.GlobalAddress, n: int):
         k += 1
 
 
-@pytest.mark.slow
 def test_endless_while_loop_raises_loop_limit():
-    """2**31 iterations run natively (several seconds)."""
+    """The default budget (2**23 iterations for all of a block's loops) runs out in well
+    under a second here."""
     with pytest.raises(asc.LoopLimitError) as info:
         spin[1](np.zeros(8, np.float32), 1)
-    check_fault(info.value, spin, "while n > 0", ["2**31", "hung"])
+    check_fault(info.value, spin, "while n > 0", ["while loop", "8388608", "hung",
+                                                  "ASCENDC_PY_LOOP_BUDGET"])
+    assert_still_works()
+
+
+@asc.kernel
+def long_copy_loop(x: asc.GlobalAddress, n: int):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 8)
+    t = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, 8)
+    for i in range(n):
+        for j in range(4):
+            asc.data_copy(t, xg, 8)
+
+
+def test_for_loops_share_the_budget(monkeypatch):
+    """for loops (nested ones counted together) spend the same budget; the environment
+    variable sets it per launch."""
+    x = np.zeros(8, np.float32)
+    with pytest.raises(asc.LoopLimitError) as info:
+        long_copy_loop[1](x, 2**40)
+    check_fault(info.value, long_copy_loop, "for j in range(4)", ["for loop", "hung"])
+    monkeypatch.setenv("ASCENDC_PY_LOOP_BUDGET", "1000")
+    long_copy_loop[1](x, 199)          # 199 + 199 * 4 = 995 iterations
+    with pytest.raises(asc.LoopLimitError, match="more than 1000 iterations"):
+        long_copy_loop[1](x, 201)
+    monkeypatch.setenv("ASCENDC_PY_LOOP_BUDGET", "not a number")
+    long_copy_loop[1](x, 201)          # an unusable value keeps the default
     assert_still_works()

@@ -20,7 +20,6 @@ from ..errors import InternalCompilerError, Site, SourceLoc
 from .types import I1, I8, I32, I64, PTR, F64, ElemBuilder, const, convert, intrinsic, llvm_type
 
 LOWERINGS: dict[str, Callable] = {}
-WHILE_BUDGET = 1 << 31
 
 
 def lowering(*names: str):
@@ -220,6 +219,7 @@ class Codegen(FnBuilder):
         gt = self.b.icmp_signed(">", i, stop)
         self.b.cbranch(self.b.select(up, lt, gt), body, done)
         self.b.position_at_end(body)
+        self.spend_iteration("for")
         self.scalar_cost(2)  # increment, compare and branch
         self.b.store(i, self.var(s.var))
         self.loops.append((latch, done))
@@ -232,6 +232,13 @@ class Codegen(FnBuilder):
         self.b.branch(head)
         self.b.position_at_end(done)
 
+    def spend_iteration(self, kind: str) -> None:
+        """Take one iteration from the block's loop budget (shared by all its loops); an
+        exhausted budget is a LoopLimitError, so a loop that never ends cannot hang a launch."""
+        left = self.b.sub(self.ld(abi.LOOP_BUDGET), self.i64(1))
+        self.st(abi.LOOP_BUDGET, left)
+        self.fail_if(self.b.icmp_signed("<", left, self.i64(0)), abi.ErrorCode.LOOP_LIMIT, kind)
+
     def s_while(self, s: ir.While) -> None:
         head = self.func.append_basic_block("while.head")
         body = self.func.append_basic_block("while.body")
@@ -239,10 +246,7 @@ class Codegen(FnBuilder):
         self.b.branch(head)
         self.b.position_at_end(head)
         self.cur_loc = s.loc
-        left = self.b.sub(self.ld(abi.LOOP_BUDGET), self.i64(1))
-        self.st(abi.LOOP_BUDGET, left)
-        self.fail_if(self.b.icmp_signed("<", left, self.i64(0)), abi.ErrorCode.LOOP_LIMIT,
-                     "while")
+        self.spend_iteration("while")
         self.block(s.pre)
         self.scalar_cost(1 + count_ops(s.cond))
         self.b.cbranch(self.expr(s.cond), body, done)

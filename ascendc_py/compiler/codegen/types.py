@@ -157,6 +157,14 @@ class ElemBuilder:
     def one(self, a):
         return L.Constant(a.type, 1.0 if self.is_float else 1)
 
+    def axpy(self, d, a, s):
+        """d + a * s; float16 is computed in float32 and rounded once (as the reference)."""
+        if d.type == F16 and a.type == F16:
+            wide = [self.b.fpext(v, F32) if v.type == F16 else v for v in (d, a, s)]
+            res = self.b.fadd(wide[0], self.b.fmul(wide[1], wide[2]))
+            return self.b.fptrunc(res, F16)
+        return self.add(d, self.mul(a, s))
+
     def rsqrt(self, a):
         """1 / sqrt(a), computed in float32 for float16 and rounded once."""
         wide = self.b.fpext(a, F32) if a.type == F16 else a

@@ -107,7 +107,7 @@ def _axpy_ref(dst, src, s):
 
 
 register(OpSpec("axpy", Family.AXPY, PipeID.PIPE_V, CostClass.MADD, FLOAT_TYPES, SCALAR_FORMS,
-                _axpy_ref, lambda eb, d, a, s: eb.add(d, eb.mul(a, s)),
+                _axpy_ref, lambda eb, d, a, s: eb.axpy(d, a, s),
                 "dst[i] = dst[i] + src[i] * scalar (Ascend C Axpy): half/half, float/float, and "
                 "half src with float dst (the scalar has the src dtype)", 2,
                 mixed=((float32, float16),)))

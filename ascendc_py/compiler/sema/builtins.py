@@ -14,7 +14,8 @@ from ...dsl.types import (DataType, HardEvent, Memory, PipeID, TPosition, bool_,
                           int64, EVENT_IDS_PER_EVENT)
 from .. import ast as A
 from .. import ir
-from ..errors import KernelSyntaxError, KernelTypeError, KernelValueError, SourceLoc
+from ..errors import (ConstantRangeError, KernelSyntaxError, KernelTypeError, KernelValueError,
+                      SourceLoc)
 from ..ops import REGISTRY, Family, OpSpec
 from . import scalars as S
 from .values import (BoundMethodV, ConstV, DTypeV, EnumV, GmAddrV, GmTensorV, LocalTensorV,
@@ -182,6 +183,11 @@ def subscript(an, base: SVal, index, loc: SourceLoc) -> SVal:
     if isinstance(base, PyObjV) and isinstance(base.obj, (tuple, list)):
         from .scope import python_to_sval
         i = want_const_int(off, "an index into a global tuple", loc)
+        n = len(base.obj)
+        if not -n <= i < n:
+            raise ConstantRangeError(f"index {i} is out of range for a module-level "
+                                     f"{type(base.obj).__name__} of {n} items", loc,
+                                     hint=f"use an index in 0..{n - 1}" if n else "")
         return python_to_sval(base.obj[i], loc)
     raise KernelTypeError(f"{base.describe()} cannot be subscripted", loc)
 

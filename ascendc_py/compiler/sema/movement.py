@@ -11,6 +11,7 @@ from ...dsl.types import Memory, bool_, int32, int64
 from .. import ir
 from ..errors import KernelTypeError, KernelValueError, SourceLoc
 from ..ops import REGISTRY
+from ...simulator.timing_params import copy_path_exists
 from ..ops.movement import EXT_LIMITS, MAX_PADDING_BYTES, PARAMS_LIMITS
 from . import scalars as S
 from .builtins import bind_args, function, want_dtype, want_int
@@ -84,6 +85,14 @@ def copy_operands(op: str, dst: SVal, src: SVal, loc: SourceLoc) -> str:
             raise KernelTypeError(f"asc.{op} {what} must be a tensor, got {v.describe()}", loc)
         if isinstance(v, GmTensorV) and v.dtype is None:
             raise KernelTypeError(f"asc.{op} {what}: call set_global_buffer first", loc)
+    memories = tuple(v.memory if isinstance(v, LocalTensorV) else Memory.GM for v in (src, dst))
+    if memories != (Memory.GM, Memory.GM) and not copy_path_exists(*memories):
+        where = " → ".join(v.position.name if isinstance(v, LocalTensorV) else "GM"
+                           for v in (src, dst))
+        raise KernelTypeError(f"asc.{op} has no data path {where} on the AI Core "
+                              f"({memories[0].name} → {memories[1].name})", loc,
+                              hint="vector kernels copy GM ↔ VECIN/VECOUT/VECCALC (UB); "
+                                   "pick a queue or buffer at one of those positions")
     if dst.dtype != src.dtype:
         raise KernelTypeError(f"asc.{op}: dst is {dst.dtype.name} but src is "
                               f"{src.dtype.name}", loc, hint="use asc.cast to convert types")
