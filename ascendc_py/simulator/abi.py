@@ -151,12 +151,12 @@ class ErrorCode(enum.IntEnum):
 
 
 LOOP_BUDGET_ENV = "ASCENDC_PY_LOOP_BUDGET"
-DEFAULT_LOOP_BUDGET = 1 << 23
+DEFAULT_LOOP_BUDGET = 1 << 25
 
 
 def loop_budget() -> int:
     """Iterations a block's loops may run in all before LoopLimitError (``ASCENDC_PY_LOOP_BUDGET``
-    overrides the default of 2**23; a positive integer)."""
+    overrides the default of 2**25; a positive integer)."""
     raw = os.environ.get(LOOP_BUDGET_ENV, "").strip()
     try:
         value = int(raw) if raw else DEFAULT_LOOP_BUDGET

@@ -533,7 +533,7 @@ ENTRIES = [
     Entry("DoubleSetFlagError", f"k_DoubleSetFlagError[1]({X})"),
     Entry("UnsatisfiedWaitError", f"k_UnsatisfiedWaitError[1]({X})"),
     Entry("LoopLimitError", f"k_LoopLimitError[1]({X}, 1)",
-          note="A block's loops may run 2**23 iterations in all (ASCENDC_PY_LOOP_BUDGET "
+          note="A block's loops may run 2**25 iterations in all (ASCENDC_PY_LOOP_BUDGET "
                "raises it); then the simulator stops the kernel as hung, within seconds."),
     Entry("KernelAssertionError", f"k_KernelAssertionError[1]({X}, 100)"),
     Entry("ZeroStepError", f"k_ZeroStepError[1]({X}, 0)"),

@@ -66,7 +66,7 @@ EXPECT = {
     "EventIdError": ["event id 8", "0..7"],
     "DoubleSetFlagError": ["V_MTE3 id 0", "already set", "hint:"],
     "UnsatisfiedWaitError": ["MTE2_V id 1", "never satisfied", "hint:"],
-    "LoopLimitError": ["8388608 iterations", "hung", "ASCENDC_PY_LOOP_BUDGET"],
+    "LoopLimitError": ["33554432 iterations", "hung", "ASCENDC_PY_LOOP_BUDGET"],
     "KernelAssertionError": ["assertion failed", "n must be at most 64"],
     "ZeroStepError": ["step is zero"],
     "DivisionByZeroError": ["division by zero"],

@@ -221,11 +221,11 @@ def spin(z: asc.GlobalAddress, n: int):
 
 
 def test_endless_while_loop_raises_loop_limit():
-    """The default budget (2**23 iterations for all of a block's loops) runs out in well
+    """The default budget (2**25 iterations for all of a block's loops) runs out in well
     under a second here."""
     with pytest.raises(asc.LoopLimitError) as info:
         spin[1](np.zeros(8, np.float32), 1)
-    check_fault(info.value, spin, "while n > 0", ["while loop", "8388608", "hung",
+    check_fault(info.value, spin, "while n > 0", ["while loop", "33554432", "hung",
                                                   "ASCENDC_PY_LOOP_BUDGET"])
     assert_still_works()
 
