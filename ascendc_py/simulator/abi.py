@@ -163,3 +163,19 @@ def loop_budget() -> int:
     except ValueError:
         value = DEFAULT_LOOP_BUDGET
     return value if 0 < value < 1 << 62 else DEFAULT_LOOP_BUDGET
+
+
+LAUNCH_TIMEOUT_ENV = "ASCENDC_PY_LAUNCH_TIMEOUT"
+DEFAULT_LAUNCH_TIMEOUT = 60.0
+WATCHDOG_BUDGET = -(1 << 62)   # written into LOOP_BUDGET when a launch runs out of time
+
+
+def launch_timeout() -> float:
+    """Seconds a launch may run before its loops are stopped (``ASCENDC_PY_LAUNCH_TIMEOUT``,
+    default 60; 0 turns the watchdog off)."""
+    raw = os.environ.get(LAUNCH_TIMEOUT_ENV, "").strip()
+    try:
+        value = float(raw) if raw else DEFAULT_LAUNCH_TIMEOUT
+    except ValueError:
+        value = DEFAULT_LAUNCH_TIMEOUT
+    return value if value == value and value >= 0 else DEFAULT_LAUNCH_TIMEOUT

@@ -102,6 +102,13 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
         return err.UnsatisfiedWaitError(f"wait_flag {_flag_name(a)} is never satisfied: no set_flag for it "
                              f"follows{where}; a real NPU hangs here", loc,
                              hint="add the matching set_flag before (or after) this wait")
+    if code == E.LOOP_LIMIT and ctx is not None and ctx[abi.LOOP_BUDGET] < abi.WATCHDOG_BUDGET // 2:
+        return err.LoopLimitError(f"{op if op in ('for', 'while') else 'a'} loop: the launch ran "
+                                  f"longer than {abi.launch_timeout():g} s{where} and was "
+                                  f"stopped here; the kernel looks hung", loc,
+                                  hint=f"check the loop's bounds and exit condition; a launch "
+                                       f"that really needs longer can raise the limit with "
+                                       f"{abi.LAUNCH_TIMEOUT_ENV}=SECONDS (0: no limit)")
     if code == E.LOOP_LIMIT:
         return err.LoopLimitError(f"{op if op in ('for', 'while') else 'a'} loop: the "
                                   f"block's loops ran more than {abi.loop_budget()} iterations "

@@ -205,6 +205,52 @@ def _stage_with_slack(gm_args):
     return out, staged
 
 
+class _Watchdog:
+    """Stops launches that run past ``abi.launch_timeout()`` seconds: one daemon thread writes
+    ``abi.WATCHDOG_BUDGET`` into the loop budget of every block of an expired launch, so its
+    next loop iteration faults (LoopLimitError, saying the time ran out). Straight-line code
+    always ends; loops that issue instructions re-read the budget on every iteration."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.launches: dict[int, tuple[float, list, threading.Event]] = {}
+        self.ids = itertools.count()
+        self.thread: Optional[threading.Thread] = None
+
+    def watch(self, ctxs: list, expired: threading.Event) -> Optional[int]:
+        limit = abi.launch_timeout()
+        if limit <= 0:
+            return None
+        with self.lock:
+            key = next(self.ids)
+            self.launches[key] = (time.monotonic() + limit, ctxs, expired)
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._loop, name="ascendc-py-watchdog",
+                                               daemon=True)
+                self.thread.start()
+        return key
+
+    def forget(self, key: Optional[int]) -> None:
+        if key is not None:
+            with self.lock:
+                self.launches.pop(key, None)
+
+    def _loop(self) -> None:
+        while True:
+            time.sleep(0.1)
+            now = time.monotonic()
+            with self.lock:
+                due = [(ctxs, ev) for deadline, ctxs, ev in self.launches.values()
+                       if now >= deadline]
+            for ctxs, expired in due:
+                expired.set()
+                for ctx in list(ctxs):
+                    ctx[abi.LOOP_BUDGET] = abi.WATCHDOG_BUDGET
+
+
+_WATCHDOG = _Watchdog()
+
+
 def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_capacity, timing,
          lenient, sanitize=False) -> LaunchResult:
     ctx_slots = abi.ctx_slots(compiled.num_queues)
@@ -222,6 +268,8 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
     gm_logs: dict[int, np.ndarray] = {}
     printed: dict[int, np.ndarray] = {}   # block -> its print buffer (used part)
     prints = any(s.op in ("printf", "dump_tensor") for s in compiled.sites)
+    running_ctxs: list[np.ndarray] = []
+    expired = threading.Event()
 
     def worker():
         core = _core_for_thread(platform, ctx_slots, compiled.memories)
@@ -235,6 +283,9 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
             trace_buf = np.empty((trace_capacity, abi.TRACE_FIELDS), np.int64) if trace else None
             ctx = core.prepare(block, block_dim, gm_ptrs, gm_sizes, scalars, costs,
                                compiled.num_queues, trace_buf)
+            running_ctxs.append(ctx)
+            if expired.is_set():
+                ctx[abi.LOOP_BUDGET] = abi.WATCHDOG_BUDGET
             ctx[abi.TIMING_ON] = int(timing)
             ctx[abi.WARN_PTR] = warn_buf.ctypes.data
             ctx[abi.WARN_CAP] = sanitizer.WARNINGS_CAP
@@ -264,10 +315,14 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
     t0 = time.perf_counter()
     nworkers = min(WORKERS, block_dim)
     # the calling thread is one of the workers; the pool supplies the others
-    futures = [_executor().submit(worker) for _ in range(nworkers - 1)]
-    worker()
-    for f in futures:
-        f.result()
+    watch = _WATCHDOG.watch(running_ctxs, expired)
+    try:
+        futures = [_executor().submit(worker) for _ in range(nworkers - 1)]
+        worker()
+        for f in futures:
+            f.result()
+    finally:
+        _WATCHDOG.forget(watch)
     wall = time.perf_counter() - t0
     if errors:
         block = min(errors)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import inspect
 import re
 
+import time
+
 import numpy as np
 import pytest
 
@@ -238,6 +240,33 @@ def long_copy_loop(x: asc.GlobalAddress, n: int):
     for i in range(n):
         for j in range(4):
             asc.data_copy(t, xg, 8)
+
+
+@asc.kernel
+def heavy_loop(x: asc.GlobalAddress, n: int):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 16384)
+    t = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, 16384)
+    for i in range(n):
+        asc.data_copy(t, xg, 16384)
+        asc.exp(t, t, 16384)
+
+
+@pytest.mark.parametrize("blocks", [1, 3])
+def test_watchdog_stops_a_launch_that_runs_too_long(monkeypatch, blocks):
+    """Iterations that each cost microseconds stay inside the loop budget for minutes; the
+    launch timeout stops them."""
+    x = np.zeros(16384, np.float32)
+    heavy_loop[blocks](x, 2)                      # compiled outside the timed launch
+    monkeypatch.setenv("ASCENDC_PY_LAUNCH_TIMEOUT", "0.5")
+    t0 = time.monotonic()
+    with pytest.raises(asc.LoopLimitError) as info:
+        heavy_loop[blocks](x, 10**9)
+    assert time.monotonic() - t0 < 20
+    check_fault(info.value, heavy_loop, "for i in range(n)", ["longer than 0.5 s", "hung",
+                                                              "ASCENDC_PY_LAUNCH_TIMEOUT"])
+    heavy_loop[blocks](x, 3)                      # the next launch starts with a fresh budget
+    assert_still_works()
 
 
 def test_for_loops_share_the_budget(monkeypatch):

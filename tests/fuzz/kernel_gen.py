@@ -797,6 +797,8 @@ def load_kernel(source: str, name: str = "fz_kernel"):
 # ----------------------------------------------------------------------------- running a case
 # seconds a case may take (compile + launch; they take well under 1 s) before it is a hang
 CASE_TIMEOUT = float(os.environ.get("ASCENDC_PY_FUZZ_TIMEOUT", "10"))
+# the simulator's own watchdog stops a launch well before the harness would call it a hang
+os.environ.setdefault("ASCENDC_PY_LAUNCH_TIMEOUT", str(max(0.5, CASE_TIMEOUT / 3)))
 
 
 class Hang(Exception):
