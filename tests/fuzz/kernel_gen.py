@@ -964,12 +964,140 @@ def python_valid(source: str) -> bool:
     return True
 
 
-def run_case(case: Case, timeout: float = 0.0) -> Outcome:
+# ----------------------------------------------------------------------------- risky constants
+# Compile-time folding of ``a ** b`` or ``a << b`` with a huge b runs in C with the GIL held (or
+# allocates gigabytes): nothing in the process can time it out. Such cases run in a separate
+# process (``run_isolated``), killed if they take too long.
+_CAP = 1 << 70
+RISKY_POW_EXPONENT = 1 << 20
+RISKY_SHIFT = 1 << 27
+
+
+def _cap(v: int) -> int:
+    return max(-_CAP, min(_CAP, v))
+
+
+def _safe_int(node, env: dict) -> Optional[int]:
+    """The value of an integer constant expression (capped at 2**70 in magnitude, computed
+    without ever building a huge number); None if it is not one."""
+    if isinstance(node, ast.Constant):
+        return _cap(node.value) if type(node.value) is int else None
+    if isinstance(node, ast.Name):
+        return env.get(node.id)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = _safe_int(node.operand, env)
+        return None if v is None else (-v if isinstance(node.op, ast.USub) else v)
+    if not isinstance(node, ast.BinOp):
+        return None
+    a, b = _safe_int(node.left, env), _safe_int(node.right, env)
+    if a is None or b is None:
+        return None
+    op = node.op
+    if isinstance(op, ast.Add):
+        return _cap(a + b)
+    if isinstance(op, ast.Sub):
+        return _cap(a - b)
+    if isinstance(op, ast.Mult):
+        return _cap(a * b)
+    if isinstance(op, (ast.FloorDiv, ast.Mod)) and b:
+        return _cap(a // b if isinstance(op, ast.FloorDiv) else a % b)
+    if isinstance(op, ast.Pow) and b >= 0:
+        return _cap(a ** b) if b <= 256 or abs(a) <= 1 and b <= _CAP else _CAP
+    if isinstance(op, ast.LShift) and b >= 0:
+        return _cap(a << b) if b <= 256 else _CAP
+    if isinstance(op, ast.RShift) and b >= 0:
+        return a >> min(b, 256)
+    return None
+
+
+def risky_constants(source: str) -> str:
+    """Why compiling ``source`` may fold a gigantic constant ('' if it may not)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ""
+    env: dict = {}
+    for node in ast.walk(tree):   # flow-insensitive: every simple NAME = <int expression>
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name):
+            v = _safe_int(node.value, env)
+            if v is not None:
+                env[node.targets[0].id] = v
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Pow, ast.LShift)):
+            e = _safe_int(node.right, env)
+            limit = RISKY_POW_EXPONENT if isinstance(node.op, ast.Pow) else RISKY_SHIFT
+            if e is not None and e >= limit:
+                return (f"constant {'**' if isinstance(node.op, ast.Pow) else '<<'} by "
+                        f"{ast.unparse(node.right)} at line {node.lineno}")
+    return ""
+
+
+ISOLATED_GRACE = 5.0   # seconds an isolated case may take beyond its timeout
+
+
+def run_isolated(case: Case, timeout: float) -> Outcome:
+    """Run one case in a fresh ``--run-batch`` process; kill it ``timeout`` + a grace after
+    it is ready (Hang), report a death by signal (Crash)."""
+    import queue
+    import subprocess
+    import tempfile
+    import time
+    fd, path = tempfile.mkstemp(suffix=".json", dir=kernel_dir())
+    with os.fdopen(fd, "w") as f:
+        json.dump([case_to_json(case)], f)
+    err = tempfile.TemporaryFile(mode="w+")
+    proc = subprocess.Popen([sys.executable, __file__, "--run-batch", path, "--isolated"],
+                            stdout=subprocess.PIPE, stderr=err, text=True)
+    lines: queue.Queue = queue.Queue()
+
+    def reader():
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=reader, daemon=True).start()
+    deadline, ready = time.monotonic() + 120, False
+    while True:
+        try:
+            line = lines.get(timeout=max(0.05, deadline - time.monotonic()))
+        except queue.Empty:
+            break
+        if line is None:
+            break
+        if line.startswith("READY"):
+            ready, deadline = True, time.monotonic() + timeout + ISOLATED_GRACE
+        elif line.startswith("RESULT "):
+            r = json.loads(line[7:])
+            proc.wait()
+            err.close()
+            return Outcome(r["status"], r["detail"], r["class"])
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+        err.close()
+        what = "after it was ready" if ready else "(it never got ready)"
+        return Outcome("fail", f"hang: no result {timeout + ISOLATED_GRACE:.0f} s {what}; the "
+                       f"process was killed", "Hang(isolated)")
+    err.seek(0)
+    tail = err.read()[-3000:]
+    err.close()
+    return Outcome("fail", f"crash: the process running the case died with status "
+                   f"{proc.returncode}\n{tail}", "Crash")
+
+
+def run_case(case: Case, timeout: float = 0.0, isolate: bool = True) -> Outcome:
     """Compile and launch one case. ``fail``: an InternalCompilerError, an exception that is not
-    an asc.KernelError, a warning that is not an asc.KernelWarning, or a hang."""
+    an asc.KernelError, a warning that is not an asc.KernelWarning, or a hang. A case that
+    folds gigantic constants (``risky_constants``) runs in a separate process if ``isolate``."""
     timeout = timeout or case.timeout or CASE_TIMEOUT
     if not python_valid(case.source):
         return Outcome("skip", "not valid Python")
+    reason = risky_constants(case.source) if isolate else ""
+    if reason:
+        out = run_isolated(case, timeout)
+        out.detail = f"(run in a separate process: {reason})\n{out.detail}"
+        return out
     try:
         mod = load_module(case.source)
     except Exception as exc:  # noqa: BLE001 - a module-level Python error, not the compiler's
@@ -1408,22 +1536,24 @@ def case_from_json(d: dict) -> Case:
                 timeout=d.get("timeout", 0.0))
 
 
-def run_batch_file(path: str) -> int:
+def run_batch_file(path: str, isolated: bool = False) -> int:
     """Run the cases of a JSON file one after another, printing progress lines (see the module
-    doc). The runtime library is loaded first, outside any case's time limit."""
+    doc). The runtime library is loaded first, outside any case's time limit (then ``READY``).
+    ``isolated``: this process is itself the separate process of ``run_isolated``."""
     with open(path) as f:
         cases = [case_from_json(d) for d in json.load(f)]
     from ascendc_py.compiler.codegen.runtime_lib import ensure_loaded
     ensure_loaded()
+    print("READY", flush=True)
     for i, case in enumerate(cases):
         print(f"CASE {i}", flush=True)
-        out = run_case(case)
+        out = run_case(case, isolate=not isolated)
         print("RESULT " + json.dumps({"i": i, "status": out.status, "class": out.error_class,
                                       "detail": out.detail[-4000:]}), flush=True)
     return 0
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--run-batch":
-        sys.exit(run_batch_file(sys.argv[2]))
+    if len(sys.argv) in (3, 4) and sys.argv[1] == "--run-batch":
+        sys.exit(run_batch_file(sys.argv[2], sys.argv[3:] == ["--isolated"]))
     print(__doc__)

@@ -5,14 +5,17 @@ other than ``InternalCompilerError``) or warning (``asc.KernelWarning``). Anythi
 exception type, a warning of another class from the compiler, a hang (no result after
 ``ASCENDC_PY_FUZZ_TIMEOUT`` seconds, default 10) or a crash of the process — is a failure that
 prints the offending source. Cases run in-process; a bounded number of batches also run in a
-fresh process so that a segfault is reported with its source instead of killing the test worker.
-Edits that leave invalid Python are skipped (Python rejects them before the compiler sees them).
+fresh process so that a segfault is reported with its source instead of killing the test worker,
+and so does every case that folds a gigantic constant (``kernel_gen.risky_constants``: the fold
+runs in C with the GIL held, so only killing the process stops it). Edits that leave invalid
+Python are skipped (Python rejects them before the compiler sees them).
 
 Known bugs: each gets a minimal repro below, run as an explicit ``@example``, and an entry in
 ``KNOWN_BUGS`` (so that random cases hitting it are counted with ``--hypothesis-show-statistics``
 but do not fail the run, while the fuzzer keeps looking for new ones); the repro is
-``strict`` and fails until the bug is fixed. The four this fuzzer found (BUG-1, 2, 3, 5) are
-fixed; their repros stay as regression examples.
+``strict`` and fails until the bug is fixed (its ``@example`` is marked ``xfail``; when the
+bug is fixed, remove the mark and the entry). BUG-1, 2, 3 and 5 are fixed; their repros stay as
+regression examples.
 """
 from __future__ import annotations
 
@@ -41,9 +44,21 @@ FUZZ_SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck), pri
 
 
 # ----------------------------------------------------------------------------- known bugs
-# Known bugs, each a description -> a matcher of failed outcomes; none is open now (BUG-1..3
-# and BUG-5, found by this fuzzer, are fixed: their repros below are plain examples).
-KNOWN_BUGS: dict = {}
+# Known bugs, each a description -> a matcher of failed outcomes (BUG-1..3 and BUG-5, found by
+# this fuzzer, are fixed: their repros below are plain examples).
+FOLD_ERRORS = ("OverflowError", "ZeroDivisionError", "MemoryError", "Exceeds the limit",
+               "complex")
+KNOWN_BUGS: dict = {
+    "BUG-6: compile-time constant folding (sema/scalars.py _fold_const, const_of) lets Python "
+    "exceptions out as InternalCompilerError: 2.0 ** 5000 (OverflowError), 0.0 ** -1 "
+    "(ZeroDivisionError), (-8.0) ** (1 / 3) (complex result), 1 << 2 ** 40 (MemoryError), "
+    "10 ** 5000 (ValueError formatting a >4300-digit int in the ConstantRangeError message)":
+        lambda o: o.error_class == "InternalCompilerError" and "scalars.py" in o.detail
+        and any(e in o.detail for e in FOLD_ERRORS),
+    "BUG-7: compile-time constant folding is unbounded: 3 ** (2 ** 40) never finishes (in C, "
+    "with the GIL held: nothing in the process can stop it), 2 ** (2 ** 31) takes 20 s":
+        lambda o: o.error_class == "Hang(isolated)" and "constant **" in o.detail,
+}
 
 
 def known_bug(out: kg.Outcome):
@@ -100,6 +115,35 @@ def k(x: asc.GlobalAddress):
 ''', F32_8, "BUG-5 repro", strict=True, timeout=3.0)
 
 
+BUG6_INT = Case('''import ascendc_py as asc
+
+
+@asc.kernel
+def k(x: asc.GlobalAddress):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 8)
+    xg.set_value(0, 10 ** 5000)
+''', F32_8, "BUG-6 repro (int)", strict=True)
+BUG6_FLOAT = Case('''import ascendc_py as asc
+
+
+@asc.kernel
+def k(x: asc.GlobalAddress):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 8)
+    xg.set_value(0, 2.0 ** 5000)
+''', F32_8, "BUG-6 repro (float)", strict=True)
+BUG7 = Case('''import ascendc_py as asc
+
+
+@asc.kernel
+def k(x: asc.GlobalAddress):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 8)
+    xg.set_value(0, 3 ** (2 ** 40))
+''', F32_8, "BUG-7 repro", strict=True, timeout=2.0)
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _runtime_library():
     from ascendc_py.compiler.codegen.runtime_lib import ensure_loaded
@@ -137,6 +181,9 @@ def test_unedited_bases_run_cleanly(name):
 @example(case=BUG2)
 @example(case=BUG3)
 @example(case=BUG5)
+@example(case=BUG6_INT).xfail(reason=list(KNOWN_BUGS)[0], raises=pytest.fail.Exception)
+@example(case=BUG6_FLOAT).xfail(reason=list(KNOWN_BUGS)[0], raises=pytest.fail.Exception)
+@example(case=BUG7).xfail(reason=list(KNOWN_BUGS)[1], raises=pytest.fail.Exception)
 def test_malformed_kernel_fails_cleanly(case):
     out = kg.run_case(case)
     event(f"{out.status}:{out.error_class}" if out.error_class else out.status)
