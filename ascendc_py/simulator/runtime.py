@@ -239,13 +239,12 @@ class _Watchdog:
         while True:
             time.sleep(0.1)
             now = time.monotonic()
-            with self.lock:
-                due = [(ctxs, ev) for deadline, ctxs, ev in self.launches.values()
-                       if now >= deadline]
-            for ctxs, expired in due:
-                expired.set()
-                for ctx in list(ctxs):
-                    ctx[abi.LOOP_BUDGET] = abi.WATCHDOG_BUDGET
+            with self.lock:   # under the lock: once forget() returns, no write can follow
+                for deadline, ctxs, expired in self.launches.values():
+                    if now >= deadline:
+                        expired.set()
+                        for ctx in list(ctxs):
+                            ctx[abi.LOOP_BUDGET] = abi.WATCHDOG_BUDGET
 
 
 _WATCHDOG = _Watchdog()
@@ -283,7 +282,8 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
             trace_buf = np.empty((trace_capacity, abi.TRACE_FIELDS), np.int64) if trace else None
             ctx = core.prepare(block, block_dim, gm_ptrs, gm_sizes, scalars, costs,
                                compiled.num_queues, trace_buf)
-            running_ctxs.append(ctx)
+            if not any(c is ctx for c in running_ctxs):   # a thread's core serves many blocks
+                running_ctxs.append(ctx)
             if expired.is_set():
                 ctx[abi.LOOP_BUDGET] = abi.WATCHDOG_BUDGET
             ctx[abi.TIMING_ON] = int(timing)
