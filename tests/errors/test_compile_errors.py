@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import re
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -331,6 +332,44 @@ def test_data_copy_between_positions_without_a_data_path():
     err = launch_error(copy_without_a_data_path, out32(), cls=asc.KernelTypeError)
     check_message(err, __file__, line_of(copy_without_a_data_path, "asc.data_copy(t, g"),
                   "asc.data_copy(t, g, 64)", ["no data path", "GM → C2PIPE2GM", "VECIN"])
+
+
+@asc.kernel
+def constant_folding(out: asc.GlobalAddress, case: asc.ConstExpr[int]):
+    g = asc.GlobalTensor()
+    g.set_global_buffer(out, 64)
+    if case == 0:
+        g.set_value(0, 2 ** (2 ** 31 - 1) - 1)  # <- pow
+    elif case == 1:
+        g.set_value(0, 1 << (2 ** 40))  # <- shl
+    elif case == 2:
+        g.set_value(0, 1e300 ** 2.0)  # <- fpow
+    elif case == 3:
+        g.set_value(0, (-8.0) ** 0.5)  # <- complex
+    else:
+        g.set_value(0, 1e300 * 1e300)  # <- inf
+
+
+@pytest.mark.parametrize("case,marker,words", [
+    (0, "# <- pow", ["2 ** 2147483647", "64-bit"]),
+    (1, "# <- shl", ["1 << 1099511627776", "64-bit"]),
+    (2, "# <- fpow", ["1e+300 ** 2.0", "no finite value"]),
+    (3, "# <- complex", ["not a real number"]),
+])
+def test_constant_folding_that_cannot_be_done(case, marker, words):
+    """Folding never computes unbounded integers or leaks Python's errors (it used to take
+    minutes and gigabytes for 2 ** (2 ** 31 - 1))."""
+    err = launch_error(constant_folding, out32(), case, cls=asc.ConstantRangeError)
+    check_message(err, __file__, line_of(constant_folding, marker), "", words,
+                  caret_on_marker=False)
+
+
+def test_float_constant_overflow_is_infinity():
+    z = out32()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        constant_folding[1](z, 4)
+    assert z[0] == np.inf
 
 
 def test_process_still_works_after_compile_errors():

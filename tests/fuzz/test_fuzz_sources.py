@@ -14,7 +14,7 @@ Known bugs: each gets a minimal repro below, run as an explicit ``@example``, an
 ``KNOWN_BUGS`` (so that random cases hitting it are counted with ``--hypothesis-show-statistics``
 but do not fail the run, while the fuzzer keeps looking for new ones); the repro is
 ``strict`` and fails until the bug is fixed (its ``@example`` is marked ``xfail``; when the
-bug is fixed, remove the mark and the entry). BUG-1, 2, 3 and 5 are fixed; their repros stay as
+bug is fixed, remove the mark and the entry). BUG-1, 2, 3, 5, 6 and 7 are fixed; their repros stay as
 regression examples.
 """
 from __future__ import annotations
@@ -44,21 +44,11 @@ FUZZ_SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck), pri
 
 
 # ----------------------------------------------------------------------------- known bugs
-# Known bugs, each a description -> a matcher of failed outcomes (BUG-1..3 and BUG-5, found by
-# this fuzzer, are fixed: their repros below are plain examples).
-FOLD_ERRORS = ("OverflowError", "ZeroDivisionError", "MemoryError", "Exceeds the limit",
-               "complex")
-KNOWN_BUGS: dict = {
-    "BUG-6: compile-time constant folding (sema/scalars.py _fold_const, const_of) lets Python "
-    "exceptions out as InternalCompilerError: 2.0 ** 5000 (OverflowError), 0.0 ** -1 "
-    "(ZeroDivisionError), (-8.0) ** (1 / 3) (complex result), 1 << 2 ** 40 (MemoryError), "
-    "10 ** 5000 (ValueError formatting a >4300-digit int in the ConstantRangeError message)":
-        lambda o: o.error_class == "InternalCompilerError" and "scalars.py" in o.detail
-        and any(e in o.detail for e in FOLD_ERRORS),
-    "BUG-7: compile-time constant folding is unbounded: 3 ** (2 ** 40) never finishes (in C, "
-    "with the GIL held: nothing in the process can stop it), 2 ** (2 ** 31) takes 20 s":
-        lambda o: o.error_class == "Hang(isolated)" and "constant **" in o.detail,
-}
+# Known bugs, each a description -> a matcher of failed outcomes. None is open: BUG-1..3 and
+# BUG-5..7, found by this fuzzer, are fixed and their repros below are plain examples (BUG-6:
+# constant folding let OverflowError/ZeroDivisionError/complex results out as
+# InternalCompilerError; BUG-7: folding 3 ** (2 ** 40) never finished).
+KNOWN_BUGS: dict = {}
 
 
 def known_bug(out: kg.Outcome):
@@ -181,9 +171,9 @@ def test_unedited_bases_run_cleanly(name):
 @example(case=BUG2)
 @example(case=BUG3)
 @example(case=BUG5)
-@example(case=BUG6_INT).xfail(reason=list(KNOWN_BUGS)[0], raises=pytest.fail.Exception)
-@example(case=BUG6_FLOAT).xfail(reason=list(KNOWN_BUGS)[0], raises=pytest.fail.Exception)
-@example(case=BUG7).xfail(reason=list(KNOWN_BUGS)[1], raises=pytest.fail.Exception)
+@example(case=BUG6_INT)
+@example(case=BUG6_FLOAT)
+@example(case=BUG7)
 def test_malformed_kernel_fails_cleanly(case):
     out = kg.run_case(case)
     event(f"{out.status}:{out.error_class}" if out.error_class else out.status)

@@ -80,10 +80,11 @@ def convert_const(value, dtype: DataType):
     if dtype == bool_:
         return bool(value)
     if dtype.is_float:
-        if dtype == float16:
-            return float(np.float16(value))
-        if dtype == float32:
-            return float(np.float32(value))
+        with np.errstate(over="ignore"):   # out of range rounds to ±inf, as a store does
+            if dtype == float16:
+                return float(np.float16(value))
+            if dtype == float32:
+                return float(np.float32(value))
         return float(value)
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
@@ -115,7 +116,19 @@ def _fold_const(op: str, a, b, dtype: DataType, loc: SourceLoc):
         raise ConstantRangeError("division by zero in a compile-time expression", loc)
     if op in ("shl", "shr") and b < 0:
         raise ConstantRangeError("negative shift count", loc)
-    return fn(a, b)
+    if (op == "pow" and b > 64 and abs(a) > 1) or (op == "shl" and b > 64 and a != 0):
+        # the exact value would take unbounded time and memory to compute
+        raise ConstantRangeError(f"{a} {'**' if op == 'pow' else '<<'} {b} is far outside the "
+                                 f"64-bit integer range in a compile-time expression", loc)
+    try:
+        value = fn(a, b)
+    except (OverflowError, ZeroDivisionError) as exc:   # e.g. 1e300 ** 2.0, 0.0 ** -1
+        symbol = next((t for t, name in BINOP_NAMES.items() if name == op), op)
+        raise ConstantRangeError(f"compile-time {a!r} {symbol} {b!r} has no finite value "
+                                 f"({exc})", loc) from None
+    if isinstance(value, complex):                      # e.g. (-8.0) ** 0.5
+        raise ConstantRangeError(f"compile-time {a!r} ** {b!r} is not a real number", loc)
+    return value
 
 
 def binary(op_text: str, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
