@@ -766,14 +766,18 @@ def kernel_dir() -> Path:
         return _KDIR
 
 
-def load_module(source: str):
-    """Write ``source`` to a real file and import it (cached by content)."""
+_FRESH = iter(range(1, 1 << 62))
+
+
+def load_module(source: str, fresh: bool = False):
+    """Write ``source`` to a real file and import it (cached by content unless ``fresh``: a new
+    module, so its kernels compile again and a replayed case behaves as the first time)."""
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
     with _LOAD_LOCK:
-        mod = _LOADED.get(digest)
+        mod = None if fresh else _LOADED.get(digest)
         if mod is not None:
             return mod
-        name = f"fz_{digest}"
+        name = f"fz_{digest}" + (f"_{next(_FRESH)}" if fresh else "")
         path = kernel_dir() / f"{name}.py"
         path.write_text(source)
         spec = importlib.util.spec_from_file_location(name, path)
@@ -786,12 +790,38 @@ def load_module(source: str):
         except BaseException:
             del sys.modules[name]
             raise
-        _LOADED[digest] = mod
+        if not fresh:
+            _LOADED[digest] = mod
         return mod
 
 
-def load_kernel(source: str, name: str = "fz_kernel"):
-    return getattr(load_module(source), name)
+def crumb_path() -> Path:
+    """Where the case being run is written (per pytest-xdist worker): if the process dies in a
+    case, this file names it."""
+    import tempfile
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    return Path(tempfile.gettempdir()) / f"ascendc_py_fuzz_last_case.{worker}.txt"
+
+
+class breadcrumb:
+    """``with breadcrumb(text):`` keeps ``text`` in ``crumb_path()`` while the block runs."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __enter__(self):
+        try:
+            crumb_path().write_text(self.text)
+        except OSError:
+            pass
+
+    def __exit__(self, *exc):
+        crumb_path().unlink(missing_ok=True)
+        return False
+
+
+def load_kernel(source: str, name: str = "fz_kernel", fresh: bool = False):
+    return getattr(load_module(source, fresh), name)
 
 
 # ----------------------------------------------------------------------------- running a case
@@ -1098,8 +1128,13 @@ def run_case(case: Case, timeout: float = 0.0, isolate: bool = True) -> Outcome:
         out = run_isolated(case, timeout)
         out.detail = f"(run in a separate process: {reason})\n{out.detail}"
         return out
+    with breadcrumb(f"{case.recipe!r}\n{case.source}"):
+        return _run_in_process(case, timeout)
+
+
+def _run_in_process(case: Case, timeout: float) -> Outcome:
     try:
-        mod = load_module(case.source)
+        mod = load_module(case.source, fresh=True)
     except Exception as exc:  # noqa: BLE001 - a module-level Python error, not the compiler's
         if isinstance(exc, asc.KernelError):
             return Outcome("error", str(exc), type(exc).__name__)

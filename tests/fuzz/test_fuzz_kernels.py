@@ -47,7 +47,12 @@ def describe(spec: KernelSpec, source: str, blocks: int) -> str:
 
 def run_and_check(spec: KernelSpec) -> None:
     source = kg.render(spec)
-    kern = kg.load_kernel(source)
+    with kg.breadcrumb(f"{spec!r}\n{source}"):
+        _run_and_check(spec, source)
+
+
+def _run_and_check(spec: KernelSpec, source: str) -> None:
+    kern = kg.load_kernel(source, fresh=True)   # compiled anew when hypothesis replays it
     for blocks in spec.blocks:
         args, z = kg.make_launch(spec, blocks)
         sanitize = SANITIZE and spec.seed % 4 == 0

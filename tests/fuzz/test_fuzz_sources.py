@@ -14,8 +14,8 @@ Known bugs: each gets a minimal repro below, run as an explicit ``@example``, an
 ``KNOWN_BUGS`` (so that random cases hitting it are counted with ``--hypothesis-show-statistics``
 but do not fail the run, while the fuzzer keeps looking for new ones); the repro is
 ``strict`` and fails until the bug is fixed (its ``@example`` is marked ``xfail``; when the
-bug is fixed, remove the mark and the entry). BUG-1, 2, 3, 5, 6 and 7 are fixed; their repros stay as
-regression examples.
+bug is fixed, remove the mark and the entry). BUG-1, 2, 3, 5, 6, 7 and 8 are fixed; their
+repros stay as regression examples.
 """
 from __future__ import annotations
 
@@ -47,7 +47,8 @@ FUZZ_SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck), pri
 # Known bugs, each a description -> a matcher of failed outcomes. None is open: BUG-1..3 and
 # BUG-5..7, found by this fuzzer, are fixed and their repros below are plain examples (BUG-6:
 # constant folding let OverflowError/ZeroDivisionError/complex results out as
-# InternalCompilerError; BUG-7: folding 3 ** (2 ** 40) never finished).
+# InternalCompilerError; BUG-7: folding 3 ** (2 ** 40) never finished; BUG-8: a float constant
+# outside the float32 range gave a NumPy RuntimeWarning from sema/scalars.py).
 KNOWN_BUGS: dict = {}
 
 
@@ -133,6 +134,15 @@ def k(x: asc.GlobalAddress):
     xg.set_value(0, 3 ** (2 ** 40))
 ''', F32_8, "BUG-7 repro", strict=True, timeout=2.0)
 
+BUG8 = Case('''import ascendc_py as asc
+
+
+@asc.kernel
+def k(x: asc.GlobalAddress):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 8)
+    xg.set_value(0, 1e308)
+''', F32_8, "BUG-8 repro", strict=True)
 
 @pytest.fixture(scope="module", autouse=True)
 def _runtime_library():
@@ -174,6 +184,7 @@ def test_unedited_bases_run_cleanly(name):
 @example(case=BUG6_INT)
 @example(case=BUG6_FLOAT)
 @example(case=BUG7)
+@example(case=BUG8)
 def test_malformed_kernel_fails_cleanly(case):
     out = kg.run_case(case)
     event(f"{out.status}:{out.error_class}" if out.error_class else out.status)
