@@ -65,6 +65,10 @@ SAN_PTR = 129        # address of the sanitizer state array (codegen/sanitize.py
 SAN_GRAN = 130       # index of the first granule record in that array
 POS_LIVE = 131       # + TPosition: tensors currently allocated from TQues at that position
 MAX_LIVE_PER_POSITION = 8  # A2/A3: more hangs the NPU (CPU mode aborts)
+                     # (POS_LIVE .. POS_LIVE + 16: one slot per TPosition)
+BLAS_SGEMM = 148     # address of the host CBLAS sgemm (simulator/blas.py), 0: the library's loop
+# 149..156: sub-core identity and cross-core synchronisation (kernel types, mix launches)
+# 157..159: cube unit state
 HEADER_SLOTS = 160
 TRACE_FIELDS = 6     # start, occupancy, latency, pipe, site, op
 QUEUE_DEPTH = 32     # per-pipe instruction queue (ring of start times)

@@ -22,7 +22,7 @@ from typing import Optional
 
 from ..dsl.types import NUM_PIPES
 from ..compiler.ops.debug import PRINT_BUFFER_BYTES
-from . import abi, sanitizer, timing_params
+from . import abi, blas, sanitizer, timing_params
 from .faults import build_fault
 
 _pool = None
@@ -104,6 +104,7 @@ class _Core:
         ctx[abi.LOOP_BUDGET] = abi.loop_budget()
         ctx[abi.MASK_LO] = ctx[abi.MASK_HI] = -1  # reset_mask: every lane
         ctx[abi.COSTS] = costs.ctypes.data
+        ctx[abi.BLAS_SGEMM] = blas.sgemm_address()
         self.counters[:] = 0
         ctx[abi.COUNTERS] = self.counters.ctypes.data
         ctx[abi.RING_BASE] = abi.ring_base(num_queues)

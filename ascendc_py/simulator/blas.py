@@ -1,0 +1,57 @@
+"""The host BLAS the cube unit's products run on: numpy's bundled OpenBLAS ``sgemm``.
+
+A float16/bfloat16 product is exact in float32 (11- and 8-bit significands), so the cube's
+``float16 x float16 -> float32`` multiply-accumulate is a float32 GEMM of the widened operands;
+only the order in which the K products are summed may differ from the hardware's adder tree
+(the result differs from any other float32 summation order by float32 rounding only). Native
+code calls the function whose address ``sgemm_address()`` returns (stored in ctx slot
+``abi.BLAS_SGEMM`` at launch); when no BLAS is found the runtime library's own loop is used.
+
+Signature (CBLAS, 64-bit integers): ``void sgemm(int order, int trans_a, int trans_b, i64 m,
+i64 n, i64 k, float alpha, const float *a, i64 lda, const float *b, i64 ldb, float beta,
+float *c, i64 ldc)``.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import glob
+import os
+
+ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
+
+#: exported names of cblas_sgemm with 64-bit integers in the OpenBLAS builds numpy ships
+_SYMBOLS = ("scipy_cblas_sgemm64_", "cblas_sgemm64_", "cblas_sgemm_64")
+DISABLE_ENV = "ASCENDC_PY_NO_BLAS"
+
+
+def _candidate_libraries() -> list[str]:
+    import numpy
+    root = os.path.dirname(os.path.dirname(numpy.__file__))
+    found = []
+    for folder in (os.path.join(root, "numpy.libs"), os.path.join(root, "numpy", ".libs"),
+                   os.path.join(os.path.dirname(numpy.__file__), ".dylibs")):
+        found += sorted(glob.glob(os.path.join(folder, "*openblas*")))
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def sgemm_address() -> int:
+    """Address of a 64-bit-integer CBLAS ``sgemm`` in this process, or 0 (none found, or
+    ``ASCENDC_PY_NO_BLAS=1``)."""
+    if os.environ.get(DISABLE_ENV, "").strip() not in ("", "0"):
+        return 0
+    for path in _candidate_libraries():
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name in _SYMBOLS:
+            func = getattr(lib, name, None)
+            if func is not None:
+                _keep.append(lib)
+                return ctypes.cast(func, ctypes.c_void_p).value or 0
+    return 0
+
+
+_keep: list = []   # loaded libraries stay loaded for the process
