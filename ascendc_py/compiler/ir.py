@@ -95,7 +95,7 @@ class Select:
 
 #: Values provided by the simulated core at run time.
 SPECIALS = {"block_idx": int64, "block_num": int64, "sub_block_idx": int64,
-            "system_cycle": int64}
+            "sub_block_num": int64, "core_type": int64, "system_cycle": int64}
 
 
 @dataclass(frozen=True)

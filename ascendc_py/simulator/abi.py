@@ -67,7 +67,10 @@ POS_LIVE = 131       # + TPosition: tensors currently allocated from TQues at th
 MAX_LIVE_PER_POSITION = 8  # A2/A3: more hangs the NPU (CPU mode aborts)
                      # (POS_LIVE .. POS_LIVE + 16: one slot per TPosition)
 BLAS_SGEMM = 148     # address of the host CBLAS sgemm (simulator/blas.py), 0: the library's loop
-# 149..156: sub-core identity and cross-core synchronisation (kernel types, mix launches)
+CORE_TYPE = 149      # 0: this sub-core is a vector core (AIV), 1: a cube core (AIC)
+KERNEL_MODE = 150    # 0: vector kernel (AIV only), 1: cube kernel (AIC only), 2: mix (1 AIC : 2 AIV)
+SUB_BLOCK_NUM = 151  # vector cores per AI Core in this launch (2 in mix kernels, else 1)
+# 152..156: cross-core synchronisation
 # 157..159: cube unit state
 HEADER_SLOTS = 160
 TRACE_FIELDS = 6     # start, occupancy, latency, pipe, site, op

@@ -98,6 +98,7 @@ class _Core:
         ctx[:] = 0
         ctx[abi.BLOCK_IDX] = block
         ctx[abi.BLOCK_NUM] = block_num
+        ctx[abi.SUB_BLOCK_NUM] = 1          # vector kernels: one AIV per block, CORE_TYPE 0
         ctx[abi.GM_PTRS] = gm_ptrs.ctypes.data
         ctx[abi.GM_SIZES] = gm_sizes.ctypes.data
         ctx[abi.SCALARS] = scalars.ctypes.data

@@ -295,7 +295,8 @@ class Codegen(FnBuilder):
 
     def e_special(self, e: ir.Special) -> L.Value:
         slot = {"block_idx": abi.BLOCK_IDX, "block_num": abi.BLOCK_NUM,
-                "sub_block_idx": abi.SUB_BLOCK_IDX, "system_cycle": abi.T_SCALAR}[e.name]
+                "sub_block_idx": abi.SUB_BLOCK_IDX, "sub_block_num": abi.SUB_BLOCK_NUM,
+                "core_type": abi.CORE_TYPE, "system_cycle": abi.T_SCALAR}[e.name]
         return self.ld(slot)
 
     def e_scalar_arg(self, e: ir.ScalarArg) -> L.Value:

@@ -293,8 +293,21 @@ def _special(name):
     return handler
 
 
-for _n in ("get_block_idx", "get_block_num", "get_sub_block_idx", "get_system_cycle"):
+for _n in ("get_block_idx", "get_block_num", "get_sub_block_idx", "get_sub_block_num",
+           "get_system_cycle"):
     FUNCTIONS[_n] = _special(_n)
+
+
+def _is_core(name, core_type):
+    def handler(an, args, kwargs, loc):
+        if args or kwargs:
+            raise KernelTypeError(f"asc.{name}() takes no arguments", loc)
+        return S.compare("==", RtV(ir.Special("core_type")), ConstV(core_type, int32), loc)
+    return handler
+
+
+FUNCTIONS["ascend_is_aic"] = _is_core("ascend_is_aic", 1)
+FUNCTIONS["ascend_is_aiv"] = _is_core("ascend_is_aiv", 0)
 
 
 @function("ceildiv")
