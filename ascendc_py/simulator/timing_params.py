@@ -30,7 +30,17 @@ ISSUE_CYCLES = MISC + 3      # scalar cycles to dispatch one instruction to a pi
 ALU = MISC + 4
 LOAD = MISC + 5
 STORE = MISC + 6
-TABLE_SIZE = MISC + 8
+CUBE_LATENCY = MISC + 8      # cycles from an mmad's issue to its result in L0C
+CUBE_M0 = MISC + 9           # fractal rows and columns (16)
+CUBE_N0 = MISC + 10
+CUBE_K0_F16 = MISC + 11      # K per cube cycle: float16/bfloat16 inputs
+CUBE_K0_F32 = MISC + 12      #   float32 inputs
+CUBE_K0_INT8 = MISC + 13     #   int8 inputs
+CUBE_RATE = MISC + 14        # share of the cube this sub-core gets (1; 0.5 for each AIV of a mix
+                             # AI Core whose two vector cores send matmul requests to one AIC)
+L2_READ = MISC + 15          # L2 -> core read bytes per cycle per core (re-read data)
+L2_SIZE = MISC + 16          # L2 capacity in bytes
+TABLE_SIZE = MISC + 24
 
 NUM_OPS = len(REGISTRY)
 OP_INDEX = {name: i for i, name in enumerate(REGISTRY)}
@@ -95,5 +105,12 @@ def cost_table(platform, active_cores: int, bank_rule: bool = True) -> np.ndarra
     t[ALU] = platform.scalar.alu
     t[LOAD] = platform.scalar.load
     t[STORE] = platform.scalar.store
+    cube = platform.cube
+    t[CUBE_LATENCY] = cube.mmad_latency
+    t[CUBE_M0], t[CUBE_N0] = cube.m0, cube.n0
+    t[CUBE_K0_F16], t[CUBE_K0_F32], t[CUBE_K0_INT8] = cube.k0_f16, cube.k0_f32, cube.k0_int8
+    t[CUBE_RATE] = 1.0
+    t[L2_READ] = platform.gm.l2_core_read_bytes_per_cycle
+    t[L2_SIZE] = platform.gm.l2_size
     t.setflags(write=False)
     return t
