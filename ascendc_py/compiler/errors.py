@@ -309,6 +309,11 @@ class DataCopyParamError(KernelRuntimeError):
     """A DataCopyParams/DataCopyExtParams field outside its hardware range."""
 
 
+class CubeParamError(KernelRuntimeError):
+    """A field of Nd2NzParams, LoadData2DParams, MmadParams or FixpipeParamsV220 outside its
+    hardware range at run time (or an operand that overruns its L0/L1 buffer's layout)."""
+
+
 class DataRaceError(KernelRuntimeError):
     """Sanitize mode: two pipes access the same 32-byte block without synchronisation."""
 

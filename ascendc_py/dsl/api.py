@@ -168,3 +168,8 @@ BUILTINS["ReduceOrder"] = ReduceOrder  # type: ignore[assignment]  (an enum, exp
 
 KERNEL_CLASSES = {c.asc_name: c for c in (GlobalAddress, GlobalTensor, LocalTensor, TPipe, TQue,
                                           TBuf)}
+
+# the cube unit (compiler/ops/cube.py): load_data, mmad, fixpipe, their parameter records
+from .cube_api import CUBE_BUILTINS  # noqa: E402
+
+BUILTINS.update(CUBE_BUILTINS)

@@ -71,7 +71,9 @@ CORE_TYPE = 149      # 0: this sub-core is a vector core (AIV), 1: a cube core (
 KERNEL_MODE = 150    # 0: vector kernel (AIV only), 1: cube kernel (AIC only), 2: mix (1 AIC : 2 AIV)
 SUB_BLOCK_NUM = 151  # vector cores per AI Core in this launch (2 in mix kernels, else 1)
 # 152..156: cross-core synchronisation
-# 157..159: cube unit state
+CUBE_SCRATCH = 157   # address of this core's float32 scratch for mmad (operands widened)
+CUBE_SCRATCH_SIZE = 158  # its size in bytes
+# 159: cube unit state (free)
 HEADER_SLOTS = 160
 TRACE_FIELDS = 6     # start, occupancy, latency, pipe, site, op
 QUEUE_DEPTH = 32     # per-pipe instruction queue (ring of start times)
@@ -155,6 +157,8 @@ class ErrorCode(enum.IntEnum):
     DATA_RACE = 24
     UNINITIALIZED_READ = 25
     TOO_MANY_LIVE_TENSORS = 26
+    CUBE_PARAM_RANGE = 27       # a cube parameter (Nd2Nz/LoadData2D/Mmad/Fixpipe) out of range
+    CUBE_MISALIGNED = 28        # a cube operand not on its memory's alignment (L0A/L0B 512 B)
 
 
 LOOP_BUDGET_ENV = "ASCENDC_PY_LOOP_BUDGET"

@@ -158,6 +158,9 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
         return err.TooManyLiveTensorsError(
             f"{op}: more than 8 tensors allocated at once in one TPosition{where} (a hang on "
             f"hardware)", loc, hint="free tensors before allocating more")
+    if code in (E.CUBE_PARAM_RANGE, E.CUBE_MISALIGNED):
+        from .cube_faults import cube_fault
+        return cube_fault(code, op, detail, a, b, c, where, loc)
     if code.name == "DATA_COPY_PARAM_RANGE":
         return err.DataCopyParamError(f"{op}: a copy parameter is out of range ({a}){where}",
                                       loc)

@@ -91,6 +91,9 @@ class _Core:
             buf = np.zeros(size + 64, np.uint8)
             offset = (-buf.ctypes.data) % 64
             self.memories[mem] = (buf, buf[offset:offset + size])
+        # mmad widens its operands here (ctx CUBE_SCRATCH): 4 B per L0A/L0B byte, plus L0C
+        self.cube_scratch = np.zeros(4 * (sizes[Memory.L0A] + sizes[Memory.L0B])
+                                     + sizes[Memory.L0C] + 64, np.uint8)
 
     def prepare(self, block: int, block_num: int, gm_ptrs, gm_sizes, scalars, costs,
                 num_queues: int, trace_buf) -> np.ndarray:
@@ -106,6 +109,8 @@ class _Core:
         ctx[abi.MASK_LO] = ctx[abi.MASK_HI] = -1  # reset_mask: every lane
         ctx[abi.COSTS] = costs.ctypes.data
         ctx[abi.BLAS_SGEMM] = blas.sgemm_address()
+        ctx[abi.CUBE_SCRATCH] = self.cube_scratch.ctypes.data
+        ctx[abi.CUBE_SCRATCH_SIZE] = self.cube_scratch.size
         self.counters[:] = 0
         ctx[abi.COUNTERS] = self.counters.ctypes.data
         ctx[abi.RING_BASE] = abi.ring_base(num_queues)

@@ -129,6 +129,10 @@ def data_copy_blocks(fb: FnBuilder, path, dst_mem, dst_a, dst_off, src_mem, src_
 
 @lowering("data_copy")
 def lower_data_copy(cg: Codegen, s: ir.Intrinsic) -> None:
+    if s.attr("form") == "nd2nz":   # GM -> L1 with Nd2NzParams: the cube's copy (lower_cube.py)
+        from .lower_cube import lower_nd2nz
+        lower_nd2nz(cg, s)
+        return
     dst_ref, src_ref = s.args[:2]
     dtype = s.attr("dtype")
     mems = [r.memory if isinstance(r, ir.LocalRef) else Memory.GM for r in (src_ref, dst_ref)]

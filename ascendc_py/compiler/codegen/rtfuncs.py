@@ -204,10 +204,15 @@ def init_buffer(fb: FnBuilder, qbase, mem, num, length, site):
                     b.icmp_signed(">", num, fb.i64(abi.Q_MAX_BUFFERS)))
     fb.fail_with(bad_num, E.BAD_BUFFER_COUNT, site, num)
     fb.fail_with(b.icmp_signed("<", length, fb.i64(0)), E.NEGATIVE_COUNT, site, length)
-    stride = b.and_(b.add(length, fb.i64(ALIGN - 1)), fb.i64(~(ALIGN - 1)))
+    align = fb.i64(ALIGN)   # each memory's own granule (L0A/L0B 512 B, L0C/BT 64 B, UB/L1 32 B)
+    from ..ops.cube import local_alignment
+    for m_, a_ in local_alignment().items():
+        align = b.select(b.icmp_signed("==", mem, fb.i64(int(m_))), fb.i64(max(a_, ALIGN)), align)
+    stride = b.and_(b.add(length, b.sub(align, fb.i64(1))), b.sub(fb.i64(0), align))
     need = b.mul(stride, num)
     ptr_slot = b.add(fb.i64(abi.ALLOC_PTR), mem)
     ptr = fb.ld(ptr_slot)
+    ptr = b.and_(b.add(ptr, b.sub(align, fb.i64(1))), b.sub(fb.i64(0), align))
     limit = fb.ld(b.add(fb.i64(abi.MEM_SIZE), mem))
     fb.fail_with(b.icmp_signed(">", b.add(ptr, need), limit), E.CAPACITY, site,
                  need, b.sub(limit, ptr), limit)

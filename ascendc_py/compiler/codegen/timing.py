@@ -191,6 +191,27 @@ def dma(tb: _TB, path, nbytes, op, site):
     _issue(tb, pipe, occ, tb.i64(0), op, site)
 
 
+@tm(6)
+def cube(tb: _TB, op, m, n, k, k0_slot, site):
+    """An mmad on PIPE_M: ceil(m/M0)·ceil(n/N0)·ceil(k/k0) cycles (k0 from the cost table slot
+    ``k0_slot``, per input dtype) divided by this core's share of the cube (CUBE_RATE), plus
+    CUBE_LATENCY; m·n·k MACs go to the op's element counter (2 flops each)."""
+    b = tb.b
+
+    def blocks(v, slot):
+        return b.fdiv(tb.f(v), tb.cost(slot))
+    fm = b.call(intrinsic(tb.module, "llvm.ceil.f64", F64, [F64]), [blocks(m, TP.CUBE_M0)])
+    fn = b.call(intrinsic(tb.module, "llvm.ceil.f64", F64, [F64]), [blocks(n, TP.CUBE_N0)])
+    fk = b.call(intrinsic(tb.module, "llvm.ceil.f64", F64, [F64]), [b.fdiv(tb.f(k),
+                                                                           tb.cost(k0_slot))])
+    occ = tb.ceil_i(b.fdiv(b.fmul(b.fmul(fm, fn), fk), tb.cost(TP.CUBE_RATE)))
+    work = b.icmp_signed(">", b.mul(b.mul(m, n), k), tb.i64(0))
+    occ = b.select(work, occ, tb.i64(0))
+    lat = b.select(work, tb.ceil_i(tb.cost(TP.CUBE_LATENCY)), tb.i64(0))
+    tb.count(b.add(tb.i64(TP.ELEM_BASE), op), b.mul(b.mul(m, n), k))
+    _issue(tb, tb.i64(int(PipeID.PIPE_M)), occ, lat, op, site)
+
+
 @tm(2)
 def scalar_access(tb: _TB, store, op):
     """get_value/set_value: the scalar unit performs the access and waits for it."""

@@ -117,16 +117,19 @@ def _check_dtype(op: str, dtype, loc: SourceLoc) -> None:
 def data_copy(an, args, kwargs, loc) -> SVal:
     """``data_copy(dst, src, count)`` or ``data_copy(dst, src, DataCopyParams(...))``."""
     if len(args) + len(kwargs) > 3:
-        raise KernelTypeError("asc.data_copy takes (dst, src, count) or (dst, src, "
-                              "asc.DataCopyParams(...))", loc,
-                              hint="the DataCopyEnhancedParams, slice and Nd2Nz forms are not "
-                                   "supported")
+        raise KernelTypeError("asc.data_copy takes (dst, src, count), (dst, src, "
+                              "asc.DataCopyParams(...)) or (dst, src, asc.Nd2NzParams(...))",
+                              loc, hint="the DataCopyEnhancedParams and slice forms are not "
+                                        "supported")
     kw = dict(kwargs)
     for alias in ("repeat_params", "intri_params"):
         if alias in kw:
             kw["count"] = kw.pop(alias)
     b = bind_args("asc.data_copy()", ("dst", "src", "count"), args, kw, loc)
     dst, src, third = b["dst"], b["src"], b["count"]
+    if isinstance(third, StructV) and third.kind == "Nd2NzParams":   # the cube's GM -> L1 form
+        from .cube import data_copy_nd2nz
+        return data_copy_nd2nz(an, dst, src, third, loc)
     direction = copy_operands("data_copy", dst, src, loc)
     attrs = (("direction", direction), ("dtype", dst.dtype))
     if isinstance(third, StructV):

@@ -1,0 +1,47 @@
+"""Kernel-language names of the cube unit (``asc.mmad``, ``asc.Nd2NzParams``,
+``asc.FixpipeConfig.cfg_nz`` …), merged into ``dsl.api.BUILTINS``. Semantics:
+``compiler/ops/cube.py``; checks: ``compiler/sema/cube.py``."""
+from __future__ import annotations
+
+from ..compiler.ops import REGISTRY
+from ..compiler.ops.cube import CO2Layout, QuantModes
+
+
+def _builtin(name: str, doc: str):
+    from .api import Builtin
+    return Builtin(name, doc)
+
+
+class FixpipeConfig:
+    """``FixpipeConfig(CO2Layout.X)`` or the presets ``FixpipeConfig.cfg_row_major`` (NZ2ND,
+    the default) and ``FixpipeConfig.cfg_nz`` (NZ kept); usable only inside kernels."""
+
+    asc_name = "FixpipeConfig"
+    cfg_row_major = _builtin("FixpipeConfig.cfg_row_major", "fixpipe output in ND (row-major)")
+    cfg_nz = _builtin("FixpipeConfig.cfg_nz", "fixpipe output kept in NZ fractals")
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("asc.FixpipeConfig can only be created inside an @asc.kernel "
+                           "function")
+
+
+_DOCS = {
+    "Nd2NzParams": "Nd2NzParams(nd_num, n_value, d_value, src_nd_matrix_stride, src_d_value, "
+                   "dst_nz_c0_stride, dst_nz_n_stride, dst_nz_matrix_stride): data_copy GM "
+                   "(ND) -> L1 (NZ); strides of the destination in 32-byte rows, of the source "
+                   "in elements",
+    "LoadData2DParams": "LoadData2DParams(start_index=0, repeat_times=1, src_stride=0, sid=0, "
+                        "dst_gap=0, if_transpose=False, addr_mode=0): load_data in 512-byte "
+                        "fractals",
+    "MmadParams": "MmadParams(m=0, n=0, k=0, unit_flag=0, cmatrix_source=False, "
+                  "cmatrix_init_val=True)",
+    "FixpipeParamsV220": "FixpipeParamsV220(n_size, m_size, src_stride, dst_stride, "
+                         "quant_pre=QuantModes.NoQuant, deq_scalar=0, nd_num=1, "
+                         "src_nd_stride=0, dst_nd_stride=0, relu_en=False, unit_flag=0, "
+                         "is_channel_split=False)",
+}
+
+CUBE_BUILTINS: dict = {name: _builtin(name, REGISTRY[name].doc)
+                       for name in ("load_data", "mmad", "fixpipe")}
+CUBE_BUILTINS.update({name: _builtin(name, doc) for name, doc in _DOCS.items()})
+CUBE_BUILTINS.update(FixpipeConfig=FixpipeConfig, QuantModes=QuantModes, CO2Layout=CO2Layout)
