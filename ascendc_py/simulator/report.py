@@ -54,6 +54,9 @@ class Report:
     flops: int = 0
     flops_per_s: float = 0.0
     peak_flops_per_s: float = 0.0
+    cube_flops: int = 0                #: 2 × the MACs of every mmad (all blocks)
+    cube_flops_per_s: float = 0.0
+    peak_cube_flops_per_s: float = 0.0  #: float16 cube peak of the cores used
     cores_used: int = 0
     waves: int = 0
     core_cycles: list = field(default_factory=list)
@@ -103,6 +106,8 @@ class Report:
         flops = sum(int(counters[TP.ELEM_BASE + i]) * REGISTRY[name].flops_per_elem
                     for i, name in enumerate(ops) if REGISTRY[name].elem is not None)
         seconds = cycles / (platform.clock_mhz * 1e6) if cycles else 0.0
+        cube_flops = 2 * int(counters[TP.ELEM_BASE + TP.OP_INDEX["mmad"]]) \
+            if "mmad" in TP.OP_INDEX else 0
         gm_bytes = sum(v for k, v in bytes_moved.items() if "GM" in k)
         used = min(result.block_dim, ncores)
         return cls(
@@ -117,6 +122,9 @@ class Report:
             peak_gm_bandwidth_gbps=platform.hbm_gbps, flops=int(flops),
             flops_per_s=(flops / seconds) if seconds else 0.0,
             peak_flops_per_s=platform.peak_vector_tops_f16 * 1e12 * used / ncores,
+            cube_flops=cube_flops, cube_flops_per_s=(cube_flops / seconds) if seconds else 0.0,
+            peak_cube_flops_per_s=2.0 * platform.cube.macs_per_cycle("float16")
+            * platform.clock_mhz * 1e6 * used,
             cores_used=used, waves=-(-result.block_dim // ncores), core_cycles=core_cycles,
             critical_core=critical, trace_dropped=sum(bt.trace_dropped for bt in blocks),
             output=getattr(result, "output", ""),
@@ -144,6 +152,10 @@ class Report:
         rows.append(("vector FLOP/s", f"{self.flops_per_s / 1e9:,.1f} GFLOP/s of "
                                       f"{self.peak_flops_per_s / 1e9:,.0f} GFLOP/s peak "
                                       f"(fp16)"))
+        if self.cube_flops:
+            rows.append(("cube FLOP/s", f"{self.cube_flops_per_s / 1e9:,.1f} GFLOP/s of "
+                                        f"{self.peak_cube_flops_per_s / 1e9:,.0f} GFLOP/s peak "
+                                        f"(fp16, {self.cores_used} cores)"))
         if self.instructions:
             rows.append(("instructions", ", ".join(f"{k} {v:,}"
                                                     for k, v in sorted(self.instructions.items()))))

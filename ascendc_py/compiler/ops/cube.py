@@ -206,12 +206,11 @@ def mmad_reference(c: np.ndarray, a: np.ndarray, b: np.ndarray, m: int, n: int, 
 
 
 def f32_to_bf16_bits(x: np.ndarray) -> np.ndarray:
-    """float32 → bfloat16 bits (uint16), round to nearest even, NaN kept quiet."""
+    """float32 → bfloat16 bits (uint16), round to nearest even; NaN becomes 0x7FC0."""
     bits = np.ascontiguousarray(x, np.float32).view(np.uint32).astype(np.uint64)
     rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
-    nan = np.isnan(x)
     out = rounded.astype(np.uint16)
-    out[nan] = ((bits[nan] >> 16) | 0x40).astype(np.uint16)
+    out[np.isnan(x)] = 0x7FC0
     return out
 
 
