@@ -427,6 +427,15 @@ def k_DataCopyParamError(x: asc.GlobalAddress, blocks: int):
     asc.data_copy(a, xg, asc.DataCopyParams(blocks, 1, 0, 0))  # <-
 
 
+@asc.kernel
+def k_CubeParamError(x: asc.GlobalAddress, m: int):
+    """An mmad whose m comes from a runtime value above the cube's 4095."""
+    a = asc.LocalTensor(asc.float16, asc.TPosition.A2, 0, 256)
+    b = asc.LocalTensor(asc.float16, asc.TPosition.B2, 0, 256)
+    c = asc.LocalTensor(asc.float32, asc.TPosition.CO1, 0, 256)
+    asc.mmad(c, a, b, asc.MmadParams(m, 16, 16))  # <-
+
+
 # ============================================================================ sanitize mode
 @asc.kernel
 def k_DataRaceError(x: asc.GlobalAddress):
@@ -542,6 +551,7 @@ ENTRIES = [
     Entry("MaskRangeError", f"k_MaskRangeError[1]({X}, 100)"),
     Entry("RepeatRangeError", f"k_RepeatRangeError[1]({X}, 300)"),
     Entry("DataCopyParamError", f"k_DataCopyParamError[1]({X}, 5000)"),
+    Entry("CubeParamError", f"k_CubeParamError[1]({X}, 5000)"),
     Entry("DataRaceError", f"k_DataRaceError[1]({X}, sanitize=True)"),
     Entry("BlockOverlapError", f"k_BlockOverlapError[2]({X}, sanitize=True)"),
     Entry("UninitializedReadError", f"k_UninitializedReadError[1]({X}, sanitize=True)"),

@@ -74,6 +74,7 @@ EXPECT = {
     "MaskRangeError": ["mask 100", "1..64", "hint:"],
     "RepeatRangeError": ["repeat_times 300", "0..255", "hint:"],
     "DataCopyParamError": ["data_copy", "5000"],
+    "CubeParamError": ["mmad", "MmadParams.m = 5000", "0..4095"],
     "DataRaceError": ["data race", "pipe S", "pipe V", "HardEvent.V_S", "hint:"],
     "BlockOverlapError": ["blocks 0 and 1", "'z'", "hint:"],
     "UninitializedReadError": ["adds", "nothing has written", "hint:"],
