@@ -33,6 +33,9 @@ _DOCS = {
     "LoadData2DParams": "LoadData2DParams(start_index=0, repeat_times=1, src_stride=0, sid=0, "
                         "dst_gap=0, if_transpose=False, addr_mode=0): load_data in 512-byte "
                         "fractals",
+    "LoadData2dTransposeParams": "LoadData2dTransposeParams(start_index=0, repeat_times=1, "
+                                 "src_stride=0, dst_gap=0, dst_frac_gap=0, addr_mode=0): "
+                                 "load_data_with_transpose in squares of 1 or 2 fractals",
     "MmadParams": "MmadParams(m=0, n=0, k=0, unit_flag=0, cmatrix_source=False, "
                   "cmatrix_init_val=True)",
     "FixpipeParamsV220": "FixpipeParamsV220(n_size, m_size, src_stride, dst_stride, "
@@ -42,6 +45,6 @@ _DOCS = {
 }
 
 CUBE_BUILTINS: dict = {name: _builtin(name, REGISTRY[name].doc)
-                       for name in ("load_data", "mmad", "fixpipe")}
+                       for name in ("load_data", "load_data_with_transpose", "mmad", "fixpipe")}
 CUBE_BUILTINS.update({name: _builtin(name, doc) for name, doc in _DOCS.items()})
 CUBE_BUILTINS.update(FixpipeConfig=FixpipeConfig, QuantModes=QuantModes, CO2Layout=CO2Layout)

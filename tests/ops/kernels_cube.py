@@ -227,3 +227,73 @@ def matmul_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, bias: asc.GlobalAd
     asc.fixpipe(cg[mb * TM * N + nb * TN:], cl,
                 asc.FixpipeParamsV220(n, m, m1 * 16, N, QUANT, 0, 1, 0, 0, RELU))
     qc.free_tensor(cl)
+
+
+@asc.kernel
+def load2d_t_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n_l1: int, n_l0: int,
+                    start: int, rep: int, ss: int, gap: int, fgap: int, mode: int,
+                    TO_B: asc.ConstExpr[bool]):
+    """z = L0A/L0B (zeroed) after load_data_with_transpose(l0, l1 (holding x), params)."""
+    xg = asc.GlobalTensor(); xg.set_global_buffer(x)
+    zg = asc.GlobalTensor(); zg.set_global_buffer(z)
+    pipe = asc.TPipe()
+    b1 = asc.TBuf(asc.TPosition.B1)
+    b2 = asc.TBuf(asc.TPosition.B2 if TO_B else asc.TPosition.A2)
+    pipe.init_buffer(b1, n_l1 * x.dtype.sizeof())
+    pipe.init_buffer(b2, n_l0 * x.dtype.sizeof())
+    l1 = b1.get(x.dtype)
+    l0 = b2.get(x.dtype)
+    for i in range(n_l0):
+        l0.set_value(i, 0)
+    asc.data_copy(l1, xg, n_l1)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.load_data_with_transpose(l0, l1, asc.LoadData2dTransposeParams(start, rep, ss, gap,
+                                                                        fgap, mode))
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    for i in range(n_l0):
+        zg.set_value(i, l0.get_value(i))
+
+
+@asc.kernel
+def int8_kn_matmul(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, M: int,
+                   K: int, N: int):
+    """int8 C = A (M×K) @ B (K×N, not transposed in GM): B reaches L0B through
+    load_data_with_transpose (32×32 squares), as in Ascend C's int8 samples; one block."""
+    ag = asc.GlobalTensor(); ag.set_global_buffer(a)
+    bg = asc.GlobalTensor(); bg.set_global_buffer(b)
+    cg = asc.GlobalTensor(); cg.set_global_buffer(c)
+    m1 = asc.ceildiv(M, 16)
+    k1 = asc.ceildiv(K, 32)          # k fractals of A (k0 = 32) = B's 32-row squares
+    n2 = asc.ceildiv(N, 32)          # B's 32-column blocks
+    pipe = asc.TPipe()
+    ta1 = asc.TBuf(asc.TPosition.A1)
+    tb1 = asc.TBuf(asc.TPosition.B1)
+    ta2 = asc.TBuf(asc.TPosition.A2)
+    tb2 = asc.TBuf(asc.TPosition.B2)
+    tc = asc.TBuf(asc.TPosition.CO1)
+    pipe.init_buffer(ta1, m1 * k1 * 512)
+    pipe.init_buffer(tb1, k1 * n2 * 1024)
+    pipe.init_buffer(ta2, m1 * k1 * 512)
+    pipe.init_buffer(tb2, k1 * n2 * 1024)
+    pipe.init_buffer(tc, m1 * n2 * 2 * 1024)
+    a1 = ta1.get(asc.int8)
+    b1 = tb1.get(asc.int8)
+    a2 = ta2.get(asc.int8)
+    b2 = tb2.get(asc.int8)
+    cl = tc.get(asc.int32)
+    asc.data_copy(a1, ag, asc.Nd2NzParams(1, M, K, 0, K, m1 * 16, 1, 0))
+    asc.data_copy(b1, bg, asc.Nd2NzParams(1, K, N, 0, N, k1 * 32, 1, 0))
+    asc.set_flag(asc.HardEvent.MTE2_MTE1, 0)
+    asc.wait_flag(asc.HardEvent.MTE2_MTE1, 0)
+    for i in range(m1):
+        asc.load_data(a2[i * k1 * 512:], a1[i * 512:], asc.LoadData2DParams(0, k1, m1, 0, 0,
+                                                                            False, 0))
+    for i in range(k1):
+        asc.load_data_with_transpose(b2[i * n2 * 1024:], b1,
+                                     asc.LoadData2dTransposeParams(i, n2, k1, 1, 0, 0))
+    asc.set_flag(asc.HardEvent.MTE1_M, 0)
+    asc.wait_flag(asc.HardEvent.MTE1_M, 0)
+    asc.mmad(cl, a2, b2, asc.MmadParams(M if M != 1 else 2, n2 * 32, K, 0, False, True))
+    asc.set_flag(asc.HardEvent.M_FIX, 0)
+    asc.wait_flag(asc.HardEvent.M_FIX, 0)
+    asc.fixpipe(cg, cl, asc.FixpipeParamsV220(N, M, m1 * 16, N))

@@ -259,3 +259,42 @@ def test_fixpipe_nz_and_nd_num():
 
 def test_int16_view_is_not_a_cube_type():
     assert int16 not in (float16, float32, int8) and uint8.bits == 8
+
+
+# ----------------------------------------------------------------------------- with transpose
+@pytest.mark.parametrize("dtype", [np.float16, np.int8, np.float32, np.int32, np.uint8])
+@pytest.mark.parametrize("to_b", [False, True])
+@pytest.mark.parametrize("params", [(0, 2, 1, 0, 0, 0), (1, 3, 1, 1, 0, 0), (0, 2, 1, 0, 2, 0),
+                                    (3, 2, 1, 2, 0, 1), (0, 0, 1, 0, 0, 0)])
+def test_load2d_with_transpose(dtype, to_b, params):
+    from ascendc_py.compiler.ops.cube import load2d_transpose_reference
+    from kernels_cube import load2d_t_kernel
+    esize = np.dtype(dtype).itemsize
+    n = 16 * 512 // esize
+    x = _data(dtype, n)
+    z = np.zeros(n, dtype)
+    load2d_t_kernel[1](x, z, n, n, *params, to_b)
+    np.testing.assert_array_equal(z, load2d_transpose_reference(np.zeros(n, dtype), x, params))
+
+
+def test_transpose_square_shapes():
+    from ascendc_py.compiler.ops.cube import transpose_square
+    x8 = np.arange(1024).astype(np.int32).astype(np.int8)
+    f0, f1 = transpose_square(x8, 0)
+    sq = x8.reshape(32, 32)
+    np.testing.assert_array_equal(f0.reshape(16, 32), sq.T[:16])
+    x32 = np.arange(256, dtype=np.float32)
+    g0, g1 = transpose_square(x32, 0)
+    s = np.hstack([x32[:128].reshape(16, 8), x32[128:].reshape(16, 8)])
+    np.testing.assert_array_equal(g1.reshape(16, 8), s.T[:, 8:])
+
+
+@pytest.mark.parametrize("shape", [(16, 32, 32), (20, 70, 40), (1, 40, 9), (33, 64, 100)])
+def test_int8_b_kn_through_load_data_with_transpose(shape):
+    from kernels_cube import int8_kn_matmul
+    M, K, N = shape
+    a = RNG.integers(-128, 128, (M, K)).astype(np.int8)
+    b = RNG.integers(-128, 128, (K, N)).astype(np.int8)
+    c = np.zeros((M, N), np.int32)
+    int8_kn_matmul[1](a, b, c, M, K, N)
+    np.testing.assert_array_equal(c, a.astype(np.int64) @ b.astype(np.int64))

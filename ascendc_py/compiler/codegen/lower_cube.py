@@ -17,7 +17,8 @@ from ...dsl.types import Memory, PipeID, bfloat16, float16, float32, int8
 from ...simulator import abi
 from ...simulator import timing_params as TP
 from .. import ir
-from ..ops.cube import (FIXPIPE_FIELDS, FIXPIPE_ND_MAX_M, LOAD2D_FIELDS, MMAD_FIELDS,
+from ..ops.cube import (FIXPIPE_FIELDS, FIXPIPE_ND_MAX_M, LOAD2D_FIELDS, LOAD2D_T_FIELDS,
+                        MMAD_FIELDS,
                         ND2NZ_FIELDS, CO2Layout, QuantModes, local_alignment)
 from . import runtime_lib
 from .blas import call_sgemm
@@ -200,6 +201,87 @@ def lower_load_data(cg: Codegen, s: ir.Intrinsic) -> None:
         cg.i64(TP.path_index(src_mem, dst.memory)), cg.i64(TP.OP_INDEX["load_data"])]
     call_checked(cg, runtime_lib.declare_rt(cg.module, "cube_load2d"), args, "load_data",
                  _detail(("dst", "src"), "LoadData2DParams", LOAD2D_FIELDS))
+
+
+@rt("dst_mem", "dst_a", "src_a", "esize", "start", "repeat", "sstride", "gap", "frac_gap",
+    "mode", "path", "op")
+def cube_load2d_t(fb: FnBuilder, dst_mem, dst_a, src_a, esize, start, repeat, sstride, gap,
+                  frac_gap, mode, path, op, site):
+    """load_data_with_transpose: per repeat one square (16×16 b16; 32×32 b8 from two
+    stacked fractals; 16×16 b32 from two side-by-side fractals) transposed into 1 or 2
+    fractals (ops/cube.transpose_square)."""
+    b = fb.b
+    _checks(fb, (start, repeat, sstride, gap, frac_gap, mode), LOAD2D_T_FIELDS, site)
+    is_a = b.icmp_signed("==", dst_mem, fb.i64(int(Memory.L0A)))
+    with b.if_else(is_a) as (a_side, b_side):
+        with a_side:
+            _aligned(fb, dst_a, Memory.L0A, 0, site)
+        with b_side:
+            _aligned(fb, dst_a, Memory.L0B, 0, site)
+    frac = fb.i64(512)
+    two = b.icmp_signed("!=", esize, fb.i64(2))
+    nfrac = b.select(two, fb.i64(2), fb.i64(1))
+    square = b.mul(nfrac, frac)
+    with b.if_then(b.icmp_signed(">", repeat, fb.i64(0))):
+        last = b.add(b.mul(b.sub(repeat, fb.i64(1)), b.add(gap, fb.i64(1))),
+                     b.mul(b.sub(nfrac, fb.i64(1)), b.add(frac_gap, fb.i64(1))))
+        call_rt(fb, "check_local", dst_mem, dst_a, b.mul(b.add(last, fb.i64(1)), frac),
+                fb.i64(1), fb.i64(0), site)
+        dbase = b.add(fb.ld(b.add(fb.i64(abi.MEM_BASE), dst_mem)), dst_a)
+        step = b.select(b.icmp_signed("!=", mode, fb.i64(0)), b.sub(fb.i64(0), sstride), sstride)
+
+        def one(r):
+            q = b.add(start, b.mul(r, step))
+            fb.fail_with(b.icmp_signed("<", q, fb.i64(0)), E.CUBE_PARAM_RANGE, site, q,
+                         fb.i64(65535), fb.i64(0))
+            sbase = _local(fb, Memory.L1, b.add(src_a, b.mul(q, square)), square, 1, site)
+            first = b.add(dbase, b.mul(b.mul(r, b.add(gap, fb.i64(1))), frac))
+            other = b.add(first, b.mul(b.add(frac_gap, fb.i64(1)), frac))
+            for es, elem in ((1, I8), (2, I16), (4, I32)):
+                with b.if_then(b.icmp_signed("==", esize, fb.i64(es))):
+                    k0 = 32 // es
+
+                    def frac_j(j, dst):
+                        def row(rr):
+                            def col(c):
+                                if es == 1:
+                                    s_idx = b.add(b.mul(c, fb.i64(32)), b.add(fb.i64(16 * j), rr))
+                                elif es == 2:
+                                    s_idx = b.add(b.mul(c, fb.i64(16)), rr)
+                                else:
+                                    half = b.select(b.icmp_signed("<", rr, fb.i64(8)),
+                                                    fb.i64(0), fb.i64(128))
+                                    s_idx = b.add(half, b.add(b.mul(b.add(fb.i64(8 * j), c),
+                                                                    fb.i64(8)),
+                                                              b.and_(rr, fb.i64(7))))
+                                v = b.load(b.gep(b.inttoptr(sbase, PTR), [s_idx],
+                                                 source_etype=elem), typ=elem)
+                                d_idx = b.add(b.mul(rr, fb.i64(k0)), c)
+                                b.store(v, b.gep(b.inttoptr(dst, PTR), [d_idx],
+                                                 source_etype=elem))
+                            counted(fb, fb.i64(k0), col)
+                        counted(fb, fb.i64(16), row)
+                    frac_j(0, first)
+                    if es != 2:
+                        frac_j(1, other)
+        counted(fb, repeat, one)
+        call_rt(fb, "san_issue", fb.i64(int(PipeID.PIPE_MTE1)), site)
+    moved = b.select(b.icmp_signed(">", repeat, fb.i64(0)), b.mul(repeat, square), fb.i64(0))
+    call_tm(fb, "dma", path, moved, op, site)
+
+
+@lowering("load_data_with_transpose")
+def lower_load_data_t(cg: Codegen, s: ir.Intrinsic) -> None:
+    dst, src = s.args[:2]
+    dmem, da, _ = operand(cg, dst)
+    sa = cg.b.sext(cg.expr(src.addr), I64)
+    values = [cg._as_i64(cg.expr(e)) for e in s.args[2:]]
+    args = [dmem, da, sa, cg.i64(s.attr("dtype").sizeof())] + values + [
+        cg.i64(TP.path_index(Memory.L1, dst.memory)),
+        cg.i64(TP.OP_INDEX["load_data_with_transpose"])]
+    call_checked(cg, runtime_lib.declare_rt(cg.module, "cube_load2d_t"), args,
+                 "load_data_with_transpose",
+                 _detail(("dst", "src"), "LoadData2dTransposeParams", LOAD2D_T_FIELDS))
 
 
 # ----------------------------------------------------------------------------- mmad

@@ -83,6 +83,8 @@ LOAD2D_FIELDS = (("start_index", 0, 65535), ("repeat_times", 0, 255), ("src_stri
                  ("addr_mode", 0, 1))
 MMAD_FIELDS = (("m", 0, MAX_MNK), ("n", 0, MAX_MNK), ("k", 0, MAX_MNK), ("unit_flag", 0, 3),
                ("cmatrix_source", 0, 1), ("cmatrix_init_val", 0, 1))
+LOAD2D_T_FIELDS = (("start_index", 0, 65535), ("repeat_times", 0, 255), ("src_stride", 0, 65535),
+                   ("dst_gap", 0, 65535), ("dst_frac_gap", 0, 65535), ("addr_mode", 0, 1))
 FIXPIPE_FIELDS = (("n_size", 0, 4095), ("m_size", 0, 65535), ("src_stride", 0, 65535),
                   ("dst_stride", 0, 2 ** 32 - 1), ("nd_num", 0, 65535),
                   ("src_nd_stride", 0, 512), ("dst_nd_stride", 0, 65535))
@@ -90,6 +92,8 @@ FIXPIPE_ND_MAX_M = 8192   # m_size with NZ2ND
 
 #: dtypes the ND2NZ copy and load_data move on A2/A3 (int4 is not modelled)
 CUBE_COPY_TYPES = (int8, uint8, int16, uint16, float16, bfloat16, int32, uint32, float32)
+#: dtypes of load_data_with_transpose on A2/A3 (b8, b16 floats, b32)
+TRANSPOSE_TYPES = (int8, uint8, float16, bfloat16, int32, uint32, float32)
 #: (A/B dtype, L0C dtype, bias dtype) of mmad on A2/A3
 MMAD_TYPES = {float16: (float32, float32), bfloat16: (float32, float32),
               float32: (float32, float32), int8: (int32, int32)}
@@ -146,6 +150,40 @@ def load2d_reference(dst: np.ndarray, src: np.ndarray, params) -> np.ndarray:
         if transpose:
             frac = frac.reshape(16, 16).T.reshape(-1)
         out[r * (gap + 1) * f:r * (gap + 1) * f + f] = frac
+    return out
+
+
+def transpose_square(src: np.ndarray, at: int) -> list:
+    """The destination fractals (flat) of one load_data_with_transpose repeat whose square
+    starts at element ``at`` of ``src``: b16 transposes one 16×16 fractal; b8 stacks two
+    16×32 fractals into a 32×32 square (rows), transposes it and splits it into two 16×32
+    fractals; b32 puts two 16×8 fractals side by side (16×16), transposes and splits it into two
+    16×8 fractals (Ascend C's LoadDataWithTranspose)."""
+    es = src.itemsize
+    if es == 2:
+        return [src[at:at + 256].reshape(16, 16).T.reshape(-1)]
+    if es == 1:
+        t = src[at:at + 1024].reshape(32, 32).T
+        return [t[:16].reshape(-1), t[16:].reshape(-1)]
+    sq = np.hstack([src[at:at + 128].reshape(16, 8), src[at + 128:at + 256].reshape(16, 8)])
+    t = sq.T
+    return [np.ascontiguousarray(t[:, :8]).reshape(-1), np.ascontiguousarray(t[:, 8:]).reshape(-1)]
+
+
+def load2d_transpose_reference(dst: np.ndarray, src: np.ndarray, params) -> np.ndarray:
+    """``dst`` after ``load_data_with_transpose(dst, src, LoadData2dTransposeParams(start_index,
+    repeat_times, src_stride, dst_gap, dst_frac_gap, addr_mode))``: start_index and src_stride
+    count squares (512 bytes for 16-bit types, 1024 otherwise); repeat r's first fractal goes to
+    fractal ``r·(dst_gap+1)``, its second ``dst_frac_gap+1`` fractals further."""
+    start, repeat, stride, gap, frac_gap, mode = (int(v) for v in params)
+    out = dst.copy()
+    f = FRACTAL // src.itemsize
+    square = f if src.itemsize == 2 else 2 * f
+    for r in range(repeat):
+        at = (start + (-r if mode else r) * stride) * square
+        for j, frac in enumerate(transpose_square(src, at)):
+            d = (r * (gap + 1) + j * (frac_gap + 1)) * f
+            out[d:d + f] = frac
     return out
 
 
@@ -294,6 +332,13 @@ register(OpSpec(
     doc="L1 (A1/B1) → L0A (A2) / L0B (B2) in 512-byte fractals: LoadData2DParams(start_index, "
         "repeat_times, src_stride, sid, dst_gap, if_transpose, addr_mode); if_transpose "
         "transposes each 16×16 fractal (16-bit types).", flops_per_elem=0))
+register(OpSpec(
+    "load_data_with_transpose", Family.DATA_COPY, PipeID.PIPE_MTE1, CostClass.DMA,
+    TRANSPOSE_TYPES, (("dst", "src", "params"),), load2d_transpose_reference,
+    doc="L1 (A1/B1) → L0A/L0B with a transpose of each square (16×16 for 16-bit types; two "
+        "fractals forming 32×32 int8 or 16×16 int32/float32 squares): "
+        "LoadData2dTransposeParams(start_index, repeat_times, src_stride, dst_gap, "
+        "dst_frac_gap, addr_mode).", flops_per_elem=0))
 register(OpSpec(
     "mmad", Family.SYSTEM, PipeID.PIPE_M, CostClass.NONE, tuple(MMAD_TYPES),
     (("dst", "fm", "filter", "params"), ("dst", "fm", "filter", "bias", "params")),

@@ -12,8 +12,8 @@ from ...dsl.types import DataType, Memory, TPosition, bool_, int64
 from .. import ir
 from ..errors import DtypeError, KernelTypeError, KernelValueError, OperandKindError, SourceLoc
 from ..ops.cube import (CUBE_COPY_TYPES, FIXPIPE_FIELDS, FIXPIPE_TYPES, FIXPIPE_UNMODELLED,
-                        LOAD2D_FIELDS, MMAD_FIELDS, MMAD_TYPES, ND2NZ_FIELDS, CO2Layout,
-                        QuantModes)
+                        LOAD2D_FIELDS, LOAD2D_T_FIELDS, MMAD_FIELDS, MMAD_TYPES, ND2NZ_FIELDS,
+                        TRANSPOSE_TYPES, CO2Layout, QuantModes)
 from . import scalars as S
 from .builtins import bind_args, function, want_enum, want_int
 from .values import (ConstV, EnumV, GmTensorV, LocalTensorV, NoneV, PyObjV, RtV, StructV,
@@ -27,6 +27,8 @@ RECORDS = {
     "Nd2NzParams": tuple((n, None) for n, _, _ in ND2NZ_FIELDS),
     "LoadData2DParams": (("start_index", 0), ("repeat_times", 1), ("src_stride", 0),
                          ("sid", 0), ("dst_gap", 0), ("if_transpose", False), ("addr_mode", 0)),
+    "LoadData2dTransposeParams": (("start_index", 0), ("repeat_times", 1), ("src_stride", 0),
+                                  ("dst_gap", 0), ("dst_frac_gap", 0), ("addr_mode", 0)),
     "MmadParams": (("m", 0), ("n", 0), ("k", 0), ("unit_flag", 0), ("cmatrix_source", False),
                    ("cmatrix_init_val", True)),
     "FixpipeParamsV220": (("n_size", None), ("m_size", None), ("src_stride", None),
@@ -36,6 +38,7 @@ RECORDS = {
                           ("is_channel_split", False)),
 }
 LIMITS = {"Nd2NzParams": ND2NZ_FIELDS, "LoadData2DParams": LOAD2D_FIELDS,
+          "LoadData2dTransposeParams": LOAD2D_T_FIELDS,
           "MmadParams": MMAD_FIELDS, "FixpipeParamsV220": FIXPIPE_FIELDS}
 #: MmadParams's other pyasc overload (is_bias, fm_offset, en_ssparse, en_winograd_a/b)
 _MMAD_LEGACY = ("is_bias", "fm_offset", "en_ssparse", "en_winograd_a", "en_winograd_b")
@@ -207,6 +210,24 @@ def load_data(an, args, kwargs, loc) -> SVal:
     fields = _fields(params, "LoadData2DParams", loc)
     an.emit(ir.Intrinsic("load_data", (dst.ref(), src.ref()) + fields, (), loc,
                          (("dtype", dst.dtype),)))
+    return NoneV()
+
+
+@function("load_data_with_transpose")
+def load_data_with_transpose(an, args, kwargs, loc) -> SVal:
+    """``load_data_with_transpose(dst_l0, src_l1, LoadData2dTransposeParams(...))``."""
+    b = bind_args("asc.load_data_with_transpose()", ("dst", "src", "params"), args, kwargs, loc)
+    op = "load_data_with_transpose"
+    dst = _local(b["dst"], op, "dst", (Memory.L0A, Memory.L0B), "A2 (L0A) or B2 (L0B)", loc)
+    src = _local(b["src"], op, "src", (Memory.L1,), "A1/B1 (L1)", loc)
+    params = _want_record(b["params"], "LoadData2dTransposeParams", f"asc.{op} params", loc)
+    if src.dtype != dst.dtype:
+        raise DtypeError(f"asc.{op}: dst is {dst.dtype.name} but src is {src.dtype.name}", loc)
+    if dst.dtype not in TRANSPOSE_TYPES:
+        raise DtypeError(f"asc.{op} does not support {dst.dtype.name} on Ascend 910B (A2/A3); "
+                         f"supported: {_names(TRANSPOSE_TYPES)}", loc)
+    fields = _fields(params, "LoadData2dTransposeParams", loc)
+    an.emit(ir.Intrinsic(op, (dst.ref(), src.ref()) + fields, (), loc, (("dtype", dst.dtype),)))
     return NoneV()
 
 
