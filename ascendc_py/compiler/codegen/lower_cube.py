@@ -375,10 +375,14 @@ def cube_mmad(fb: FnBuilder, c_a, a_a, b_a, bias_a, m, n, k, unit_flag, source, 
                         b.store(v, b.gep(b.inttoptr(sb, PTR), [at], source_etype=et))
                     counted(fb, np_, col)
                 counted(fb, k, gather_b)
-                if not is_int:
-                    call_sgemm(b, fb.module, fb.ctx, mp, np_, k, b.inttoptr(sa, PTR), k,
-                               b.inttoptr(sb, PTR), np_, 0.0, b.inttoptr(sc, PTR), np_)
-                _write_c(fb, is_int, mp, np_, n, k, sa, sb, sc, c_base, c_index, has_bias,
+        with b.if_else(b.icmp_signed("==", kind, fb.i64(3))) as (ints, floats):
+            with ints:
+                _write_c(fb, True, mp, np_, n, k, sa, sb, sc, c_base, c_index, has_bias,
+                         b.load(bias_base, typ=I64), init)
+            with floats:
+                call_sgemm(b, fb.module, fb.ctx, mp, np_, k, b.inttoptr(sa, PTR), k,
+                           b.inttoptr(sb, PTR), np_, 0.0, b.inttoptr(sc, PTR), np_)
+                _write_c(fb, False, mp, np_, n, k, sa, sb, sc, c_base, c_index, has_bias,
                          b.load(bias_base, typ=I64), init)
     call_tm(fb, "cube", op, m, n, k, b.select(b.icmp_signed("==", kind, fb.i64(3)),
                                               fb.i64(TP.CUBE_K0_INT8),
