@@ -67,6 +67,10 @@ def bad_cube(x: asc.GlobalAddress, y: asc.GlobalAddress, v: int, CASE: asc.Const
     elif CASE == 16:
         asc.fixpipe(yg, c, asc.FixpipeParamsV220(16, 16, 16, 16, asc.QuantModes.F322F16,  # case16
                                                  0, 1, 0, 0, False, 0, True))
+    elif CASE == 18:
+        p = asc.FixpipeParamsV220(16, 16, 16, 0)  # case18
+    elif CASE == 19:
+        asc.fixpipe(yg, c, asc.FixpipeParamsV220(16, 16, 16, v))  # case19
     elif CASE == 17:
         asc.mmad(c, a2, b2, asc.MmadParams(16, 16, 16, 0, True, False))  # case17
 
@@ -86,6 +90,7 @@ COMPILE_CASES = [
     (9, asc.KernelValueError, ["n_size = 20 must be a multiple of 16 for NZ output"]),
     (16, asc.KernelValueError, ["is_channel_split is not modelled"]),
     (17, asc.KernelValueError, ["cmatrix_source=True", "bias overload"]),
+    (18, asc.KernelValueError, ["FixpipeParamsV220.dst_stride = 0 is out of range 1.."]),
 ]
 
 
@@ -110,6 +115,7 @@ RUNTIME_CASES = [
     (13, 0, asc.CubeParamError, ["Nd2NzParams.dst_nz_c0_stride = 0 is out of range 1..16384"]),
     (14, 256, asc.CubeParamError, ["LoadData2DParams.repeat_times = 256 is out of range 0..255"]),
     (15, 0, asc.GMOutOfBoundsError, ["data_copy src touches elements", "'x'"]),
+    (19, 0, asc.CubeParamError, ["FixpipeParamsV220.dst_stride = 0 is out of range 1.."]),
 ]
 
 

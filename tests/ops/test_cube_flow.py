@@ -195,3 +195,22 @@ def test_tque_buffers_on_l0a_are_fractal_aligned():
     y = np.zeros(4, np.float16)
     two_l0a_buffers[1](np.zeros(256, np.float16), y)
     assert y[0] == 512
+
+
+# ----------------------------------------------------------------------------- random shapes
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@given(M=st.integers(1, 90), N=st.integers(1, 90), K=st.integers(1, 150),
+       tiles=st.sampled_from([(32, 32, 32), (16, 48, 64), (64, 16, 48)]),
+       bt=st.booleans(), bias=st.booleans(), seed=st.integers(0, 2 ** 16))
+def test_matmul_random_shapes(M, N, K, tiles, bt, bias, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    bv = rng.standard_normal(N).astype(np.float32) if bias else None
+    c, _ = _run(a, np.ascontiguousarray(b.T) if bt else b, M, N, K, tiles, bt, bv)
+    ref = a.astype(np.float64) @ b.astype(np.float64) + (bv if bias else 0)
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=2e-5 * K)

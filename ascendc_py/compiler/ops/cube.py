@@ -86,7 +86,7 @@ MMAD_FIELDS = (("m", 0, MAX_MNK), ("n", 0, MAX_MNK), ("k", 0, MAX_MNK), ("unit_f
 LOAD2D_T_FIELDS = (("start_index", 0, 65535), ("repeat_times", 0, 255), ("src_stride", 0, 65535),
                    ("dst_gap", 0, 65535), ("dst_frac_gap", 0, 65535), ("addr_mode", 0, 1))
 FIXPIPE_FIELDS = (("n_size", 0, 4095), ("m_size", 0, 65535), ("src_stride", 0, 65535),
-                  ("dst_stride", 0, 2 ** 32 - 1), ("nd_num", 0, 65535),
+                  ("dst_stride", 1, 2 ** 32 - 1), ("nd_num", 0, 65535),
                   ("src_nd_stride", 0, 512), ("dst_nd_stride", 0, 65535))
 FIXPIPE_ND_MAX_M = 8192   # m_size with NZ2ND
 
