@@ -9,7 +9,7 @@ import pytest
 
 from ascendc_py.compiler.ops.cube import (QuantModes, c0_of, fixpipe_reference,
                                           load2d_reference, mmad_reference, nd2nz_reference)
-from ascendc_py.dsl.types import bfloat16, float16, float32, int8, int16, int32, uint8
+from ascendc_py.dsl.types import bfloat16, float16, float32, int8, int16, uint8
 
 from kernels_cube import (fixpipe_kernel, load2d_kernel, mmad_kernel, nd2nz_kernel)
 

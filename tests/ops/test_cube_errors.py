@@ -38,9 +38,9 @@ def bad_cube(x: asc.GlobalAddress, y: asc.GlobalAddress, v: int, CASE: asc.Const
     elif CASE == 2:
         asc.mmad(c, a2, f2, asc.MmadParams(16, 16, 16))  # case2
     elif CASE == 3:
-        p = asc.MmadParams(5000, 16, 16)  # case3
+        _ = asc.MmadParams(5000, 16, 16)  # case3
     elif CASE == 4:
-        p = asc.LoadData2DParams(0, 300, 0, 0, 0, False, 0)  # case4
+        _ = asc.LoadData2DParams(0, 300, 0, 0, 0, False, 0)  # case4
     elif CASE == 5:
         asc.load_data(i2, i1, asc.LoadData2DParams(0, 1, 0, 0, 0, True, 0))  # case5
     elif CASE == 6:
@@ -68,7 +68,7 @@ def bad_cube(x: asc.GlobalAddress, y: asc.GlobalAddress, v: int, CASE: asc.Const
         asc.fixpipe(yg, c, asc.FixpipeParamsV220(16, 16, 16, 16, asc.QuantModes.F322F16,  # case16
                                                  0, 1, 0, 0, False, 0, True))
     elif CASE == 18:
-        p = asc.FixpipeParamsV220(16, 16, 16, 0)  # case18
+        _ = asc.FixpipeParamsV220(16, 16, 16, 0)  # case18
     elif CASE == 19:
         asc.fixpipe(yg, c, asc.FixpipeParamsV220(16, 16, 16, v))  # case19
     elif CASE == 17:

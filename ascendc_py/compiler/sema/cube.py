@@ -16,7 +16,7 @@ from ..ops.cube import (CUBE_COPY_TYPES, FIXPIPE_FIELDS, FIXPIPE_TYPES, FIXPIPE_
                         TRANSPOSE_TYPES, CO2Layout, QuantModes)
 from . import scalars as S
 from .builtins import bind_args, function, want_enum, want_int
-from .values import (ConstV, EnumV, GmTensorV, LocalTensorV, NoneV, PyObjV, RtV, StructV,
+from .values import (ConstV, EnumV, GmTensorV, LocalTensorV, NoneV, PyObjV, StructV,
                      SVal)
 
 _BOOL_FIELDS = {"if_transpose", "cmatrix_source", "cmatrix_init_val", "relu_en",
