@@ -71,6 +71,8 @@ def bad_cube(x: asc.GlobalAddress, y: asc.GlobalAddress, v: int, CASE: asc.Const
         _ = asc.FixpipeParamsV220(16, 16, 16, 0)  # case18
     elif CASE == 19:
         asc.fixpipe(yg, c, asc.FixpipeParamsV220(16, 16, 16, v))  # case19
+    elif CASE == 20:
+        asc.data_copy(a2, xg, 256)  # case20
     elif CASE == 17:
         asc.mmad(c, a2, b2, asc.MmadParams(16, 16, 16, 0, True, False))  # case17
 
@@ -91,6 +93,7 @@ COMPILE_CASES = [
     (16, asc.KernelValueError, ["is_channel_split is not modelled"]),
     (17, asc.KernelValueError, ["cmatrix_source=True", "bias overload"]),
     (18, asc.KernelValueError, ["FixpipeParamsV220.dst_stride = 0 is out of range 1.."]),
+    (20, asc.KernelTypeError, ["asc.data_copy dst is at A2 (L0A)", "asc.load_data"]),
 ]
 
 
@@ -129,3 +132,18 @@ def test_runtime_errors(case, v, cls, words):
     assert err.loc is not None and err.loc.line == _line(bad_cube, f"# case{case}\n"), str(err)
     for w in words:
         assert w in str(err), str(err)
+
+
+@asc.kernel
+def too_big_l0a(x: asc.GlobalAddress, n: int):
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.A2, 2)
+    pipe.init_buffer(q, 2, n)  # capacity
+
+
+def test_l0a_capacity():
+    too_big_l0a[1](np.zeros(4, np.float16), 32768)          # two 32 KB buffers fit in 64 KB
+    with pytest.raises(asc.BufferCapacityError) as info:
+        too_big_l0a[1](np.zeros(4, np.float16), 32769)      # rounded up to 33280 B each
+    assert info.value.loc.line == _line(too_big_l0a, "# capacity")
+    assert "init_buffer asks for 66560 bytes of L0A but only 65536" in str(info.value)

@@ -178,6 +178,18 @@ def data_copy_nd2nz(an, dst: SVal, src: SVal, params: StructV, loc: SourceLoc) -
     return NoneV()
 
 
+def check_plain_copy(dst: SVal, src: SVal, loc: SourceLoc) -> None:
+    """data_copy by count or DataCopyParams never touches L0A/L0B/L0C: the cube moves data
+    there with load_data, mmad and fixpipe (called by sema/movement.py)."""
+    for v, what in ((dst, "dst"), (src, "src")):
+        if isinstance(v, LocalTensorV) and v.memory in (Memory.L0A, Memory.L0B, Memory.L0C):
+            use = {Memory.L0A: "asc.load_data (L1 → A2)", Memory.L0B: "asc.load_data (L1 → B2)",
+                   Memory.L0C: "asc.mmad to write it and asc.fixpipe to read it"}[v.memory]
+            raise KernelTypeError(f"asc.data_copy {what} is at {v.position.name} "
+                                  f"({v.memory.name}), which data_copy does not reach", loc,
+                                  hint=f"use {use}")
+
+
 # ----------------------------------------------------------------------------- load_data
 @function("load_data")
 def load_data(an, args, kwargs, loc) -> SVal:

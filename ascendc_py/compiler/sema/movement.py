@@ -130,6 +130,8 @@ def data_copy(an, args, kwargs, loc) -> SVal:
     if isinstance(third, StructV) and third.kind == "Nd2NzParams":   # the cube's GM -> L1 form
         from .cube import data_copy_nd2nz
         return data_copy_nd2nz(an, dst, src, third, loc)
+    from .cube import check_plain_copy
+    check_plain_copy(dst, src, loc)
     direction = copy_operands("data_copy", dst, src, loc)
     attrs = (("direction", direction), ("dtype", dst.dtype))
     if isinstance(third, StructV):
