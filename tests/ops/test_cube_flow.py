@@ -166,6 +166,13 @@ def test_flags_order_the_cube_pipes():
     r = flagged_flow[1](x, y, True, trace=True)
     m = x.reshape(16, 16).astype(np.float64)
     np.testing.assert_allclose(y.reshape(16, 16), m @ m, rtol=1e-5, atol=1e-4)
+    trace = r._blocks[0].trace           # start, occupancy, latency, pipe, site, op
+    pipes = {int(p) for p in trace[:, 3]}
+    assert {int(asc.PipeID.PIPE_M), int(asc.PipeID.PIPE_MTE1), int(asc.PipeID.PIPE_FIX),
+            int(asc.PipeID.PIPE_MTE2)} <= pipes
+    m_start = trace[trace[:, 3] == int(asc.PipeID.PIPE_M)][0, 0]
+    mte1_end = max(t[0] + t[1] + t[2] for t in trace if t[3] == int(asc.PipeID.PIPE_MTE1))
+    assert m_start >= mte1_end           # MTE1_M: the mmad starts after the loads completed
     early = flagged_flow[1](x, y, False)
     # without the MTE1_M flag the mmad does not wait for the loads: the launch is shorter
     assert early.cycles < r.cycles
