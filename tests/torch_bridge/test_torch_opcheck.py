@@ -25,6 +25,8 @@ def samples(dtype):
     for shape in ((2, 3, 5, 7), (0, 3, 2, 2))[:2 if empty else 1]:
         out += [("sepia", (t(shape, 12, True, 0.0),), {}),
                 ("sepia_backward", (t(shape, 13),), {})]
+    for m, k, n in ((5, 33, 7), (0, 4, 3), (2, 0, 3))[:3 if empty else 1]:
+        out += [("linear", (t((m, k), 14, True), t((n, k), 15, True), t((n,), 16, True)), {})]
     return out
 
 
