@@ -155,6 +155,7 @@ class ErrorCode(enum.IntEnum):
     DATA_RACE = 24
     UNINITIALIZED_READ = 25
     TOO_MANY_LIVE_TENSORS = 26
+    MATMUL_OPERAND_MISSING = 27  # a Matmul call without its A/B matrix or with a bad tiling
 
 
 LOOP_BUDGET_ENV = "ASCENDC_PY_LOOP_BUDGET"
