@@ -196,9 +196,9 @@ class Kernel:
                 specs.append(ArgSpec(p.name, "const", value=v))
             elif p.kind == "struct" or (p.kind == "auto" and _is_struct(v)):
                 from ..compiler.sema.structs import bind_struct
-                spec, values = bind_struct(self.__name__, p.name, p.annotation, v)
+                spec, fields = bind_struct(self.__name__, p.name, p.annotation, v)
                 specs.append(spec)
-                scalars.extend(values)
+                scalars.extend(fields)
             elif p.kind == "gm" or (p.kind == "auto" and _is_array(v)):
                 arg = _gm_arg(self.__name__, p.name, v)
                 specs.append(ArgSpec(p.name, "gm", dtype=dtype_of_array(v)))
