@@ -391,6 +391,11 @@ def _get_tensor_c(an, mm: MatmulV, name, args, kwargs, loc):
 
 def with_statement(an, s) -> None:
     """``with mm.iterate() as count: body`` — a loop over the tiles of C."""
+    c = s.context
+    if not (isinstance(c, A.Call) and isinstance(c.func, A.Attribute)
+            and c.func.attr == "iterate"):
+        raise UnsupportedConstructError("`with` statements are not supported in kernels, except "
+                                        "`with matmul.iterate() as count:`", s.loc)
     ctx = an.expr(s.context)
     if not isinstance(ctx, MatmulIterV):
         raise UnsupportedConstructError(f"`with` in kernels only takes matmul.iterate(), got "
