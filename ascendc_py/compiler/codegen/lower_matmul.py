@@ -280,6 +280,7 @@ def matmul(fb: FnBuilder, site, **a):
                    [pa, lda, a["trans_a"], pb, ldb, a["trans_b"], tm, tn, k, pbias, pc, ldc])
         with fl:
             _float_product(fb, a, pa, pb, pbias, pc, tm, tn, k, lda, ldb, ldc)
+    _sanitize(fb, a, c_first, tm, tn, ldc, es_c, site)
     # books: one instruction, m*n*k MACs; then the timing of the instruction sequence
     counters = fb.ctx_ptr(abi.COUNTERS)
     from ...simulator import timing_params as TP
@@ -289,6 +290,29 @@ def matmul(fb: FnBuilder, site, **a):
     call_tm(fb, "matmul", tm, tn, k, m, n, a["base_m"], a["base_n"], a["base_k"], a["depth_a1"],
             a["depth_b1"], a["step_ka"], a["step_kb"], a["order"], a["db_l0c"], a["a_dt"],
             a["c_dt"], a["c_mem"], a["org_m"], a["org_n"], a["org_k"], a["cores"], site)
+
+
+def _sanitize(fb: FnBuilder, a, c_first, tm, tn, ldc, es_c, site) -> None:
+    """Sanitize mode: record C's rows as written. A UB tile is recorded as written by the V
+    pipe (the producer side of a vector queue: alloc_tensor orders it after the tile's previous
+    readers, enque/deque orders its consumers after it); GM rows go to the write log
+    (overlapping blocks)."""
+    from ...dsl.types import PipeID
+    b = fb.b
+    s_pipe = fb.i64(int(PipeID.PIPE_V))
+    with b.if_then(b.icmp_signed("!=", fb.ld(abi.SANITIZE), fb.i64(0))):
+        call_rt(fb, "san_issue", s_pipe, site)
+        row_bytes = b.mul(tn, es_c)
+
+        def row(r):
+            start = b.mul(b.add(c_first, b.mul(r, ldc)), es_c)
+            with b.if_else(b.icmp_signed("==", a["c_mem"], fb.i64(0))) as (gm, local):
+                with gm:
+                    call_rt(fb, "san_gm_write", a["c_a"], start, row_bytes, site)
+                with local:
+                    call_rt(fb, "san_access", s_pipe, a["c_mem"], b.add(a["c_a"], start),
+                            row_bytes, fb.i64(1), site)
+        counted(fb, tm, row)
 
 
 def _float_product(fb: FnBuilder, a, pa, pb, pbias, pc, tm, tn, k, lda, ldb, ldc) -> None:
