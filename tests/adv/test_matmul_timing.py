@@ -3,8 +3,6 @@ float16 product reaches a good share of the modeled cube peak, the L2 re-read mo
 footprint beyond L2 is slower), and the report's efficiency helper."""
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 import ascendc_py as asc

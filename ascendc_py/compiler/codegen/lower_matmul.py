@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from llvmlite import ir as L
 
-from ...dsl.types import DataType, Memory, bfloat16, float16, float32, int8, int32
+from ...dsl.types import DataType, bfloat16, float16, float32, int8
 from ...simulator import abi
 from ..ops.matmul import DTYPE_CODES, MATMUL_ARGS
 from . import blas, runtime_lib
@@ -24,12 +24,10 @@ from .core import Codegen, FnBuilder, lowering
 from .intrinsics import call_checked
 from .rtfuncs import call_rt, call_tm, counted, rt
 from .types import F32, I32, I64, PTR, convert, memory_type
-from . import timing_matmul  # noqa: F401  (registers asc_tm_matmul)
+from . import timing_matmul  # noqa: F401,E402  (registers asc_tm_matmul)
 
 E = abi.ErrorCode
 IN_TYPES = (float16, bfloat16, float32)
-OUT_TYPES = (float16, bfloat16, float32)
-CODE_TYPES = {v: k for k, v in DTYPE_CODES.items()}
 
 # ----------------------------------------------------------------------------- element loops
 _PACK = L.FunctionType(L.VoidType(), [PTR, I64, I64, I64, I64, PTR])

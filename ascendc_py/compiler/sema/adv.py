@@ -23,7 +23,7 @@ from ..errors import (ArgumentError, DtypeError, KernelTypeError, KernelValueErr
 from ..ops.matmul import BIAS_TYPES, DTYPE_CODES, MATMUL_ARGS, MATMUL_TYPES
 from . import scalars as S
 from .builtins import bind_args, function, method, want_dtype, want_enum, want_int
-from .values import (ConstV, DTypeV, EnumV, GmTensorV, LocalTensorV, NoneV, PipeV, PyObjV,
+from .values import (ConstV, EnumV, GmTensorV, LocalTensorV, NoneV, PipeV, PyObjV,
                      RtV, StructV, SVal)
 
 UB_POSITIONS = (TPosition.VECCALC, TPosition.VECIN, TPosition.VECOUT)
