@@ -161,3 +161,18 @@ def test_sanitize_mode_is_clean():
     c = np.zeros((300, 290), np.float32)
     K.mm_tiles_gm[tiling.used_core_num](a, b, c, tiling, sanitize=True)
     asc.testing.assert_close(c, matmul_reference(a, b), **F32_TOL)
+
+
+def test_trace_has_the_cube_pipes(tmp_path):
+    import json
+    a, b, _, _ = _inputs(256, 256, 256, np.float16)
+    tiling = K.make_tiling(256, 256, 256, dim=1)
+    c = np.zeros((256, 256), np.float32)
+    report = K.mm_all[1](a, b, c, np.zeros(256, np.float32), tiling, False, False, False,
+                         trace=True)
+    events = json.loads(open(report.save_trace(tmp_path / "mm.json")).read())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    names = json.dumps(events)
+    for pipe in ("M", "MTE1", "MTE2", "FIX"):
+        assert f'"{pipe}"' in names
+    report.plot(tmp_path / "mm.png")

@@ -287,7 +287,7 @@ def matmul(fb: FnBuilder, site, **a):
         b.store(b.add(b.load(p, typ=I64), v), p)
     call_tm(fb, "matmul", tm, tn, k, m, n, a["base_m"], a["base_n"], a["base_k"], a["depth_a1"],
             a["depth_b1"], a["step_ka"], a["step_kb"], a["order"], a["db_l0c"], a["a_dt"],
-            a["c_dt"], a["c_mem"], a["org_m"], a["org_n"], a["org_k"], a["cores"], site)
+            a["c_dt"], a["c_mem"], a["org_m"], a["org_n"], a["org_k"], a["cores"], a["op"], site)
 
 
 def _sanitize(fb: FnBuilder, a, c_first, tm, tn, ldc, es_c, site) -> None:
