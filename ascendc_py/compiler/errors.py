@@ -323,7 +323,7 @@ class UninitializedReadError(KernelRuntimeError):
 
 class MatmulStateError(KernelRuntimeError):
     """A Matmul call ran without its A or B matrix set, or with a tiling whose base tile is
-    empty."""
+    empty (e.g. a TCubeTiling that get_tiling never filled)."""
 
 
 class InternalCompilerError(KernelCompileError):

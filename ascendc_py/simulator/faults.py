@@ -165,7 +165,8 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
                 f"{op} runs without the {m} matrix: Matmul.set_tensor_{m.lower()} was not "
                 f"executed on this path{where}", loc,
                 hint=f"call matmul.set_tensor_{m.lower()}(tensor) before this call on every path")
-        return err.MatmulStateError(f"{op}: the tiling's base_m/base_n are not positive{where}",
+        return err.MatmulStateError(f"{op}: the tiling's base_m/base_n/base_k are not positive "
+                                    f"(an unfilled TCubeTiling?){where}",
                                     loc, hint="fill the TCubeTiling with MultiCoreMatmulTiling."
                                               "get_tiling before launching")
     if code.name == "DATA_COPY_PARAM_RANGE":

@@ -107,3 +107,8 @@ def test_a_out_of_bounds_names_a():
 def test_struct_argument_must_be_the_struct():
     with pytest.raises(asc.LaunchArgumentError, match="must be an asc.adv.TCubeTiling"):
         E.unknown_field[1](F16, {"m": 1})
+
+
+def test_unfilled_tiling_is_an_error_at_the_call():
+    _raises(E.c_too_small, asc.MatmulStateError, ["base_m/base_n/base_k", "unfilled"],
+            F16, F16, F32, asc.adv.TCubeTiling())

@@ -206,10 +206,12 @@ def matmul(fb: FnBuilder, site, **a):
     for which, key in ((0, "a_arg"), (1, "b_arg")):
         fb.st(abi.ERR_D, fb.i64(which))
         fb.fail_with(b.icmp_signed("<", a[key], z), E.MATMUL_OPERAND_MISSING, site)
-    bad_base = b.or_(b.icmp_signed("<=", a["base_m"], z), b.icmp_signed("<=", a["base_n"], z))
+    # an unfilled TCubeTiling (all zeros) would otherwise compute nothing, silently
+    bad_base = b.or_(b.or_(b.icmp_signed("<=", a["base_m"], z),
+                           b.icmp_signed("<=", a["base_n"], z)),
+                     b.icmp_signed("<=", a["base_k"], z))
     fb.st(abi.ERR_D, fb.i64(4))
-    fb.fail_with(b.and_(b.icmp_signed("!=", a["mode"], z), bad_base), E.MATMUL_OPERAND_MISSING,
-                 site)
+    fb.fail_with(bad_base, E.MATMUL_OPERAND_MISSING, site)
     # the region of C: rows [r0, r0+tm), columns [c0, c0+tn)
     tiled = b.icmp_signed("!=", a["mode"], z)
     m_tiles = ceil_div(m, a["base_m"])
