@@ -26,6 +26,8 @@ from .dsl.types import (CMPMODE, SELMODE, CmpMode, DataType, HardEvent, MaskMode
                         float64, float_, half, int8, int16, int32, int64, uint8, uint16, uint32,
                         uint64)
 from .simulator.config import current_platform, get_platform, set_platform
+from . import adv  # noqa: E402  (asc.adv: Matmul, TCubeTiling, MatmulType)
+from .adv import DEFAULT_C0_SIZE, CubeFormat, property  # noqa: A004
 from .simulator.sanitizer import set_sanitizer
 
 globals().update(_BUILTINS)

@@ -12,7 +12,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 OUT = HERE.parent / "out"
 sys.path.insert(0, str(HERE))
 SAMPLES = ["add_tque", "add_flags", "leaky_relu", "sepia", "softmax", "layernorm", "linear",
-           "torch_model"]
+           "matmul", "torch_model"]
 
 
 def main() -> int:

@@ -202,8 +202,17 @@ class Assert(Node):
     msg: Optional[Expr]
 
 
+@dataclass(frozen=True)
+class With(Node):
+    """``with context as target: body`` (one item; only ``matmul.iterate()`` in kernels)."""
+
+    context: Expr
+    target: Optional[Expr]
+    body: tuple["Stmt", ...]
+
+
 Stmt = Union[ExprStmt, Assign, AnnAssign, AugAssign, If, For, While, Break, Continue, Pass,
-             Return, Assert]
+             Return, Assert, With]
 
 
 # ----------------------------------------------------------------------------- function

@@ -326,6 +326,11 @@ class UninitializedReadError(KernelRuntimeError):
     """Sanitize mode: a read of local memory that nothing has written."""
 
 
+class MatmulStateError(KernelRuntimeError):
+    """A Matmul call ran without its A or B matrix set, or with a tiling whose base tile is
+    empty (e.g. a TCubeTiling that get_tiling never filled)."""
+
+
 class InternalCompilerError(KernelCompileError):
     """A bug in ascendc_py itself; the message includes the kernel location being compiled."""
 

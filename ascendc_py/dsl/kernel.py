@@ -44,7 +44,15 @@ def _classify(annotation) -> str:
         return "gm"
     if annotation in (int, float, bool, "int", "float", "bool"):
         return "scalar"
+    from ..compiler.sema.structs import struct_kind
+    if struct_kind(annotation) is not None:
+        return "struct"
     return "auto"
+
+
+def _is_struct(value) -> bool:
+    from ..compiler.sema.structs import struct_kind
+    return struct_kind(type(value)) is not None
 
 
 def _is_array(value) -> bool:
@@ -186,6 +194,11 @@ class Kernel:
                                             f"bool, string, dtype or enum, got "
                                             f"{type(v).__name__}")
                 specs.append(ArgSpec(p.name, "const", value=v))
+            elif p.kind == "struct" or (p.kind == "auto" and _is_struct(v)):
+                from ..compiler.sema.structs import bind_struct
+                spec, fields = bind_struct(self.__name__, p.name, p.annotation, v)
+                specs.append(spec)
+                scalars.extend(fields)
             elif p.kind == "gm" or (p.kind == "auto" and _is_array(v)):
                 arg = _gm_arg(self.__name__, p.name, v)
                 specs.append(ArgSpec(p.name, "gm", dtype=dtype_of_array(v)))

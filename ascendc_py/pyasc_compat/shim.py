@@ -19,7 +19,9 @@ meta-path finder answers every ``asc`` / ``asc.*`` import with a module built he
     ``synchronize``, ``synchronize_device``, ``create_stream``/``destroy_stream``, the device
     queries, ``use_model``/``use_npu``, ``get_soc_version``/``set_soc_version``.
 ``asc.lib.host``
-    Present so it imports; its tiling helpers are not provided yet (a clear AttributeError).
+    The matmul tiling helpers of :mod:`ascendc_py.host` (``MultiCoreMatmulTiling``,
+    ``MatmulApiTiling``, ``get_ascendc_platform``, ``TPosition``, ``CubeFormat``, ``DataType``,
+    ``MatrixTraverse``); other names raise a clear AttributeError.
 
 Anything else under ``asc`` raises ModuleNotFoundError naming what this layer provides.
 pyasc's own code is not used or needed: only its public names and values are followed.
@@ -335,9 +337,11 @@ def _make_lib_runtime(name: str) -> types.ModuleType:
 
 
 def _make_lib_host(name: str) -> types.ModuleType:
-    return _fill(_StubModule(name, "pyasc's asc.lib.host (host tiling helpers)",
-                             "the host tiling helpers (MultiCoreMatmulTiling, PlatformAscendC, "
-                             "...) are not implemented yet"), {})
+    from ascendc_py import host
+    mod = _StubModule(name, "pyasc's asc.lib.host: the matmul tiling helpers (ascendc_py.host)",
+                      "ascendc_py.host provides the matmul tiling (MultiCoreMatmulTiling, "
+                      "MatmulApiTiling) and the platform queries only")
+    return _fill(mod, {k: getattr(host, k) for k in host.__all__})
 
 
 _BUILDERS: dict = {

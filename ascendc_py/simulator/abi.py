@@ -159,6 +159,7 @@ class ErrorCode(enum.IntEnum):
     TOO_MANY_LIVE_TENSORS = 26
     CUBE_PARAM_RANGE = 27       # a cube parameter (Nd2Nz/LoadData2D/Mmad/Fixpipe) out of range
     CUBE_MISALIGNED = 28        # a cube operand not on its memory's alignment (L0A/L0B 512 B)
+    MATMUL_OPERAND_MISSING = 29  # a Matmul call without its A/B matrix or with a bad tiling
 
 
 LOOP_BUDGET_ENV = "ASCENDC_PY_LOOP_BUDGET"

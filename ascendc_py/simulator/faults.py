@@ -161,6 +161,17 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
     if code in (E.CUBE_PARAM_RANGE, E.CUBE_MISALIGNED):
         from .cube_faults import cube_fault
         return cube_fault(code, op, detail, a, b, c, where, loc)
+    if code.name == "MATMUL_OPERAND_MISSING":
+        if which in (0, 1):
+            m = "AB"[which]
+            return err.MatmulStateError(
+                f"{op} runs without the {m} matrix: Matmul.set_tensor_{m.lower()} was not "
+                f"executed on this path{where}", loc,
+                hint=f"call matmul.set_tensor_{m.lower()}(tensor) before this call on every path")
+        return err.MatmulStateError(f"{op}: the tiling's base_m/base_n/base_k are not positive "
+                                    f"(an unfilled TCubeTiling?){where}",
+                                    loc, hint="fill the TCubeTiling with MultiCoreMatmulTiling."
+                                              "get_tiling before launching")
     if code.name == "DATA_COPY_PARAM_RANGE":
         return err.DataCopyParamError(f"{op}: a copy parameter is out of range ({a}){where}",
                                       loc)

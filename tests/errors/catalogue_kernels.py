@@ -436,6 +436,37 @@ def k_CubeParamError(x: asc.GlobalAddress, m: int):
     asc.mmad(c, a, b, asc.MmadParams(m, 16, 16))  # <-
 
 
+@asc.kernel
+def k_MatmulStateError(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress,
+                       tiling: asc.adv.TCubeTiling, use_a: int):
+    """A Matmul whose set_tensor_a runs only on one path: iterate_all without the A matrix."""
+    ag = asc.GlobalTensor()
+    bg = asc.GlobalTensor()
+    cg = asc.GlobalTensor()
+    ag.set_global_buffer(a)
+    bg.set_global_buffer(b)
+    cg.set_global_buffer(c)
+    mm = asc.adv.Matmul(a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float16),
+                        b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float16),
+                        c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float32))
+    asc.adv.register_matmul(asc.TPipe(), c, mm, tiling)
+    if use_a:
+        mm.set_tensor_a(ag)
+    mm.set_tensor_b(bg)
+    mm.iterate_all(cg)  # <-
+
+
+def matmul_tiling_16():
+    """A one-core tiling of a 16 x 16 x 16 matmul (for k_MatmulStateError)."""
+    from ascendc_py import host
+    t = host.MultiCoreMatmulTiling()
+    t.set_dim(1)
+    t.set_shape(16, 16, 16)
+    tiling = asc.adv.TCubeTiling()
+    t.get_tiling(tiling)
+    return tiling
+
+
 # ============================================================================ sanitize mode
 @asc.kernel
 def k_DataRaceError(x: asc.GlobalAddress):
@@ -552,6 +583,9 @@ ENTRIES = [
     Entry("RepeatRangeError", f"k_RepeatRangeError[1]({X}, 300)"),
     Entry("DataCopyParamError", f"k_DataCopyParamError[1]({X}, 5000)"),
     Entry("CubeParamError", f"k_CubeParamError[1]({X}, 5000)"),
+    Entry("MatmulStateError", "k_MatmulStateError[1](np.zeros((16, 16), np.float16), "
+          "np.zeros((16, 16), np.float16), np.zeros((16, 16), np.float32), matmul_tiling_16(), "
+          "0)"),
     Entry("DataRaceError", f"k_DataRaceError[1]({X}, sanitize=True)"),
     Entry("BlockOverlapError", f"k_BlockOverlapError[2]({X}, sanitize=True)"),
     Entry("UninitializedReadError", f"k_UninitializedReadError[1]({X}, sanitize=True)"),

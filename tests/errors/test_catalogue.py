@@ -63,6 +63,7 @@ EXPECT = {
     "QueueReinitError": ["init_buffer called twice"],
     "BufferCountError": ["1..8", "got 9"],
     "TooManyLiveTensorsError": ["more than 8 tensors", "hint:"],
+    "MatmulStateError": ["without the A matrix", "set_tensor_a", "hint:"],
     "EventIdError": ["event id 8", "0..7"],
     "DoubleSetFlagError": ["V_MTE3 id 0", "already set", "hint:"],
     "UnsatisfiedWaitError": ["MTE2_V id 1", "never satisfied", "hint:"],

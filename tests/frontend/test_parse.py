@@ -362,7 +362,7 @@ UNSUPPORTED = [
     ("class", "class A:\n    pass\n", 1),
     ("class", "def f():\n    x = 1\n    class A:\n        pass\n", 3),
     ("lambda", "def f():\n    g = lambda x: x\n", 2),
-    ("with", "def f():\n    with a as b:\n        pass\n", 2),
+    ("with", "def f():\n    with a as b, c as d:\n        pass\n", 2),  # one item: sema
     ("try", "def f():\n    try:\n        pass\n    except E as e:\n        pass\n", 2),
     ("import", "def f():\n    import numpy as np\n", 2),
     ("import", "def f():\n    from . import x\n", 2),

@@ -346,7 +346,9 @@ def test_lib_runtime():
         with pytest.raises(AttributeError, match="malloc is not provided by ascendc_py"):
             rt.malloc  # noqa: B018
         import asc.lib.host as host
-        with pytest.raises(AttributeError, match="tiling helpers .* not implemented yet"):
-            host.MultiCoreMatmulTiling  # noqa: B018
+        from ascendc_py import host as our_host
+        assert host.MultiCoreMatmulTiling is our_host.MultiCoreMatmulTiling
+        with pytest.raises(AttributeError, match="BatchMatmulTiling is not provided"):
+            host.BatchMatmulTiling  # noqa: B018
     _clean()
 

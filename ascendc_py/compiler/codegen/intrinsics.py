@@ -132,4 +132,5 @@ def lower_assert(cg: Codegen, s: ir.Intrinsic) -> None:
 
 
 from . import queues  # noqa: E402,F401  (queue, flag and end-of-kernel lowerings)
-from . import lower_convert, lower_reduce, lower_movement, lower_debug, blas, lower_cube  # noqa: E402,F401
+from . import lower_convert, lower_reduce, lower_movement, lower_debug, blas  # noqa: E402,F401
+from . import lower_cube, lower_matmul  # noqa: E402,F401

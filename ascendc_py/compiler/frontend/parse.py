@@ -224,7 +224,7 @@ _BY_NAME = "declare each parameter by name"
 _UNSUPPORTED = {   # tree name → (what, hint); the message is "<what> not supported in kernels"
     "classdef": ("class definitions are", "define classes outside the kernel"),
     "lambdef": ("`lambda` expressions are", "define a module-level helper with @asc.kernel"),
-    "with_stmt": ("`with` statements are", ""),
+    "with_stmt": ("`with` statements with several items are", "nest one `with` per item"),
     "try_stmt": ("`try` statements are", "kernels cannot catch exceptions; test with `if`"),
     "import_stmt": ("`import` statements are", "import at the top of the file instead"),
     "global_stmt": ("`global` statements are", "kernels read module constants directly"),
@@ -447,6 +447,17 @@ class _Builder:
         return A.For(self.block_end(self.loc(t), body, orelse), target, self.expr(it), body,
                      orelse)
 
+    def with_stmt(self, t):
+        *items, suite = t.children
+        if len(items) != 1:
+            self.unsupported(t)
+        context, target = items[0].children
+        target = self.opt(target)
+        if target is not None:
+            self.check_target(target, t)
+        body = self.suite(suite)
+        return A.With(self.block_end(self.loc(t), body, ()), self.expr(context), target, body)
+
     def decorated(self, t):
         self.unsupported(t.children[-1])
 
@@ -456,6 +467,7 @@ class _Builder:
         "break_stmt": jump(A.Break, "break"), "continue_stmt": jump(A.Continue, "continue"),
         "return_stmt": return_stmt, "assert_stmt": assert_stmt, "if_stmt": if_stmt,
         "while_stmt": while_stmt, "for_stmt": for_stmt, "decorated": decorated,
+        "with_stmt": with_stmt,
     }
 
     # --- expressions

@@ -67,6 +67,10 @@ class Analyzer:
             elif spec.kind == "scalar":
                 env[spec.name] = RtV(ir.ScalarArg(len(scalar_args), spec.dtype))
                 scalar_args.append((spec.name, spec.dtype))
+            elif spec.kind == "struct":  # one int32 scalar argument per field (sema/structs.py)
+                from .structs import struct_value
+                env[spec.name], fields = struct_value(spec.value, len(scalar_args))
+                scalar_args.extend(fields)
             else:
                 env[spec.name] = python_to_sval(spec.value, fdef.loc)
         counts = assigned_names(fdef.body)
@@ -77,6 +81,7 @@ class Analyzer:
         self.inline_stack.append(self.kernel)
         label = self.new_label("return")
         self.scope.return_label = label
+        self.kernel_return_label = label  # for code that ends the whole kernel (sema/adv.py)
         with self.capture() as body:
             for name, value in env.items():
                 self.bind(name, value, fdef.loc)
@@ -344,6 +349,10 @@ class Analyzer:
         cexpr = cond.expr() if isinstance(cond, ConstV) else cond.expr
         self.emit(ir.While(tuple(pre), cexpr, tuple(body), s.loc))
 
+    def s_with(self, s: A.With) -> None:
+        from .adv import with_statement  # `with matmul.iterate() as count:` (the only form)
+        with_statement(self, s)
+
     def s_break(self, s) -> None:
         self._loop_jump(s, break_=True)
 
@@ -584,6 +593,8 @@ def _returns_only_at_end(body) -> bool:
                 n += 1
             elif isinstance(st, (A.If, A.For, A.While)):
                 n += count(st.body) + count(st.orelse)
+            elif isinstance(st, A.With):
+                n += count(st.body)
         return n
     total = count(body)
     return total == 0 or (total == 1 and bool(body) and isinstance(body[-1], A.Return))
@@ -616,6 +627,7 @@ STMT_HANDLERS = {
     A.AugAssign: Analyzer.s_augassign, A.If: Analyzer.s_if, A.For: Analyzer.s_for,
     A.While: Analyzer.s_while, A.Break: Analyzer.s_break, A.Continue: Analyzer.s_continue,
     A.Pass: Analyzer.s_pass, A.Return: Analyzer.s_return, A.Assert: Analyzer.s_assert,
+    A.With: Analyzer.s_with,
 }
 EXPR_HANDLERS = {
     A.Name: Analyzer.e_name, A.Constant: Analyzer.e_const, A.BinOp: Analyzer.e_binop,

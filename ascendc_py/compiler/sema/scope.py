@@ -41,6 +41,10 @@ def assigned_names(body: tuple[A.Stmt, ...]) -> dict[str, int]:
             elif isinstance(s, (A.While, A.If)):
                 walk(s.body)
                 walk(s.orelse)
+            elif isinstance(s, A.With):  # `with mm.iterate() as count:` is a loop
+                if s.target is not None:
+                    target(s.target)
+                walk(s.body)
 
     walk(body)
     return counts

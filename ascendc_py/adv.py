@@ -1,0 +1,182 @@
+"""``asc.adv``: the high-level Matmul API (pyasc's ``asc.adv`` names, Ascend C's meaning).
+
+Host side::
+
+    tiling = asc.adv.TCubeTiling()                 # filled by ascendc_py.host's tiling helper
+    MultiCoreMatmulTiling(get_ascendc_platform()) ... .get_tiling(tiling)
+    kernel[tiling.used_core_num](a, b, c, tiling)  # a TCubeTiling argument: flattened to ints
+
+Kernel side (``tiling: asc.adv.TCubeTiling`` parameter; ``tiling.m``, ``tiling.base_n`` … are
+runtime integers)::
+
+    mm = asc.adv.Matmul(a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float16),
+                        b=..., c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND,
+                        asc.float32), bias=...)
+    asc.adv.register_matmul(pipe, workspace, mm, tiling)
+    mm.set_tensor_a(a_gm); mm.set_tensor_b(b_gm); mm.set_bias(bias_gm); mm.set_tail(tm, tn)
+    mm.iterate_all(c_gm)                           # or: with mm.iterate() as count:
+    mm.end()                                       #         mm.get_tensor_c(ub_tile)
+
+The compiler side lives in ``compiler/sema/adv.py`` (the Matmul object), ``compiler/sema/
+structs.py`` (struct kernel parameters) and ``compiler/codegen/lower_matmul.py`` (the native
+computation and its timing).
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from .dsl.api import Builtin, _KernelClass
+from .dsl.types import DataType, TPosition
+
+
+class CubeFormat(enum.IntEnum):
+    """Layout of a matrix operand (pyasc ``asc.CubeFormat``). The simulator supports ND
+    (row-major) operands; NZ is accepted by the type but rejected by Matmul."""
+
+    ND = 0
+    NZ = 1
+
+
+class LayoutMode(enum.IntEnum):
+    """pyasc's ``LayoutMode`` (batch layouts); only NONE is supported."""
+
+    NONE = 0
+
+
+# ----------------------------------------------------------------------------- TCubeTiling
+#: Every field of Ascend C's TCubeTiling, in pyasc's snake_case spelling and order.
+TCUBE_TILING_FIELDS = (
+    "used_core_num", "m", "n", "k_a", "k_b", "single_core_m", "single_core_n", "single_core_k",
+    "base_m", "base_n", "base_k", "depth_a1", "depth_b1", "step_m", "step_n", "is_bias",
+    "trans_length", "iterate_order", "share_mode", "share_l1_size", "share_l0c_size",
+    "share_ub_size", "batch_m", "batch_n", "single_batch_m", "single_batch_n", "step_k_a",
+    "step_k_b", "depth_a_l1_cache_ub", "depth_b_l1_cache_ub", "db_l0a", "db_l0b", "db_l0c",
+    "a_layout_info_b", "a_layout_info_s", "a_layout_info_n", "a_layout_info_g",
+    "a_layout_info_d", "b_layout_info_b", "b_layout_info_s", "b_layout_info_n",
+    "b_layout_info_g", "b_layout_info_d", "c_layout_info_b", "c_layout_info_s1",
+    "c_layout_info_n", "c_layout_info_g", "c_layout_info_s2", "batch_num",
+)
+_ALIASES = {"step_ka": "step_k_a", "step_kb": "step_k_b"}
+
+
+class TCubeTiling:
+    """Ascend C's matmul tiling record (all int32 fields, 0 by default).
+
+    On the host it is a plain mutable record (``tiling.base_m = 128``; ``get_tiling`` of
+    ``ascendc_py.host.MultiCoreMatmulTiling`` fills it). As a kernel parameter annotation
+    (``tiling: asc.adv.TCubeTiling``) the launcher passes its fields as int32 scalar arguments
+    and the kernel reads them as runtime integers (``tiling.single_core_m``). ``step_ka`` /
+    ``step_kb`` are accepted as aliases of ``step_k_a`` / ``step_k_b``.
+    """
+
+    asc_name: ClassVar[str] = "adv.TCubeTiling"
+    FIELDS: ClassVar[tuple[str, ...]] = TCUBE_TILING_FIELDS
+    __slots__ = TCUBE_TILING_FIELDS
+
+    def __init__(self, **fields: int):
+        for name in TCUBE_TILING_FIELDS:
+            object.__setattr__(self, name, 0)
+        for name, value in fields.items():
+            setattr(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        name = _ALIASES.get(name, name)
+        if name not in TCUBE_TILING_FIELDS:
+            raise AttributeError(f"TCubeTiling has no field '{name}'; fields: "
+                                 f"{', '.join(TCUBE_TILING_FIELDS)}")
+        value = int(value)
+        if not -(2 ** 31) <= value < 2 ** 31:
+            raise ValueError(f"TCubeTiling.{name} = {value} does not fit int32")
+        object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str) -> int:
+        if name in _ALIASES:
+            return getattr(self, _ALIASES[name])
+        raise AttributeError(f"TCubeTiling has no field '{name}'; fields: "
+                             f"{', '.join(TCUBE_TILING_FIELDS)}")
+
+    def values(self) -> tuple[int, ...]:
+        """The field values in declaration order (how a kernel argument is passed)."""
+        return tuple(getattr(self, n) for n in TCUBE_TILING_FIELDS)
+
+    def as_dict(self) -> dict[str, int]:
+        return {n: getattr(self, n) for n in TCUBE_TILING_FIELDS}
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, TCubeTiling) and self.values() == other.values()
+
+    def __hash__(self):
+        return hash(self.values())
+
+    def __repr__(self) -> str:
+        main = ("used_core_num", "m", "n", "k_a", "single_core_m", "single_core_n",
+                "single_core_k", "base_m", "base_n", "base_k", "depth_a1", "depth_b1", "step_m",
+                "step_n", "step_k_a", "step_k_b", "is_bias", "iterate_order", "db_l0c")
+        return "TCubeTiling(" + ", ".join(f"{n}={getattr(self, n)}" for n in main) + ", ...)"
+
+
+#: Struct types a kernel parameter may be annotated with (name -> (class, field names)).
+STRUCT_PARAMS: dict[str, tuple[type, tuple[str, ...]]] = {
+    "TCubeTiling": (TCubeTiling, TCUBE_TILING_FIELDS),
+}
+
+
+def struct_param_kind(annotation: Any):
+    """The STRUCT_PARAMS key of a kernel parameter annotation, or None."""
+    if isinstance(annotation, type):
+        for key, (cls, _) in STRUCT_PARAMS.items():
+            if annotation is cls:
+                return key
+        return None
+    if isinstance(annotation, str):
+        tail = annotation.split(".")[-1].strip()
+        return tail if tail in STRUCT_PARAMS else None
+    return None
+
+
+# ----------------------------------------------------------------------------- Matmul types
+@dataclass(frozen=True)
+class MatmulType:
+    """One operand of a Matmul: position, format, dtype, transposed (pyasc ``MatmulType``).
+    Usable inside kernels (a compile-time value) and on the host."""
+
+    position: TPosition
+    format: CubeFormat
+    dtype: DataType
+    is_trans: bool = False
+    layout: LayoutMode = LayoutMode.NONE
+    asc_name: ClassVar[str] = "adv.MatmulType"
+
+
+class Matmul(_KernelClass):
+    """``asc.adv.Matmul(a=MatmulType, b=MatmulType, c=MatmulType, bias=None)``: the
+    high-level matrix multiply C = A @ B (+ bias). Kernel-only. Methods: ``set_tensor_a``,
+    ``set_tensor_b``, ``set_bias``, ``disable_bias``, ``set_tail``, ``set_org_shape``,
+    ``set_single_shape``, ``iterate_all``, ``iterate`` (a ``with`` block), ``get_tensor_c``,
+    ``end``."""
+
+    asc_name = "adv.Matmul"
+
+
+@dataclass(frozen=True)
+class Property:
+    """A platform constant read in kernels with ``asc.property(...)`` (pyasc core properties)."""
+
+    name: str
+    value: int
+
+
+#: Bytes of one C0 block (32 on A2/A3): ``asc.property(asc.DEFAULT_C0_SIZE)``.
+DEFAULT_C0_SIZE = Property("DEFAULT_C0_SIZE", 32)
+property = Builtin("property", "asc.property(prop): the value of a platform property such as "  # noqa: A001
+                   "asc.DEFAULT_C0_SIZE (32 bytes on 910B)")
+
+register_matmul = Builtin(
+    "adv.register_matmul",
+    "register_matmul(pipe, workspace, matmul, tiling): bind a Matmul to its tiling. In a mix "
+    "kernel the cube core (AIC) becomes the matmul server here: its own kernel ends.")
+
+__all__ = ["CubeFormat", "LayoutMode", "Property", "DEFAULT_C0_SIZE", "property", "TCubeTiling", "MatmulType", "Matmul", "register_matmul",
+           "TCUBE_TILING_FIELDS"]

@@ -1,0 +1,369 @@
+"""Lowering and library function of the Matmul API (``compiler/ops/matmul.py``).
+
+``matmul_iterate_all`` and ``matmul_get_tensor_c`` lower to ONE call of ``asc_rt_matmul``,
+which does the whole job natively:
+
+1. picks the region of C: all of it (iterate_all) or tile ``tile`` in the iterate order (M
+   first: tile = mi + ni * m_tiles; N first when ``order`` is 1);
+2. checks every operand (GM bounds like data_copy, naming a/b/bias/c and the line; UB range);
+3. int8: an exact int32 loop; otherwise packs op(A) and op(B) of the region into float32
+   scratch, multiplies with the host BLAS (``blas.call_sgemm``), adds the bias and rounds once
+   to C's dtype (float16 round-to-nearest-even, bfloat16 RNE, float32);
+4. writes C (GM row stride ``ldc``; a UB tile row stride base_n when en_sequential_write);
+5. times the instruction sequence (``timing_matmul.py``).
+"""
+from __future__ import annotations
+
+from llvmlite import ir as L
+
+from ...dsl.types import DataType, bfloat16, float16, float32, int8
+from ...simulator import abi
+from ..ops.matmul import DTYPE_CODES, MATMUL_ARGS
+from . import blas, runtime_lib
+from .core import Codegen, FnBuilder, lowering
+from .intrinsics import call_checked
+from .rtfuncs import call_rt, call_tm, counted, rt
+from .types import F32, I32, I64, PTR, convert, memory_type
+from . import timing_matmul  # noqa: F401,E402  (registers asc_tm_matmul)
+
+E = abi.ErrorCode
+IN_TYPES = (float16, bfloat16, float32)
+
+# ----------------------------------------------------------------------------- element loops
+_PACK = L.FunctionType(L.VoidType(), [PTR, I64, I64, I64, I64, PTR])
+_STORE = L.FunctionType(L.VoidType(), [PTR, I64, I64, PTR, I64, PTR, I64])
+_I8 = L.FunctionType(L.VoidType(), [PTR, I64, I64, PTR, I64, I64, I64, I64, I64, PTR, PTR, I64])
+
+
+#: (C dtype, bias dtype) pairs of the float store loops
+_STORE_PAIRS = ((float16, float32), (float16, float16), (bfloat16, float32),
+                (bfloat16, bfloat16), (float32, float32))
+
+
+def _pack_name(dt: DataType) -> str:
+    return f"asc_mm_pack_{dt.name}"
+
+
+def _store_name(dt: DataType, bias: DataType) -> str:
+    return f"asc_mm_store_{dt.name}_{bias.name}"
+
+
+def _loop(b: L.IRBuilder, func: L.Function, n, body) -> None:
+    pre = b.block
+    head = func.append_basic_block("loop")
+    done = func.append_basic_block("loop.end")
+    b.cbranch(b.icmp_signed(">", n, L.Constant(I64, 0)), head, done)
+    b.position_at_end(head)
+    i = b.phi(I64)
+    i.add_incoming(L.Constant(I64, 0), pre)
+    body(i)
+    nxt = b.add(i, L.Constant(I64, 1))
+    i.add_incoming(nxt, b.block)
+    b.cbranch(b.icmp_signed("<", nxt, n), head, done)
+    b.position_at_end(done)
+
+
+def _define_pack(module: L.Module, dt: DataType) -> str:
+    """``pack(src, ld, trans, rows, cols, dst)``: dst[r, c] (row-major rows x cols, float32) =
+    X[r, c] where X is src row-major with row stride ld, or its transpose."""
+    func = _declare(module, _pack_name(dt), _PACK)
+    func.attributes.add("nounwind")
+    src, ld, trans, rows, cols, dst = func.args
+    for a in (src, dst):
+        a.add_attribute("noalias")
+    b = L.IRBuilder(func.append_basic_block("entry"))
+    mt = memory_type(dt)
+    is_t = b.icmp_signed("!=", trans, L.Constant(I64, 0))
+
+    def row(r):
+        def col(c):
+            idx = b.select(is_t, b.add(b.mul(c, ld), r), b.add(b.mul(r, ld), c))
+            v = b.load(b.gep(src, [idx], source_etype=mt), typ=mt)
+            b.store(convert(b, v, dt, float32),
+                    b.gep(dst, [b.add(b.mul(r, cols), c)], source_etype=F32))
+        _loop(b, func, cols, col)
+    _loop(b, func, rows, row)
+    b.ret_void()
+    return func.name
+
+
+def _define_store(module: L.Module, dt: DataType, bias_dt: DataType) -> str:
+    """``store(acc, rows, cols, bias|null, bias_dt(unused), dst, ldc)``: dst[r*ldc + c] =
+    round(acc[r*cols + c] + bias[c])."""
+    func = _declare(module, _store_name(dt, bias_dt), _STORE)
+    func.attributes.add("nounwind")
+    acc, rows, cols, bias, _unused, dst, ldc = func.args
+    b = L.IRBuilder(func.append_basic_block("entry"))
+    mt, bt = memory_type(dt), memory_type(bias_dt)
+    has_bias = b.icmp_unsigned("!=", b.ptrtoint(bias, I64), L.Constant(I64, 0))
+    zero = b.alloca(bt)
+    b.store(L.Constant(bt, 0) if bias_dt != float32 else L.Constant(F32, 0.0), zero)
+
+    def row(r):
+        def col(c):
+            v = b.load(b.gep(acc, [b.add(b.mul(r, cols), c)], source_etype=F32), typ=F32)
+            bp = b.select(has_bias, b.gep(bias, [c], source_etype=bt), zero)
+            bv = convert(b, b.load(bp, typ=bt), bias_dt, float32)
+            b.store(convert(b, b.fadd(v, bv), float32, dt),
+                    b.gep(dst, [b.add(b.mul(r, ldc), c)], source_etype=mt))
+        _loop(b, func, cols, col)
+    _loop(b, func, rows, row)
+    b.ret_void()
+    return func.name
+
+
+def _define_i8(module: L.Module) -> str:
+    """``i8(a, lda, ta, b, ldb, tb, m, n, k, bias|null, dst, ldc)``: exact int32 product."""
+    func = _declare(module, "asc_mm_int8", _I8)
+    func.attributes.add("nounwind")
+    a, lda, ta, bm, ldb, tb, m, n, k, bias, dst, ldc = func.args
+    b = L.IRBuilder(func.append_basic_block("entry"))
+    I8 = L.IntType(8)
+    a_t = b.icmp_signed("!=", ta, L.Constant(I64, 0))
+    b_t = b.icmp_signed("!=", tb, L.Constant(I64, 0))
+    has_bias = b.icmp_unsigned("!=", b.ptrtoint(bias, I64), L.Constant(I64, 0))
+    acc = b.alloca(I32)
+
+    def row(i):
+        def col(j):
+            b.store(L.Constant(I32, 0), acc)
+
+            def step(p):
+                ai = b.select(a_t, b.add(b.mul(p, lda), i), b.add(b.mul(i, lda), p))
+                bi = b.select(b_t, b.add(b.mul(j, ldb), p), b.add(b.mul(p, ldb), j))
+                x = b.sext(b.load(b.gep(a, [ai], source_etype=I8), typ=I8), I32)
+                y = b.sext(b.load(b.gep(bm, [bi], source_etype=I8), typ=I8), I32)
+                b.store(b.add(b.load(acc, typ=I32), b.mul(x, y)), acc)
+            _loop(b, func, k, step)
+            with b.if_then(has_bias):
+                bv = b.load(b.gep(bias, [j], source_etype=I32), typ=I32)
+                b.store(b.add(b.load(acc, typ=I32), bv), acc)
+            b.store(b.load(acc, typ=I32), b.gep(dst, [b.add(b.mul(i, ldc), j)],
+                                                source_etype=I32))
+        _loop(b, func, n, col)
+    _loop(b, func, m, row)
+    b.ret_void()
+    return func.name
+
+
+@runtime_lib.library_definer
+def _define_loops(module: L.Module) -> list[str]:
+    names = [_define_pack(module, dt) for dt in IN_TYPES]
+    for dt, bias_dt in _STORE_PAIRS:
+        names.append(_define_store(module, dt, bias_dt))
+    names.append(_define_i8(module))
+    return names
+
+
+def _declare(module: L.Module, name: str, ftype: L.FunctionType) -> L.Function:
+    fn = module.globals.get(name)
+    return fn if fn is not None else L.Function(module, ftype, name)
+
+
+def _malloc(module: L.Module) -> tuple[L.Function, L.Function]:
+    m = module.globals.get("malloc") or L.Function(module, L.FunctionType(PTR, [I64]), "malloc")
+    f = module.globals.get("free") or L.Function(module, L.FunctionType(L.VoidType(), [PTR]),
+                                                 "free")
+    return m, f
+
+
+# ----------------------------------------------------------------------------- the library call
+def _esize_of(fb: FnBuilder, code) -> L.Value:
+    """Bytes per element of a dtype code (0 f16, 1 bf16, 2 f32, 3 int8, 4 int32)."""
+    b = fb.b
+    v = fb.i64(2)
+    for c, size in ((2, 4), (3, 1), (4, 4)):
+        v = b.select(b.icmp_signed("==", code, fb.i64(c)), fb.i64(size), v)
+    return v
+
+
+def _gm_pointer(fb: FnBuilder, arg, first, extent, esize, which, site) -> L.Value:
+    """Check elements [first, first + extent) of GM argument ``arg``; a pointer to ``first``."""
+    b = fb.b
+    call_rt(fb, "check_gm", arg, b.mul(first, esize), b.mul(extent, esize), esize, fb.i64(which),
+            site)
+    base = b.load(b.gep(fb.ctx_ptr(abi.GM_PTRS), [arg], source_etype=I64), typ=I64)
+    return b.inttoptr(b.add(base, b.mul(first, esize)), PTR)
+
+
+@rt(*MATMUL_ARGS)
+def matmul(fb: FnBuilder, site, **a):
+    b = fb.b
+    z, one = fb.i64(0), fb.i64(1)
+
+    def smax(x, y):
+        return b.select(b.icmp_signed(">", x, y), x, y)
+
+    def smin(x, y):
+        return b.select(b.icmp_signed("<", x, y), x, y)
+
+    def ceil_div(x, y):
+        y = smax(y, one)
+        return b.sdiv(b.add(x, b.sub(y, one)), y)
+
+    m, n, k = smax(a["m"], z), smax(a["n"], z), smax(a["k"], z)
+    # operands the kernel never set (e.g. set_tensor_a only in one branch)
+    for which, key in ((0, "a_arg"), (1, "b_arg")):
+        fb.st(abi.ERR_D, fb.i64(which))
+        fb.fail_with(b.icmp_signed("<", a[key], z), E.MATMUL_OPERAND_MISSING, site)
+    # an unfilled TCubeTiling (all zeros) would otherwise compute nothing, silently
+    bad_base = b.or_(b.or_(b.icmp_signed("<=", a["base_m"], z),
+                           b.icmp_signed("<=", a["base_n"], z)),
+                     b.icmp_signed("<=", a["base_k"], z))
+    fb.st(abi.ERR_D, fb.i64(4))
+    fb.fail_with(bad_base, E.MATMUL_OPERAND_MISSING, site)
+    # the region of C: rows [r0, r0+tm), columns [c0, c0+tn)
+    tiled = b.icmp_signed("!=", a["mode"], z)
+    m_tiles = ceil_div(m, a["base_m"])
+    n_tiles = ceil_div(n, a["base_n"])
+    n_first = b.icmp_signed("==", a["order"], one)
+    tile = a["tile"]
+    mi = b.select(n_first, b.sdiv(tile, smax(n_tiles, one)), b.srem(tile, smax(m_tiles, one)))
+    ni = b.select(n_first, b.srem(tile, smax(n_tiles, one)), b.sdiv(tile, smax(m_tiles, one)))
+    r0 = b.select(tiled, b.mul(mi, a["base_m"]), z)
+    c0 = b.select(tiled, b.mul(ni, a["base_n"]), z)
+    tm = b.select(tiled, smax(smin(a["base_m"], b.sub(m, r0)), z), m)
+    tn = b.select(tiled, smax(smin(a["base_n"], b.sub(n, c0)), z), n)
+    empty = b.or_(b.icmp_signed("<=", tm, z), b.icmp_signed("<=", tn, z))
+    with b.if_then(empty):
+        b.ret(z)
+    lda, ldb, ldc = a["lda"], a["ldb"], a["ldc"]
+    ta = b.icmp_signed("!=", a["trans_a"], z)
+    tb = b.icmp_signed("!=", a["trans_b"], z)
+    es_in = _esize_of(fb, a["a_dt"])
+    es_c = _esize_of(fb, a["c_dt"])
+    es_bias = _esize_of(fb, a["bias_dt"])
+    kk = smax(k, one)
+    # A: rows r0.. of op(A); B: columns c0.. of op(B)
+    a_first = b.add(a["a_off"], b.select(ta, r0, b.mul(r0, lda)))
+    a_ext = b.select(ta, b.add(b.mul(b.sub(kk, one), lda), tm), b.add(b.mul(b.sub(tm, one), lda),
+                                                                     kk))
+    a_ext = b.select(b.icmp_signed(">", k, z), a_ext, z)
+    b_first = b.add(a["b_off"], b.select(tb, b.mul(c0, ldb), c0))
+    b_ext = b.select(tb, b.add(b.mul(b.sub(tn, one), ldb), kk), b.add(b.mul(b.sub(kk, one), ldb),
+                                                                    tn))
+    b_ext = b.select(b.icmp_signed(">", k, z), b_ext, z)
+    pa = _gm_pointer(fb, a["a_arg"], a_first, a_ext, es_in, 0, site)
+    pb = _gm_pointer(fb, a["b_arg"], b_first, b_ext, es_in, 1, site)
+    has_bias = b.icmp_signed(">=", a["bias_arg"], z)
+    bias_slot = fb.alloca_builder.alloca(I64, name="bias")
+    b.store(z, bias_slot)
+    with b.if_then(has_bias):
+        pbias = _gm_pointer(fb, a["bias_arg"], b.add(a["bias_off"], c0), tn, es_bias, 2, site)
+        b.store(b.ptrtoint(pbias, I64), bias_slot)
+    pbias = b.inttoptr(b.load(bias_slot, typ=I64), PTR)
+    # C: GM (c_a = argument) or a local memory (c_a = byte address); non-sequential tiles land
+    # at their place in C
+    c_first = b.add(a["c_off"], b.select(b.and_(tiled, b.icmp_signed("==", a["seq"], z)),
+                                         b.add(b.mul(r0, ldc), c0), z))
+    c_ext = b.add(b.mul(b.sub(tm, one), ldc), tn)
+    c_slot = fb.alloca_builder.alloca(I64, name="c")
+    with b.if_else(b.icmp_signed("==", a["c_mem"], z)) as (gm, local):
+        with gm:
+            b.store(b.ptrtoint(_gm_pointer(fb, a["c_a"], c_first, c_ext, es_c, 3, site), I64),
+                    c_slot)
+        with local:
+            addr = b.add(a["c_a"], b.mul(c_first, es_c))
+            fb.st(abi.ERR_D, fb.i64(3))
+            fb.fail_with(b.icmp_signed(">", b.add(c_first, c_ext), a["c_size"]),
+                         E.LOCAL_OUT_OF_RANGE, site, addr, b.add(addr, b.mul(c_ext, es_c)),
+                         b.add(a["c_a"], b.mul(a["c_size"], es_c)))
+            call_rt(fb, "check_local", a["c_mem"], addr, b.mul(c_ext, es_c), one, fb.i64(3), site)
+            base = fb.ld(b.add(fb.i64(abi.MEM_BASE), a["c_mem"]))
+            b.store(b.add(base, addr), c_slot)
+    pc = b.inttoptr(b.load(c_slot, typ=I64), PTR)
+    # the arithmetic
+    module = fb.module
+    with b.if_else(b.icmp_signed("==", a["a_dt"], fb.i64(DTYPE_CODES[int8]))) as (i8, fl):
+        with i8:
+            b.call(_declare(module, "asc_mm_int8", _I8),
+                   [pa, lda, a["trans_a"], pb, ldb, a["trans_b"], tm, tn, k, pbias, pc, ldc])
+        with fl:
+            _float_product(fb, a, pa, pb, pbias, pc, tm, tn, k, lda, ldb, ldc)
+    _sanitize(fb, a, c_first, tm, tn, ldc, es_c, site)
+    # books: one instruction, m*n*k MACs; then the timing of the instruction sequence
+    counters = fb.ctx_ptr(abi.COUNTERS)
+    from ...simulator import timing_params as TP
+    for base_, v in ((TP.COUNT_BASE, one), (TP.ELEM_BASE, b.mul(b.mul(tm, tn), k))):
+        p = b.gep(counters, [b.add(fb.i64(base_), a["op"])], source_etype=I64)
+        b.store(b.add(b.load(p, typ=I64), v), p)
+    call_tm(fb, "matmul", tm, tn, k, m, n, a["base_m"], a["base_n"], a["base_k"], a["depth_a1"],
+            a["depth_b1"], a["step_ka"], a["step_kb"], a["order"], a["db_l0c"], a["a_dt"],
+            a["c_dt"], a["c_mem"], a["org_m"], a["org_n"], a["org_k"], a["cores"], a["op"], site)
+
+
+def _sanitize(fb: FnBuilder, a, c_first, tm, tn, ldc, es_c, site) -> None:
+    """Sanitize mode: record C's rows as written. A UB tile is recorded as written by the V
+    pipe (the producer side of a vector queue: alloc_tensor orders it after the tile's previous
+    readers, enque/deque orders its consumers after it); GM rows go to the write log
+    (overlapping blocks)."""
+    from ...dsl.types import PipeID
+    b = fb.b
+    s_pipe = fb.i64(int(PipeID.PIPE_V))
+    with b.if_then(b.icmp_signed("!=", fb.ld(abi.SANITIZE), fb.i64(0))):
+        call_rt(fb, "san_issue", s_pipe, site)
+        row_bytes = b.mul(tn, es_c)
+
+        def row(r):
+            start = b.mul(b.add(c_first, b.mul(r, ldc)), es_c)
+            with b.if_else(b.icmp_signed("==", a["c_mem"], fb.i64(0))) as (gm, local):
+                with gm:
+                    call_rt(fb, "san_gm_write", a["c_a"], start, row_bytes, site)
+                with local:
+                    call_rt(fb, "san_access", s_pipe, a["c_mem"], b.add(a["c_a"], start),
+                            row_bytes, fb.i64(1), site)
+        counted(fb, tm, row)
+
+
+def _float_product(fb: FnBuilder, a, pa, pb, pbias, pc, tm, tn, k, lda, ldb, ldc) -> None:
+    b = fb.b
+    module = fb.module
+    malloc, free = _malloc(module)
+    four = fb.i64(4)
+    kk = b.select(b.icmp_signed(">", k, fb.i64(0)), k, fb.i64(0))
+    fa = b.call(malloc, [b.add(b.mul(b.mul(tm, kk), four), four)])
+    fbm = b.call(malloc, [b.add(b.mul(b.mul(kk, tn), four), four)])
+    fc = b.call(malloc, [b.add(b.mul(b.mul(tm, tn), four), four)])
+    for code, dt in ((0, float16), (1, bfloat16), (2, float32)):
+        with b.if_then(b.icmp_signed("==", a["a_dt"], fb.i64(code))):
+            pack = _declare(module, _pack_name(dt), _PACK)
+            b.call(pack, [pa, lda, a["trans_a"], tm, kk, fa])
+            b.call(pack, [pb, ldb, a["trans_b"], kk, tn, fbm])
+    zero_k = b.icmp_signed("==", kk, fb.i64(0))
+    with b.if_else(zero_k) as (empty, full):
+        with empty:
+            memset = module.globals.get("llvm.memset.p0.i64") or L.Function(
+                module, L.FunctionType(L.VoidType(), [PTR, L.IntType(8), I64, L.IntType(1)]),
+                "llvm.memset.p0.i64")
+            b.call(memset, [fc, L.Constant(L.IntType(8), 0), b.mul(b.mul(tm, tn), four),
+                            L.Constant(L.IntType(1), 0)])
+        with full:
+            blas.call_sgemm(b, module, fb.ctx, tm, tn, kk, fa, kk, fbm, tn, 0.0, fc, tn)
+    for dt, bias_dt in _STORE_PAIRS:
+        cond = b.and_(b.icmp_signed("==", a["c_dt"], fb.i64(DTYPE_CODES[dt])),
+                      b.icmp_signed("==", a["bias_dt"], fb.i64(DTYPE_CODES[bias_dt])))
+        with b.if_then(cond):
+            store = _declare(module, _store_name(dt, bias_dt), _STORE)
+            b.call(store, [fc, tm, tn, pbias, fb.i64(0), pc, ldc])
+    for p in (fa, fbm, fc):
+        b.call(free, [p])
+
+
+# ----------------------------------------------------------------------------- lowering
+@lowering("matmul_iterate_all", "matmul_get_tensor_c")
+def lower_matmul(cg: Codegen, s) -> None:
+    args = [cg._as_i64(cg.expr(e)) for e in s.args]
+    call_checked(cg, runtime_lib.declare_rt(cg.module, "matmul"), args, s.op,
+                 ("a", "b", "bias", "c", "tiling"))
+
+
+@lowering("matmul_register")
+def lower_register(cg: Codegen, s) -> None:
+    """The result is 1 on the cube core (AIC) of a mix kernel: it becomes the matmul server."""
+    mode = cg.ld(abi.KERNEL_MODE)
+    core = cg.ld(abi.CORE_TYPE)
+    server = cg.b.and_(cg.b.icmp_signed("==", mode, cg.i64(2)),
+                       cg.b.icmp_signed("==", core, cg.i64(1)))
+    (res,) = s.results
+    cg.b.store(cg.b.zext(server, I64), cg.var(res))
+    cg.scalar_cost(1)

@@ -1,0 +1,73 @@
+"""The high-level Matmul API (``asc.adv.Matmul``): its data-moving calls as intrinsics.
+
+Each call that moves or computes data is ONE intrinsic whose library function does the whole
+job natively (``compiler/codegen/lower_matmul.py``): reads A and B (float16, bfloat16, float32 or
+int8; transposed or not; row strides from the original shapes), multiplies with the host BLAS
+(float32 accumulation; int8 exactly into int32), adds the bias and converts to C's dtype.
+Its timing is the instruction sequence Ascend C's Matmul issues for the tiling
+(``compiler/codegen/timing_matmul.py``), charged to the M, MTE1, MTE2 and FIX pipes.
+
+Supported dtypes (A/B -> C, bias): float16/bfloat16 -> float32, float16/bfloat16 (bias
+float32 or the input dtype); float32 -> float32; int8 -> int32 (bias int32).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...dsl.types import PipeID, bfloat16, float16, float32, int8, int32
+from . import CostClass, Family, OpSpec, register
+
+#: input dtype -> allowed C dtypes
+MATMUL_TYPES = {float16: (float32, float16), bfloat16: (float32, bfloat16),
+                float32: (float32,), int8: (int32,)}
+#: input dtype -> allowed bias dtypes
+BIAS_TYPES = {float16: (float32, float16), bfloat16: (float32, bfloat16), float32: (float32,),
+              int8: (int32,)}
+
+
+def matmul_reference(a: np.ndarray, b: np.ndarray, bias=None, out_dtype=np.float32,
+                     trans_a: bool = False, trans_b: bool = False) -> np.ndarray:
+    """C = op(A) @ op(B) (+ bias) as the cube computes it: float32 (int8: int32) accumulation,
+    one rounding to the output dtype. bfloat16 arrays are given as uint16 bit patterns."""
+    def as_f32(x):
+        x = np.asarray(x)
+        if x.dtype == np.uint16:  # bfloat16 bits
+            return (x.astype(np.uint32) << 16).view(np.float32)
+        return x.astype(np.float32)
+    a2 = a.T if trans_a else a
+    b2 = b.T if trans_b else b
+    if np.asarray(a).dtype == np.int8:
+        c = a2.astype(np.int64) @ b2.astype(np.int64)
+        if bias is not None:
+            c = c + np.asarray(bias).reshape(1, -1).astype(np.int64)
+        return c.astype(np.int32)
+    c = as_f32(a2) @ as_f32(b2)
+    if bias is not None:
+        c = c + as_f32(bias).reshape(1, -1)
+    return c.astype(out_dtype)
+
+
+_DTYPES = (float16, bfloat16, float32, int8)
+register(OpSpec("matmul_register", Family.SYSTEM, PipeID.PIPE_S, CostClass.SCALAR, (), (),
+                doc="register_matmul: bind a Matmul to its tiling; in a mix kernel the AIC "
+                    "becomes the matmul server (its kernel ends here).", flops_per_elem=0))
+register(OpSpec("matmul_iterate_all", Family.SYSTEM, PipeID.PIPE_M, CostClass.NONE, _DTYPES,
+                (("tensor", "en_atomic"),), reference=matmul_reference,
+                doc="Matmul.iterate_all(c_gm): the whole single-core C (tail_m x tail_n) = A @ B "
+                    "(+ bias) to GM, row stride N.", flops_per_elem=0))
+register(OpSpec("matmul_get_tensor_c", Family.SYSTEM, PipeID.PIPE_M, CostClass.NONE, _DTYPES,
+                (("tensor", "en_atomic", "en_sequential_write"),), reference=matmul_reference,
+                doc="Matmul.get_tensor_c(ub) inside `with mm.iterate() as count`: the count-th "
+                    "base_m x base_n tile of C (row-major, row stride base_n) into UB.",
+                flops_per_elem=0))
+
+#: Operands of matmul_iterate_all / matmul_get_tensor_c, in order (all integer expressions; the
+#: library function takes them as i64). ``mode`` 0: the whole C (iterate_all), 1: tile ``tile``.
+#: dtype codes: see DTYPE_CODES. ``bias_arg`` -1: no bias. ``c_mem`` 0: GM (c_a = argument),
+#: else a local memory (c_a = byte address). ``seq``: get_tensor_c's en_sequential_write.
+MATMUL_ARGS = ("mode", "a_arg", "a_off", "a_dt", "b_arg", "b_off", "b_dt", "bias_arg", "bias_off",
+               "bias_dt", "c_mem", "c_a", "c_off", "c_size", "c_dt", "m", "n", "k", "lda", "ldb",
+               "ldc", "trans_a", "trans_b", "tile", "seq", "base_m", "base_n", "base_k",
+               "depth_a1", "depth_b1", "step_ka", "step_kb", "order", "db_l0c", "org_m", "org_n",
+               "org_k", "cores", "op")
+DTYPE_CODES = {float16: 0, bfloat16: 1, float32: 2, int8: 3, int32: 4}

@@ -1,0 +1,446 @@
+"""Sema of the high-level Matmul API (``asc.adv``): a compile-time Matmul object.
+
+``asc.adv.Matmul(a=, b=, c=, bias=)`` is a compile-time record (``MatmulV``): the operand types
+(position, format, dtype) are static; everything the kernel sets at run time (the A/B/bias
+tensors, transposition, tails, original shapes) lives in kernel variables the set_* calls assign
+(so ``if tiling.is_bias: mm.set_bias(...)`` works). Each data-moving call emits ONE intrinsic
+(``matmul_iterate_all`` / ``matmul_get_tensor_c``) whose operands are read from those variables
+and from the tiling (``compiler/ops/matmul.py`` lists them). ``with mm.iterate() as count:``
+is a counted loop over the base_m x base_n tiles of C in the tiling's iterate order (M first
+unless ``iterate_order`` is 1); ``get_tensor_c`` inside it produces tile ``count``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ...adv import CubeFormat, MatmulType, Property
+from ...dsl.types import DataType, Memory, TPosition, bool_, int32, int64
+from .. import ast as A
+from .. import ir
+from ..errors import (ArgumentError, DtypeError, KernelTypeError, KernelValueError,
+                      OperandKindError, SourceLoc, UnsupportedConstructError)
+from ..ops.matmul import BIAS_TYPES, DTYPE_CODES, MATMUL_ARGS, MATMUL_TYPES
+from . import scalars as S
+from .builtins import bind_args, function, method, want_dtype, want_enum, want_int
+from .values import (ConstV, EnumV, GmTensorV, LocalTensorV, NoneV, PipeV, PyObjV,
+                     RtV, StructV, SVal)
+
+UB_POSITIONS = (TPosition.VECCALC, TPosition.VECIN, TPosition.VECOUT)
+#: run-time state of a Matmul: (name, dtype, initial value)
+_STATE = (("a_arg", int64, -1), ("a_off", int64, 0), ("trans_a", int64, 0),
+          ("b_arg", int64, -1), ("b_off", int64, 0), ("trans_b", int64, 0),
+          ("bias_arg", int64, -1), ("bias_off", int64, 0),
+          ("tail_m", int64, -1), ("tail_n", int64, -1), ("tail_k", int64, -1),
+          ("org_m", int64, -1), ("org_n", int64, -1), ("org_ka", int64, -1),
+          ("org_kb", int64, -1))
+
+
+@dataclass(eq=False)
+class MatmulV(SVal):
+    """A Matmul object (compile-time record; run-time state in ``vars``)."""
+
+    a: MatmulType
+    b: MatmulType
+    c: MatmulType
+    bias: Optional[MatmulType]
+    vars: dict
+    tiling: Optional[StructV] = None
+    a_seen: bool = False
+    b_seen: bool = False
+    counts: list = field(default_factory=list)   # the enclosing `with mm.iterate()` counters
+
+    def describe(self) -> str:
+        return "asc.adv.Matmul"
+
+    def load(self, name: str) -> ir.Expr:
+        return ir.Load(self.vars[name])
+
+
+@dataclass(frozen=True)
+class MatmulIterV(SVal):
+    """``mm.iterate()`` before the ``with``."""
+
+    mm: MatmulV
+
+    def describe(self) -> str:
+        return "Matmul.iterate()"
+
+
+# ----------------------------------------------------------------------------- construction
+def _matmul_type(v: SVal, what: str, loc: SourceLoc, optional: bool = False):
+    if optional and isinstance(v, NoneV):
+        return None
+    if not isinstance(v, PyObjV) or not isinstance(v.obj, MatmulType):
+        raise KernelTypeError(f"asc.adv.Matmul: {what} must be an asc.adv.MatmulType(position, "
+                              f"format, dtype[, is_trans]), got {v.describe()}", loc)
+    return v.obj
+
+
+@function("adv.MatmulType")
+def _matmul_type_ctor(an, args, kwargs, loc):
+    b = bind_args("asc.adv.MatmulType()", ("position", "format", "dtype", "is_trans", "layout"),
+                  args, kwargs, loc, {"is_trans": ConstV(False, bool_), "layout": NoneV()})
+    pos = want_enum(b["position"], TPosition, "MatmulType position", loc)
+    fmt = b["format"]
+    if not isinstance(fmt, EnumV) or fmt.member.name not in CubeFormat.__members__:
+        raise KernelTypeError(f"MatmulType format must be asc.CubeFormat.ND, got "
+                              f"{fmt.describe()}", loc)
+    dtype = want_dtype(b["dtype"], "MatmulType dtype", loc)
+    trans = b["is_trans"]
+    if not isinstance(trans, ConstV):
+        raise KernelValueError("MatmulType is_trans must be a compile-time bool", loc)
+    return PyObjV(MatmulType(pos, CubeFormat[fmt.member.name], dtype, bool(trans.value)))
+
+
+@function("adv.Matmul")
+def _matmul_ctor(an, args, kwargs, loc):
+    b = bind_args("asc.adv.Matmul()", ("a", "b", "c", "bias", "matmul_config", "matmul_policy"),
+                  args, kwargs, loc, {"bias": NoneV(), "matmul_config": NoneV(),
+                                      "matmul_policy": ConstV(0, int32)})
+    ta, tb = _matmul_type(b["a"], "a", loc), _matmul_type(b["b"], "b", loc)
+    tc, tbias = _matmul_type(b["c"], "c", loc), _matmul_type(b["bias"], "bias", loc, True)
+    for name, t in (("a", ta), ("b", tb)) + ((("bias", tbias),) if tbias else ()):
+        if t.position != TPosition.GM:
+            raise UnsupportedConstructError(
+                f"asc.adv.Matmul: {name} at {t.position.name} is not supported by the simulator; "
+                f"A, B and bias are read from GM (TPosition.GM)", loc)
+    for name, t in (("a", ta), ("b", tb), ("c", tc)):
+        if t.format != CubeFormat.ND:
+            raise UnsupportedConstructError(f"asc.adv.Matmul: {name} format {t.format.name} is "
+                                            f"not supported; use CubeFormat.ND", loc)
+    if tc.position != TPosition.GM and tc.position not in UB_POSITIONS:
+        raise UnsupportedConstructError(f"asc.adv.Matmul: c at {tc.position.name} is not "
+                                        f"supported; use GM or VECCALC/VECIN/VECOUT (UB)", loc)
+    if ta.dtype != tb.dtype:
+        raise DtypeError(f"asc.adv.Matmul: a is {ta.dtype.name} but b is {tb.dtype.name}; A and "
+                         f"B must have one dtype", loc)
+    if ta.dtype not in MATMUL_TYPES:
+        raise DtypeError(f"asc.adv.Matmul does not support {ta.dtype.name} inputs; supported: "
+                         f"{', '.join(d.name for d in MATMUL_TYPES)}", loc)
+    if tc.dtype not in MATMUL_TYPES[ta.dtype]:
+        raise DtypeError(f"asc.adv.Matmul: c {tc.dtype.name} is not supported for "
+                         f"{ta.dtype.name} inputs; supported: "
+                         f"{', '.join(d.name for d in MATMUL_TYPES[ta.dtype])}", loc)
+    if tbias is not None and tbias.dtype not in BIAS_TYPES[ta.dtype]:
+        raise DtypeError(f"asc.adv.Matmul: bias {tbias.dtype.name} is not supported for "
+                         f"{ta.dtype.name} inputs; supported: "
+                         f"{', '.join(d.name for d in BIAS_TYPES[ta.dtype])}", loc)
+    n = an.new_label("mm")
+    state = {name: ir.Var(f"mm{n}.{name}", dt) for name, dt, _ in _STATE}
+    for name, dt, init in _STATE:
+        an.emit(ir.Assign(state[name], ir.Const(init, dt), loc))
+    return MatmulV(ta, tb, tc, tbias, state)
+
+
+def _want_tiling(v: SVal, loc: SourceLoc) -> StructV:
+    if not isinstance(v, StructV) or v.kind != "TCubeTiling":
+        raise KernelTypeError(f"the tiling must be an asc.adv.TCubeTiling kernel parameter, got "
+                              f"{v.describe()}", loc,
+                              hint="declare the parameter as `tiling: asc.adv.TCubeTiling`")
+    return v
+
+
+def _want_matmul(v: SVal, loc: SourceLoc) -> MatmulV:
+    if not isinstance(v, MatmulV):
+        raise KernelTypeError(f"expected an asc.adv.Matmul, got {v.describe()}", loc)
+    return v
+
+
+@function("adv.register_matmul")
+def _register_matmul(an, args, kwargs, loc):
+    b = bind_args("asc.adv.register_matmul()", ("pipe", "workspace", "matmul", "tiling"), args,
+                  kwargs, loc, {"tiling": NoneV()})
+    if not isinstance(b["pipe"], PipeV):
+        raise KernelTypeError(f"register_matmul: pipe must be an asc.TPipe(), got "
+                              f"{b['pipe'].describe()}", loc)
+    mm = _want_matmul(b["matmul"], loc)
+    if not isinstance(b["tiling"], NoneV):
+        mm.tiling = _want_tiling(b["tiling"], loc)
+    server = ir.Var("matmul_server", int64)
+    an.emit(ir.Intrinsic("matmul_register", (), (server,), loc))
+    label = getattr(an, "kernel_return_label", None)
+    if label is not None:  # the AIC of a mix kernel serves the AIVs' requests: its kernel ends
+        an.emit(ir.If(ir.Cmp("ne", ir.Load(server), ir.Const(0, int64)),
+                      (ir.Exit(label, loc),), (), loc))
+    return NoneV()
+
+
+@method(MatmulV, "init")
+def _init(an, mm: MatmulV, name, args, kwargs, loc):
+    b = bind_args("Matmul.init()", ("tiling",), args, kwargs, loc)
+    mm.tiling = _want_tiling(b["tiling"], loc)
+    return NoneV()
+
+
+# ----------------------------------------------------------------------------- setters
+def _set(an, mm: MatmulV, name: str, value: ir.Expr, loc: SourceLoc) -> None:
+    an.emit(ir.Assign(mm.vars[name], value, loc))
+
+
+def _gm_operand(v: SVal, what: str, want: DataType, loc: SourceLoc) -> GmTensorV:
+    if not isinstance(v, GmTensorV):
+        raise OperandKindError(f"{what} must be a GlobalTensor, got {v.describe()}", loc)
+    if v.dtype is None:
+        raise OperandKindError(f"{what}: call set_global_buffer on the GlobalTensor first", loc)
+    if v.dtype != want:
+        raise DtypeError(f"{what} is {v.dtype.name} but the Matmul's MatmulType says "
+                         f"{want.name}", loc)
+    return v
+
+
+def _flag(v: SVal, what: str, loc: SourceLoc) -> ir.Expr:
+    t = S.truth(v, loc)
+    return S.to_expr(t, int64)
+
+
+@method(MatmulV, "set_tensor_a", "set_tensor_b")
+def _set_tensor(an, mm: MatmulV, name, args, kwargs, loc):
+    which = name[-1]
+    b = bind_args(f"Matmul.{name}()", ("tensor", "transpose"), args, kwargs, loc,
+                  {"transpose": ConstV(False, bool_)})
+    t = _gm_operand(b["tensor"], f"Matmul.{name} tensor", getattr(mm, which).dtype, loc)
+    _set(an, mm, f"{which}_arg", S.to_expr(RtV(t.arg), int64), loc)
+    _set(an, mm, f"{which}_off", t.offset, loc)
+    _set(an, mm, f"trans_{which}", _flag(b["transpose"], "transpose", loc), loc)
+    setattr(mm, f"{which}_seen", True)
+    return NoneV()
+
+
+@method(MatmulV, "set_bias")
+def _set_bias(an, mm: MatmulV, name, args, kwargs, loc):
+    b = bind_args("Matmul.set_bias()", ("tensor",), args, kwargs, loc)
+    if mm.bias is None:
+        raise KernelTypeError("Matmul.set_bias: this Matmul was created without a bias type; "
+                              "pass bias=asc.adv.MatmulType(...) to asc.adv.Matmul", loc)
+    t = _gm_operand(b["tensor"], "Matmul.set_bias tensor", mm.bias.dtype, loc)
+    _set(an, mm, "bias_arg", S.to_expr(RtV(t.arg), int64), loc)
+    _set(an, mm, "bias_off", t.offset, loc)
+    return NoneV()
+
+
+@method(MatmulV, "disable_bias")
+def _disable_bias(an, mm: MatmulV, name, args, kwargs, loc):
+    bind_args("Matmul.disable_bias()", (), args, kwargs, loc)
+    _set(an, mm, "bias_arg", ir.Const(-1, int64), loc)
+    return NoneV()
+
+
+@method(MatmulV, "set_tail", "set_single_shape")
+def _set_tail(an, mm: MatmulV, name, args, kwargs, loc):
+    if name == "set_tail":
+        minus = ConstV(-1, int32)
+        b = bind_args("Matmul.set_tail()", ("tail_m", "tail_n", "tail_k"), args, kwargs, loc,
+                      {"tail_m": minus, "tail_n": minus, "tail_k": minus})
+        vals = (b["tail_m"], b["tail_n"], b["tail_k"])
+    else:
+        b = bind_args("Matmul.set_single_shape()", ("single_m", "single_n", "single_k"), args,
+                      kwargs, loc)
+        vals = (b["single_m"], b["single_n"], b["single_k"])
+    for key, v in zip(("tail_m", "tail_n", "tail_k"), vals):
+        _set(an, mm, key, want_int(v, f"Matmul.{name} {key}", loc, int64), loc)
+    return NoneV()
+
+
+@method(MatmulV, "set_org_shape")
+def _set_org_shape(an, mm: MatmulV, name, args, kwargs, loc):
+    b = bind_args("Matmul.set_org_shape()", ("org_m", "org_n", "org_ka", "org_kb", "org_kc"),
+                  args, kwargs, loc, {"org_kb": NoneV(), "org_kc": NoneV()})
+    ka = want_int(b["org_ka"], "org_ka", loc, int64)
+    kb = ka if isinstance(b["org_kb"], NoneV) else want_int(b["org_kb"], "org_kb", loc, int64)
+    for key, v in (("org_m", want_int(b["org_m"], "org_m", loc, int64)),
+                   ("org_n", want_int(b["org_n"], "org_n", loc, int64)), ("org_ka", ka),
+                   ("org_kb", kb)):
+        _set(an, mm, key, v, loc)
+    return NoneV()
+
+
+@method(MatmulV, "end", "set_hf32", "wait_iterate_all", "wait_get_tensor_c")
+def _no_op(an, mm: MatmulV, name, args, kwargs, loc):
+    return NoneV()   # synchronous here: nothing to release or wait for
+
+
+# ----------------------------------------------------------------------------- computing
+def _tile(mm: MatmulV, field: str) -> ir.Expr:
+    return S.to_expr(mm.tiling.get(field), int64)
+
+
+def _default(value: ir.Expr, fallback: ir.Expr) -> ir.Expr:
+    """``value`` unless it is negative (not set), else ``fallback``."""
+    return ir.Select(ir.Cmp("lt", value, ir.Const(0, int64)), fallback, value, int64)
+
+
+def _ready(mm: MatmulV, what: str, loc: SourceLoc) -> None:
+    if mm.tiling is None:
+        raise KernelValueError(f"Matmul.{what} before asc.adv.register_matmul(pipe, workspace, "
+                               f"matmul, tiling): the Matmul has no tiling yet", loc)
+    for which in ("a", "b"):
+        if not getattr(mm, f"{which}_seen"):
+            raise KernelValueError(f"Matmul.{what} before Matmul.set_tensor_{which}(...): the "
+                                   f"Matmul has no {which.upper()} matrix", loc)
+
+
+def _shape(mm: MatmulV):
+    """(m, n, k) of this core's product: the tails if set, else the single-core shape."""
+    return (_default(mm.load("tail_m"), _tile(mm, "single_core_m")),
+            _default(mm.load("tail_n"), _tile(mm, "single_core_n")),
+            _default(mm.load("tail_k"), _tile(mm, "single_core_k")))
+
+
+def _emit(an, mm: MatmulV, op: str, mode: int, c_mem, c_a, c_off, c_size, tile, seq,
+          loc: SourceLoc) -> None:
+    m, n, k = _shape(mm)
+    org_m = _default(mm.load("org_m"), _tile(mm, "m"))
+    org_n = _default(mm.load("org_n"), _tile(mm, "n"))
+    org_ka = _default(mm.load("org_ka"), _tile(mm, "k_a"))
+    org_kb = _default(mm.load("org_kb"), _tile(mm, "k_b"))
+    trans_a, trans_b = mm.load("trans_a"), mm.load("trans_b")
+    # row strides of A and B as stored: A is M x Ka (or Ka x M transposed), B is Kb x N (N x Kb)
+    lda = ir.Select(ir.Cmp("ne", trans_a, ir.Const(0, int64)), org_m, org_ka, int64)
+    ldb = ir.Select(ir.Cmp("ne", trans_b, ir.Const(0, int64)), org_kb, org_n, int64)
+    ldc = org_n if mode == 0 else ir.Select(ir.Cmp("ne", seq, ir.Const(0, int64)),
+                                            _tile(mm, "base_n"), n if c_mem else org_n, int64)
+    code = DTYPE_CODES
+    bias_dt = mm.bias.dtype if mm.bias is not None else mm.c.dtype
+    from ..ops import REGISTRY
+    values = {
+        "mode": ir.Const(mode, int64), "a_arg": mm.load("a_arg"), "a_off": mm.load("a_off"),
+        "a_dt": ir.Const(code[mm.a.dtype], int64), "b_arg": mm.load("b_arg"),
+        "b_off": mm.load("b_off"), "b_dt": ir.Const(code[mm.b.dtype], int64),
+        "bias_arg": mm.load("bias_arg"), "bias_off": mm.load("bias_off"),
+        "bias_dt": ir.Const(code[bias_dt], int64), "c_mem": ir.Const(int(c_mem), int64),
+        "c_a": c_a, "c_off": c_off, "c_size": c_size, "c_dt": ir.Const(code[mm.c.dtype], int64),
+        "m": m, "n": n, "k": k, "lda": lda, "ldb": ldb, "ldc": ldc, "trans_a": trans_a,
+        "trans_b": trans_b, "tile": tile, "seq": seq,
+        "base_m": _tile(mm, "base_m"), "base_n": _tile(mm, "base_n"),
+        "base_k": _tile(mm, "base_k"), "depth_a1": _tile(mm, "depth_a1"),
+        "depth_b1": _tile(mm, "depth_b1"), "step_ka": _tile(mm, "step_k_a"),
+        "step_kb": _tile(mm, "step_k_b"), "order": _tile(mm, "iterate_order"),
+        "db_l0c": _tile(mm, "db_l0c"), "org_m": org_m, "org_n": org_n, "org_k": org_ka,
+        "cores": _tile(mm, "used_core_num"), "op": ir.Const(list(REGISTRY).index(op), int64),
+    }
+    an.emit(ir.Intrinsic(op, tuple(values[name] for name in MATMUL_ARGS), (), loc,
+                         (("dtype", mm.a.dtype),)))
+
+
+def _atomic(v: SVal, loc: SourceLoc) -> None:
+    if not isinstance(v, ConstV) or int(v.value) != 0:
+        raise UnsupportedConstructError("Matmul: en_atomic other than 0 is not supported by the "
+                                        "simulator (C is overwritten)", loc)
+
+
+@method(MatmulV, "iterate_all")
+def _iterate_all(an, mm: MatmulV, name, args, kwargs, loc):
+    b = bind_args("Matmul.iterate_all()", ("tensor", "en_atomic", "sync", "en_sequential_write",
+                                           "wait_iterate_all", "fake_msg"), args, kwargs, loc,
+                  {"en_atomic": ConstV(0, int32), "sync": ConstV(True, bool_),
+                   "en_sequential_write": NoneV(), "wait_iterate_all": NoneV(),
+                   "fake_msg": NoneV()})
+    _ready(mm, "iterate_all", loc)
+    _atomic(b["en_atomic"], loc)
+    if mm.c.position != TPosition.GM:
+        raise KernelTypeError(f"Matmul.iterate_all writes C to GM, but this Matmul's c type is "
+                              f"at {mm.c.position.name}; use `with mm.iterate()` and "
+                              f"get_tensor_c, or MatmulType(TPosition.GM, ...)", loc)
+    c = _gm_operand(b["tensor"], "Matmul.iterate_all tensor", mm.c.dtype, loc)
+    _emit(an, mm, "matmul_iterate_all", 0, Memory.GM, S.to_expr(RtV(c.arg), int64), c.offset,
+          c.size, ir.Const(0, int64), ir.Const(0, int64), loc)
+    return NoneV()
+
+
+@method(MatmulV, "iterate")
+def _iterate(an, mm: MatmulV, name, args, kwargs, loc):
+    bind_args("Matmul.iterate()", ("en_partial_sum", "sync", "local_c_matrix"), args, kwargs,
+              loc, {"en_partial_sum": ConstV(False, bool_), "sync": ConstV(True, bool_),
+                    "local_c_matrix": NoneV()})
+    return MatmulIterV(mm)
+
+
+@method(MatmulV, "get_tensor_c")
+def _get_tensor_c(an, mm: MatmulV, name, args, kwargs, loc):
+    b = bind_args("Matmul.get_tensor_c()", ("tensor", "en_atomic", "en_sequential_write", "sync",
+                                            "optional_tensor"), args, kwargs, loc,
+                  {"en_atomic": ConstV(0, int32), "en_sequential_write": ConstV(False, bool_),
+                   "sync": ConstV(True, bool_), "optional_tensor": NoneV()})
+    if not mm.counts:
+        raise KernelValueError("Matmul.get_tensor_c outside `with matmul.iterate() as count:`; "
+                               "each iteration produces one base_m x base_n tile", loc)
+    _ready(mm, "get_tensor_c", loc)
+    _atomic(b["en_atomic"], loc)
+    seq = _flag(b["en_sequential_write"], "en_sequential_write", loc)
+    t = b["tensor"]
+    if isinstance(t, LocalTensorV):
+        if t.memory != Memory.UB or mm.c.position not in UB_POSITIONS:
+            raise KernelTypeError(f"Matmul.get_tensor_c: {t.describe()} does not match the c "
+                                  f"type at {mm.c.position.name}", loc)
+        if t.dtype != mm.c.dtype:
+            raise DtypeError(f"Matmul.get_tensor_c tensor is {t.dtype.name} but the Matmul's c "
+                             f"type is {mm.c.dtype.name}", loc)
+        c_mem, c_a, c_off, c_size = (Memory.UB, S.to_expr(RtV(t.addr), int64),
+                                     ir.Const(0, int64), S.to_expr(RtV(t.size), int64))
+    else:
+        if mm.c.position != TPosition.GM:
+            raise KernelTypeError(f"Matmul.get_tensor_c: a GlobalTensor does not match the c "
+                                  f"type at {mm.c.position.name}", loc)
+        c = _gm_operand(t, "Matmul.get_tensor_c tensor", mm.c.dtype, loc)
+        c_mem, c_a, c_off, c_size = Memory.GM, S.to_expr(RtV(c.arg), int64), c.offset, c.size
+    _emit(an, mm, "matmul_get_tensor_c", 1, c_mem, c_a, c_off, c_size,
+          S.to_expr(mm.counts[-1], int64), seq, loc)
+    return NoneV()
+
+
+def with_statement(an, s) -> None:
+    """``with mm.iterate() as count: body`` — a loop over the tiles of C."""
+    c = s.context
+    if not (isinstance(c, A.Call) and isinstance(c.func, A.Attribute)
+            and c.func.attr == "iterate"):
+        raise UnsupportedConstructError("`with` statements are not supported in kernels, except "
+                                        "`with matmul.iterate() as count:`", s.loc)
+    ctx = an.expr(s.context)
+    if not isinstance(ctx, MatmulIterV):
+        raise UnsupportedConstructError(f"`with` in kernels only takes matmul.iterate(), got "
+                                        f"{ctx.describe()}", s.context.loc)
+    mm = ctx.mm
+    _ready(mm, "iterate", s.context.loc)
+    m, n, _ = _shape(mm)
+    tiles = S.binary("*", S.binary("//", RtV(ir.Bin("add", m, ir.Bin("sub", _tile(
+        mm, "base_m"), ir.Const(1, int64), int64), int64)), RtV(_tile(mm, "base_m")), s.loc),
+        S.binary("//", RtV(ir.Bin("add", n, ir.Bin("sub", _tile(mm, "base_n"),
+                                                           ir.Const(1, int64), int64), int64)),
+                 RtV(_tile(mm, "base_n")), s.loc), s.loc)
+    tiles = an.temp(tiles, "matmul_tiles", s.loc)
+    var = ir.Var(s.target.id if isinstance(s.target, A.Name) else "count", int32)
+    base = dict(an.scope.env)
+    an.scope.loop_depth += 1
+    saved = getattr(an, "_static_labels", None)
+    an._static_labels = None
+    mm.counts.append(RtV(ir.Load(var)))
+    try:
+        with an.capture() as body:
+            if s.target is not None:
+                if not isinstance(s.target, A.Name):
+                    raise ArgumentError("`with matmul.iterate() as NAME`: one plain name", s.loc)
+                an.bind(s.target.id, RtV(ir.Load(var)), s.target.loc)
+            an.stmts(s.body)
+    finally:
+        mm.counts.pop()
+        an._static_labels = saved
+        an.scope.loop_depth -= 1
+    an.scope.env = an._loop_env_after(base, an.scope.env)
+    an.emit(ir.ForRange(var, ir.Const(0, int32), S.to_expr(tiles, int32), ir.Const(1, int32),
+                        tuple(body), s.loc))
+
+
+@function("property")
+def _property(an, args, kwargs, loc):
+    b = bind_args("asc.property()", ("prop",), args, kwargs, loc)
+    p = b["prop"]
+    if isinstance(p, PyObjV) and isinstance(p.obj, Property):
+        return ConstV(p.obj.value, int32)
+    raise KernelTypeError(f"asc.property() takes an asc property such as asc.DEFAULT_C0_SIZE, "
+                          f"got {p.describe()}", loc)
+
+
+from .structs import _register_methods  # noqa: E402
+
+_register_methods()

@@ -1,0 +1,178 @@
+"""asc.adv.Matmul against NumPy: float16/bfloat16/float32/int8 inputs, float32/float16/bfloat16/
+int32 outputs, transposed A/B, bias, shapes that are not multiples of the base tile, many
+cores, iterate + get_tensor_c in both iterate orders, set_org_shape strides."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ascendc_py as asc
+from ascendc_py import host
+from ascendc_py.compiler.ops.matmul import matmul_reference
+
+import kernels_matmul as K
+
+SLOW = settings(deadline=None, max_examples=12, suppress_health_check=[HealthCheck.too_slow])
+F32_TOL = dict(rtol=1e-4, atol=1e-4)   # float32 sums in another order than numpy's
+
+
+def _inputs(m, n, k, dtype, trans_a=False, trans_b=False, seed=0):
+    rng = np.random.default_rng(seed)
+    if dtype == np.int8:
+        a = rng.integers(-128, 128, (m, k)).astype(np.int8)
+        b = rng.integers(-128, 128, (k, n)).astype(np.int8)
+    else:
+        a = rng.uniform(-1, 1, (m, k)).astype(dtype)
+        b = rng.uniform(-1, 1, (k, n)).astype(dtype)
+    sa = np.ascontiguousarray(a.T) if trans_a else a
+    sb = np.ascontiguousarray(b.T) if trans_b else b
+    return a, b, sa, sb
+
+
+@pytest.mark.parametrize("out", ["float32", "float16"])
+@pytest.mark.parametrize("trans_a,trans_b", [(False, False), (True, False), (False, True),
+                                             (True, True)])
+def test_float16_transposes_and_outputs(out, trans_a, trans_b):
+    m, n, k = 200, 300, 150
+    a, b, sa, sb = _inputs(m, n, k, np.float16, trans_a, trans_b)
+    c, report, tiling = K.run_all(sa, sb, out, trans_a=trans_a, trans_b=trans_b)
+    golden = matmul_reference(a, b, out_dtype=np.dtype(out))
+    asc.testing.assert_close(c, golden, **(F32_TOL if out == "float32" else {}))
+    assert tiling.used_core_num > 1
+
+
+@SLOW
+@given(m=st.integers(1, 300), n=st.integers(1, 300), k=st.integers(1, 300),
+       dim=st.integers(1, 24), with_bias=st.booleans(), seed=st.integers(0, 99))
+def test_float16_odd_shapes_many_cores(m, n, k, dim, with_bias, seed):
+    a, b, _, _ = _inputs(m, n, k, np.float16, seed=seed)
+    bias = np.random.default_rng(seed).uniform(-1, 1, n).astype(np.float32) if with_bias \
+        else None
+    c, _, tiling = K.run_all(a, b, "float32", bias=bias, dim=dim)
+    asc.testing.assert_close(c, matmul_reference(a, b, bias), **F32_TOL)
+    assert tiling.used_core_num <= dim
+
+
+def test_float32_inputs():
+    a, b, _, _ = _inputs(130, 70, 45, np.float32)
+    c, _, _ = K.run_all(a, b, "float32", dim=4)
+    asc.testing.assert_close(c, matmul_reference(a, b), **F32_TOL)
+
+
+@pytest.mark.parametrize("trans_b", [False, True])
+def test_int8_is_exact(trans_b):
+    a, b, sa, sb = _inputs(77, 140, 300, np.int8, trans_b=trans_b)
+    bias = np.random.default_rng(1).integers(-1000, 1000, 140).astype(np.int32)
+    c, _, _ = K.run_all(sa, sb, "int32", bias=bias, trans_b=trans_b, dim=6)
+    np.testing.assert_array_equal(c, matmul_reference(a, b, bias))
+
+
+def test_bfloat16_in_and_out():
+    torch = pytest.importorskip("torch")
+    g = torch.Generator().manual_seed(0)
+    a = (torch.rand((96, 64), generator=g) - 0.5).to(torch.bfloat16)
+    b = (torch.rand((64, 80), generator=g) - 0.5).to(torch.bfloat16)
+    bias = (torch.rand(80, generator=g) - 0.5).to(torch.bfloat16)
+    c, _, _ = K.run_all(a, b, "bfloat16", bias=bias, dim=3)
+    golden = (a.float() @ b.float() + bias.float()).to(torch.bfloat16)
+    # one rounding of a float32 sum: at most one bfloat16 ulp from torch's rounding
+    diff = (c.float() - golden.float()).abs()
+    assert float((diff / golden.float().abs().clamp_min(1e-3)).max()) <= 2 ** -7
+    c32, _, _ = K.run_all(a, b, "float32", dim=3)
+    asc.testing.assert_close(c32.astype(np.float32) if isinstance(c32, np.ndarray) else c32,
+                             (a.float() @ b.float()).numpy(), **F32_TOL)
+
+
+def test_float16_output_rounds_to_nearest_even():
+    # products whose float32 sums sit exactly between two float16 values
+    a = np.array([[1.0, 2.0 ** -11]], np.float16)            # 1 + 2**-11: a float16 tie
+    b = np.array([[1.0], [1.0]], np.float16)
+    c, _, _ = K.run_all(a, b, "float16", dim=1)
+    assert c[0, 0] == np.float16(1.0)                      # tie -> even
+    a = np.array([[1.0 + 2.0 ** -10, 2.0 ** -11]], np.float16)
+    c, _, _ = K.run_all(a, b, "float16", dim=1)
+    assert c[0, 0] == np.float16(1.0 + 2.0 ** -9)           # tie -> even (upwards)
+
+
+@pytest.mark.parametrize("traverse", [host.MatrixTraverse.FIRSTM, host.MatrixTraverse.FIRSTN])
+def test_iterate_get_tensor_c_order(traverse):
+    m, n, k = 512, 512, 96
+    a, b, _, _ = _inputs(m, n, k, np.float16, seed=3)
+    tiling = K.make_tiling(m, n, k, dim=2, fixed=(128, 128, -1), traverse=traverse)
+    assert tiling.single_core_m % 128 == 0 and tiling.single_core_n % 128 == 0
+    c = np.zeros((m, n), np.float32)
+    report = K.mm_tiles[tiling.used_core_num](a, b, c, tiling)
+    asc.testing.assert_close(c, matmul_reference(a, b), **F32_TOL)
+    tiles = (tiling.single_core_m // 128) * (tiling.single_core_n // 128)
+    assert report.instructions["matmul_get_tensor_c"] == tiles * tiling.used_core_num
+
+
+def test_get_tensor_c_to_gm_with_tails():
+    m, n, k = 300, 290, 70
+    a, b, _, _ = _inputs(m, n, k, np.float16, seed=4)
+    tiling = K.make_tiling(m, n, k, dim=4)
+    c = np.zeros((m, n), np.float32)
+    K.mm_tiles_gm[tiling.used_core_num](a, b, c, tiling)
+    asc.testing.assert_close(c, matmul_reference(a, b), **F32_TOL)
+
+
+def test_set_org_shape_sub_matrix():
+    big_a = np.random.default_rng(5).uniform(-1, 1, (64, 100)).astype(np.float16)
+    big_b = np.random.default_rng(6).uniform(-1, 1, (100, 90)).astype(np.float16)
+    m, n, k = 40, 50, 60
+    tiling = K.make_tiling(m, n, k, dim=1)
+    c = np.zeros((m, 90), np.float32)    # row stride of C is the org N (90)
+    K.mm_org[1](big_a, big_b, c, tiling, m, n, k, 100, 90)
+    golden = matmul_reference(big_a[:m, :k], big_b[:k, :n])
+    asc.testing.assert_close(c[:, :n], golden, **F32_TOL)
+    assert not c[:, n:].any()
+
+
+def test_report_shows_cube_pipes_and_counts():
+    a, b, _, _ = _inputs(256, 512, 256, np.float16)
+    c, report, tiling = K.run_all(a, b, "float32", dim=1)
+    for pipe in ("M", "MTE1", "MTE2", "FIX"):
+        assert report.pipe_busy[pipe] > 0
+    # M busy = the mmads of every base tile and base_k step: ceil(rows/16)*ceil(cols/16)*k/16
+    expected = 0
+    for mi in range(-(-256 // tiling.base_m)):
+        rows = min(tiling.base_m, 256 - mi * tiling.base_m)
+        for ni in range(-(-512 // tiling.base_n)):
+            cols = min(tiling.base_n, 512 - ni * tiling.base_n)
+            expected += -(-rows // 16) * -(-cols // 16) * (256 // 16)
+    assert report.pipe_busy["M"] == expected
+    assert report.instructions["matmul_iterate_all"] == 1
+    assert report.bytes_moved["L1->L0A"] > 0 and report.bytes_moved["L0C->GM"] == 256 * 512 * 4
+
+
+def test_sanitize_mode_is_clean():
+    """UB tiles are recorded as written by the producer (V) side of their queue, GM rows in
+    the write log: the tutorial-05 structure and multi-core iterate_all run clean."""
+    m, n, k = 256, 256, 48
+    a, b, _, _ = _inputs(m, n, k, np.float16, seed=8)
+    tiling = K.make_tiling(m, n, k, dim=2, fixed=(128, 128, -1))
+    c = np.zeros((m, n), np.float32)
+    K.mm_tiles[tiling.used_core_num](a, b, c, tiling, sanitize=True)
+    asc.testing.assert_close(c, matmul_reference(a, b), **F32_TOL)
+    tiling = K.make_tiling(300, 290, 70, dim=4)
+    a, b, _, _ = _inputs(300, 290, 70, np.float16, seed=9)
+    c = np.zeros((300, 290), np.float32)
+    K.mm_tiles_gm[tiling.used_core_num](a, b, c, tiling, sanitize=True)
+    asc.testing.assert_close(c, matmul_reference(a, b), **F32_TOL)
+
+
+def test_trace_has_the_cube_pipes(tmp_path):
+    import json
+    a, b, _, _ = _inputs(256, 256, 256, np.float16)
+    tiling = K.make_tiling(256, 256, 256, dim=1)
+    c = np.zeros((256, 256), np.float32)
+    report = K.mm_all[1](a, b, c, np.zeros(256, np.float32), tiling, False, False, False,
+                         trace=True)
+    events = json.loads(open(report.save_trace(tmp_path / "mm.json")).read())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    names = json.dumps(events)
+    for pipe in ("M", "MTE1", "MTE2", "FIX"):
+        assert f'"{pipe}"' in names
+    report.plot(tmp_path / "mm.png")

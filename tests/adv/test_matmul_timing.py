@@ -1,0 +1,48 @@
+"""Timing of Matmul calls: cycles grow with the work, more cores finish sooner, a mid-size
+float16 product reaches a good share of the modeled cube peak, the L2 re-read model (a
+footprint beyond L2 is slower), and the report's efficiency helper."""
+from __future__ import annotations
+
+import numpy as np
+
+import ascendc_py as asc
+from ascendc_py import host
+from ascendc_py.simulator.config import ASCEND910B2
+
+import kernels_matmul as K
+
+
+def _cycles(m, n, k, dim=24, platform=None):
+    a = np.ones((m, k), np.float16)
+    b = np.ones((k, n), np.float16)
+    with asc.simulator.config.using_platform(platform or ASCEND910B2):
+        c, report, tiling = K.run_all(a, b, "float32", dim=dim)
+    assert c[0, 0] == k
+    return report
+
+
+def test_cycles_grow_with_k_and_shrink_with_cores():
+    c1, c2, c3 = (_cycles(512, 1024, k).cycles for k in (256, 1024, 2048))
+    assert c1 < c2 < c3
+    few, many = _cycles(1024, 1024, 512, dim=2).cycles, _cycles(1024, 1024, 512, dim=16).cycles
+    assert many < few / 4
+
+
+def test_mid_size_efficiency():
+    report = _cycles(2048, 2048, 2048)
+    eff = host.cube_efficiency(report, 2048, 2048, 2048)
+    assert 0.7 <= eff <= 1.0, eff
+    # the M pipe holds exactly the cube work of the critical core
+    assert report.pipe_busy["M"] <= report.cycles
+    assert report.bottleneck in ("M", "MTE2")
+
+
+def test_l2_overflow_reads_at_the_hbm_share():
+    # the same launch with an L2 too small for the footprint: every re-read comes from HBM
+    small_l2 = ASCEND910B2.replace(gm__l2_size=1024)
+    fits = _cycles(1024, 1024, 1024)
+    spills = _cycles(1024, 1024, 1024, platform=small_l2)
+    assert spills.cycles > 1.5 * fits.cycles
+    assert spills.pipe_busy["MTE2"] > 2 * fits.pipe_busy["MTE2"]
+    # HBM bytes: only first reads when it fits, every panel read when it does not
+    assert spills.bytes_moved["GM->L1"] > 3 * fits.bytes_moved["GM->L1"]
