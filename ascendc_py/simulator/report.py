@@ -65,12 +65,20 @@ class Report:
     stage_seconds: dict = field(default_factory=dict)
     output: str = ""
     trace_dropped: int = 0
+    kernel_type: str = "AIV_ONLY"   # the launch's KernelType (dsl/kernel_types.py)
+    subcore_rows: list = field(default_factory=list)  # (label, text) per sub-core, mix/cube
     _blocks: list = field(default_factory=list, repr=False)
     _sites: list = field(default_factory=list, repr=False)
+    _layout: object = field(default=None, repr=False)  # SubcoreLayout of sub-core launches
+    _cores: int = field(default=0, repr=False)
 
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_launch(cls, *, kernel: str, platform, result, compiled, **host) -> "Report":
+        if getattr(result, "subcores", False):   # cube/mix kernels, cross-core sync
+            from .subcore_report import from_subcore_launch
+            return from_subcore_launch(cls, kernel=kernel, platform=platform, result=result,
+                                       compiled=compiled, **host)
         ncores = platform.aiv_cores
         blocks = result.blocks
         core_cycles = [0] * min(ncores, max(result.block_dim, 1))
@@ -130,12 +138,17 @@ class Report:
                 ("device time", f"{self.cycles:,} cycles = {self.time_us:,.2f} us "
                                 f"({self.cores_used} cores, {self.waves} wave(s))"),
                 ("bottleneck", f"{self.bottleneck} pipe")]
+        if self.kernel_type != "AIV_ONLY":
+            rows.insert(1, ("kernel type", self.kernel_type))
         for name in PIPE_NAMES:
             if self.pipe_busy.get(name):
                 rows.append((f"  {name} busy", f"{self.pipe_busy[name]:>12,} cycles "
                                                f"{self.pipe_busy_pct[name]:6.1f} %"))
-        for cause in STALL_CAUSES:
+        for cause in STALL_CAUSES + tuple(c for c in self.stalls if c not in STALL_CAUSES):
             rows.append((f"  stall: {cause}", f"{self.stalls.get(cause, 0):>12,} cycles"))
+        if self.subcore_rows:
+            rows.append(("sub-cores", f"of core {self.critical_core} (the critical one)"))
+            rows.extend(self.subcore_rows)
         if self.bytes_moved:
             rows.append(("bytes moved", ", ".join(f"{k} {_bytes(v)}"
                                                    for k, v in self.bytes_moved.items())))
