@@ -95,6 +95,8 @@ def from_subcore_launch(cls, *, kernel: str, platform, result, compiled, **host)
     if lay.per_block > 1 or lay.kind != "vector":
         for label, acc in sorted(slots.items(), key=lambda kv: (-kv[1]["core_type"], kv[0])):
             names = AIC_PIPES if acc["core_type"] == 1 else AIV_PIPES
+            names += tuple(n for i, n in enumerate(PIPE_NAMES)      # e.g. MTE3 for L1 -> GM
+                           if n != "S" and n not in names and acc["busy"][i])
             share = ", ".join(f"{n} {100.0 * acc['busy'][PIPE_NAMES.index(n)] / cycles:.1f} %"
                               if cycles else f"{n} 0.0 %" for n in names)
             rows.append((f"  {label}", f"{acc['cycles']:>12,} cycles; {share}; cross-core wait "

@@ -79,6 +79,15 @@ def cores_for(lay: SubcoreLayout, platform) -> int:
     return platform.aiv_cores if lay.kind == "vector" else platform.aic_cores
 
 
+def active_cores(lay: SubcoreLayout, block_dim: int, platform) -> tuple[int, int]:
+    """(AICs, AIVs) running at once: they share the chip's HBM bandwidth (cost table GM
+    share)."""
+    resident = min(block_dim, cores_for(lay, platform))
+    if lay.kind == "vector":
+        return 0, resident
+    return resident, min(resident * lay.n_aiv, platform.aiv_cores)
+
+
 # ----------------------------------------------------------------------------- host threads
 class _Worker:
     """A persistent host thread that runs one task at a time (its thread-local cores stay)."""
@@ -113,11 +122,16 @@ class _Gang:
         self.idle: list[_Worker] = []
 
     def run(self, tasks: list[Callable]) -> None:
+        """The calling thread runs the first task itself."""
         with self.lock:
-            workers = [self.idle.pop() if self.idle else _Worker() for _ in tasks]
-        for w, task in zip(workers, tasks):
+            workers = [self.idle.pop() if self.idle else _Worker() for _ in tasks[1:]]
+        for w, task in zip(workers, tasks[1:]):
             w.submit(task)
         first = None
+        try:
+            tasks[0]()
+        except BaseException as exc:  # noqa: BLE001 - raised once the others are done
+            first = exc
         for w in workers:
             w.done.wait()
             first = first or w.exc
@@ -213,9 +227,7 @@ def run(compiled, plan: Plan, platform, block_dim, gm_args, scalar_values, trace
     gm_ptrs = np.array([a.address for a in gm_args] or [0], np.int64)
     gm_sizes = np.array([a.nbytes for a in gm_args] or [0], np.int64)
     scalars = pack_scalars(scalar_values)
-    resident = min(block_dim, cores)
-    active_aic = resident if lay.has_aic else 0
-    active_aiv = min(resident * lay.n_aiv, platform.aiv_cores)
+    active_aic, active_aiv = active_cores(lay, block_dim, platform)
     active = max(1, active_aic + active_aiv)
     cost_aiv = _costs(platform, active, 0.5 if lay.n_aiv == 2 else 1.0)
     cost_aic = _costs(platform, active, 1.0)
@@ -309,6 +321,7 @@ def run(compiled, plan: Plan, platform, block_dim, gm_args, scalar_values, trace
                     abort.set()
                 return
             bt = _block_timing(block, ctx, core.counters, trace_buf)
+            bt.scalar_busy = max(0, bt.scalar_busy - int(ctx[abi.XC_STALL]))  # waiting, not busy
             timings[key] = SubcoreTiming(**vars(bt), core_type=core_type, sub=sub, label=label,
                                          cross_wait=int(ctx[abi.XC_STALL]),
                                          cross_waits=int(ctx[abi.XC_WAITS]))
