@@ -262,6 +262,15 @@ def run(compiled, plan: Plan, platform, block_dim, gm_args, scalar_values, trace
         return g
 
     def run_unit(g: _Group, u: int) -> None:
+        try:
+            run_unit_inner(g, u)
+        except BaseException:
+            g.state[X.ABORT] = 1                  # a host-side failure: nobody waits for it
+            raise
+        finally:
+            g.state[X.unit_base(u) + X.U_DONE] = 1
+
+    def run_unit_inner(g: _Group, u: int) -> None:
         block, slot, core_type, sub = g.units[u]
         aic = core_type == 1
         core = _core_for(platform, ctx_slots, mem_aic if aic else mem_aiv, core_type)
@@ -298,13 +307,10 @@ def run(compiled, plan: Plan, platform, block_dim, gm_args, scalar_values, trace
             print_buf = np.empty(PRINT_BUFFER_BYTES // 8, np.int64)
             print_buf[:3] = (PRINT_BUFFER_BYTES - 24, 0, 0)
             ctx[abi.PRINT_PTR] = print_buf.ctypes.data
-        rc = 0
-        try:
-            rc = compiled.cfunc(ctx.ctypes.data)
-        finally:
-            if rc not in (0, int(E.XCORE_ABORTED)):
-                g.state[X.ABORT] = 1          # waiters stop (before this one counts as done)
-            g.state[X.unit_base(u) + X.U_DONE] = 1
+        rc = compiled.cfunc(ctx.ctypes.data)
+        if rc not in (0, int(E.XCORE_ABORTED)):
+            g.state[X.ABORT] = 1                  # waiters stop (before this one counts as done)
+        g.state[X.unit_base(u) + X.U_DONE] = 1
         key = (block, slot)
         label = SubcoreLayout.label(core_type, sub, lay.n_aiv)
         with lock:

@@ -274,3 +274,37 @@ def test_unguarded_bookkeeping_is_fine():
     y = np.zeros(N, np.float32)
     k_guarded[1](x, y)
     np.testing.assert_array_equal(y, 3 * x)
+
+
+@asc.kernel(kernel_type=asc.KernelType.MIX_AIC_1_2)
+def k_print(x: asc.GlobalAddress):
+    if asc.ascend_is_aic():
+        asc.printf("AIC %d\n", asc.get_block_idx())
+    else:
+        asc.printf("AIV %d of %d\n", asc.get_block_idx(), asc.get_block_num())
+
+
+def test_printf_in_block_then_sub_core_order(capsys):
+    r = k_print[2](np.zeros(8, np.float32))
+    assert r.output == "AIC 0\nAIV 0 of 2\nAIV 1 of 2\nAIC 1\nAIV 2 of 2\nAIV 3 of 2\n"
+    assert capsys.readouterr().out == r.output
+
+
+@asc.kernel
+def k_soft_sync(x: asc.GlobalAddress, out: asc.GlobalAddress):
+    """pyasc's soft sync_all(gm_workspace, ub_workspace): the same barrier here."""
+    wg = asc.GlobalTensor(); wg.set_global_buffer(x, 256)
+    og = asc.GlobalTensor(); og.set_global_buffer(out, 64)
+    ub = asc.LocalTensor(asc.int32, asc.TPosition.VECIN, 0, 64)
+    og.set_value(asc.get_block_idx(), 1)
+    asc.sync_all(wg, ub)
+    s = 0
+    for i in range(asc.get_block_num()):
+        s += og.get_value(i)
+    og.set_value(32 + asc.get_block_idx(), s)
+
+
+def test_soft_sync_all():
+    out = np.zeros(64, np.int32)
+    k_soft_sync[6](np.zeros(256, np.int32), out)
+    np.testing.assert_array_equal(out[32:38], 6)
