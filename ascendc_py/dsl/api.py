@@ -116,6 +116,8 @@ _SYSTEM_BUILTINS = {
     "get_block_num": "Number of blocks of the launch (block_dim; AI Cores in mix kernels).",
     "get_sub_block_idx": "Index of this vector core within its AI Core (0 for vector kernels).",
     "get_sub_block_num": "Vector cores per AI Core in this launch (2 in mix kernels, else 1).",
+    "get_task_ratio": "Sub-cores of this one's type per AI Core (2 on an AIV of a 1:2 mix "
+                      "kernel, else 1).",
     "ascend_is_aic": "True when this code runs on the cube core (AIC) of its AI Core.",
     "ascend_is_aiv": "True when this code runs on a vector core (AIV).",
     "get_system_cycle": "The simulated cycle counter of this core.",

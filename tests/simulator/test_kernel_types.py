@@ -81,6 +81,7 @@ def _ids_kernel(kernel_type):
         og.set_value(row + 3, asc.get_sub_block_idx())
         og.set_value(row + 4, asc.get_sub_block_num())
         og.set_value(row + 5, 7)
+        og.set_value(row + 6, asc.get_task_ratio())
     return k_ids
 
 
@@ -194,9 +195,9 @@ def test_subcore_identities_mix_1_2():
     rows = out.reshape(-1, 8)[:blocks * 3]
     for b in range(blocks):
         aic, aiv0, aiv1 = rows[b * 3:b * 3 + 3]
-        assert list(aic[:6]) == [1, b, blocks, 0, 1, 7]
-        assert list(aiv0[:6]) == [0, 2 * b, blocks, 0, 2, 7]
-        assert list(aiv1[:6]) == [0, 2 * b + 1, blocks, 1, 2, 7]
+        assert list(aic[:7]) == [1, b, blocks, 0, 1, 7, 1]
+        assert list(aiv0[:7]) == [0, 2 * b, blocks, 0, 2, 7, 2]
+        assert list(aiv1[:7]) == [0, 2 * b + 1, blocks, 1, 2, 7, 2]
 
 
 def test_subcore_identities_mix_1_1_and_cube():

@@ -92,3 +92,13 @@ def sync_all(an, args, kwargs, loc) -> SVal:
         raise KernelValueError("asc.sync_all: is_aiv_only must be a compile-time bool", loc)
     an.emit(ir.Intrinsic("sync_all", (), (), loc, (("aiv_only", bool(flag.value)),)))
     return NoneV()
+
+
+@function("get_task_ratio")
+def get_task_ratio(an, args, kwargs, loc) -> SVal:
+    """Ascend C GetTaskRatio: sub-cores of this one's type per AI Core in this launch (2 on an
+    AIV of a 1:2 mix kernel, else 1), the same as get_sub_block_num()."""
+    from .values import RtV
+    if args or kwargs:
+        raise KernelTypeError("asc.get_task_ratio() takes no arguments", loc)
+    return RtV(ir.Special("sub_block_num"))
