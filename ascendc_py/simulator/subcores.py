@@ -319,7 +319,7 @@ def run(compiled, plan: Plan, platform, block_dim, gm_args, scalar_values, trace
             if ctx[abi.WARN_LEN]:
                 found.append(core.warnings[:int(ctx[abi.WARN_LEN])].copy())
             if san is not None:
-                gm_logs.setdefault(block, []).append(san.gm_writes())
+                gm_logs.setdefault((block, slot), []).append(san.gm_writes())
             if rc != 0:
                 errors[key] = (int(rc), int(ctx[abi.ERR_SITE]), int(ctx[abi.ERR_A]),
                                int(ctx[abi.ERR_B]), int(ctx[abi.ERR_C]), ctx.copy(), g, label)
@@ -360,11 +360,30 @@ def run(compiled, plan: Plan, platform, block_dim, gm_args, scalar_values, trace
     if found:
         sanitizer.emit_warnings(compiled, np.concatenate(found), stacklevel=5)
     if gm_logs and not plan.global_sync:
-        sanitizer.check_block_overlaps(compiled, {b: np.concatenate(v)
-                                                  for b, v in gm_logs.items()})
+        _check_gm_overlaps(compiled, plan, gm_logs)
     return SubcoreLaunch(block_dim, wall, [timings[k] for k in sorted(timings)],
                          _output(compiled, printed), kernel_type=lay.kernel_type, layout=lay,
                          cores=cores, active_aic=active_aic, active_aiv=active_aiv)
+
+
+def _check_gm_overlaps(compiled, plan: Plan, logs: dict) -> None:
+    """Sanitize mode: GM bytes written by two sub-cores. Writes between the sub-cores of one
+    block are checked only when the kernel has no cross-core flags (which may order them; the
+    checker does not follow flags); kernels that synchronise across blocks are not checked."""
+    lay = plan.layout
+    per_unit = not plan.uses_xcore and lay.per_block > 1
+    merged: dict[int, list] = {}
+    names: dict[int, str] = {}
+    for (block, slot), parts in logs.items():
+        key = block * lay.per_block + slot if per_unit else block
+        merged.setdefault(key, []).extend(parts)
+        if per_unit:
+            ct, sub = lay.units()[slot]
+            names[key] = f"block {block} ({SubcoreLayout.label(ct, sub, lay.n_aiv)})"
+        else:
+            names[key] = f"block {block}"
+    sanitizer.check_block_overlaps(compiled, {k: np.concatenate(v) for k, v in merged.items()},
+                                   names)
 
 
 def _output(compiled, printed: dict) -> str:
