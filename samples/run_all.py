@@ -11,7 +11,8 @@ import time
 HERE = pathlib.Path(__file__).resolve().parent
 OUT = HERE.parent / "out"
 sys.path.insert(0, str(HERE))
-SAMPLES = ["add_tque", "add_flags", "leaky_relu", "sepia", "softmax", "layernorm", "torch_model"]
+SAMPLES = ["add_tque", "add_flags", "leaky_relu", "sepia", "softmax", "layernorm", "torch_model",
+           "mix_pipeline"]
 
 
 def main() -> int:

@@ -473,3 +473,17 @@ def test_gm_share_counts_both_core_types():
     assert subcores.active_cores(layout("MIX_AIC_1_1"), 5, plat) == (5, 5)
     assert subcores.active_cores(layout("AIC_ONLY"), 30, plat) == (24, 0)
     assert subcores.active_cores(layout("AIV_ONLY"), 60, plat) == (0, 48)
+
+
+def test_mix_pipeline_sample(tmp_path):
+    """samples/mix_pipeline.py: AIC -> workspace -> AIVs with back-pressure, golden-checked."""
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parents[2] / "samples" / "mix_pipeline.py"
+    spec = importlib.util.spec_from_file_location("mix_pipeline", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for blocks, tiles in ((1, 1), (3, 7), (26, 3)):
+        r = mod.main(blocks, tiles)
+        assert r.kernel_type == "MIX_AIC_1_2"
+        assert r.instructions["cross_core_wait_flag"] == blocks * (2 * tiles + max(tiles - 2, 0))
