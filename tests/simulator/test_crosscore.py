@@ -484,3 +484,30 @@ def test_mix_pipeline_sample(tmp_path):
         r = mod.main(blocks, tiles)
         assert r.kernel_type == "MIX_AIC_1_2"
         assert r.instructions["cross_core_wait_flag"] == blocks * (2 * tiles + max(tiles - 2, 0))
+
+
+@asc.kernel
+def k_mode0_vector(out: asc.GlobalAddress):
+    """Ascend C's mode-0 example: every AIV sets, then waits (a barrier of all AIVs)."""
+    og = asc.GlobalTensor(); og.set_global_buffer(out, 128)
+    b = asc.get_block_idx()
+    for r in range(3):
+        og.set_value(b, r * 100 + b)
+        asc.cross_core_set_flag(8, 0, asc.PipeID.PIPE_S)
+        asc.cross_core_wait_flag(8)
+        s = 0
+        for i in range(asc.get_block_num()):
+            s += og.get_value(i)
+        og.set_value(64 + 3 * b + r, s)
+        asc.cross_core_set_flag(9, 0, asc.PipeID.PIPE_S)   # nobody rewrites before all read
+        asc.cross_core_wait_flag(9)
+
+
+def test_mode0_barrier_in_a_vector_kernel():
+    blocks = 10
+    out = np.zeros(128, np.int32)
+    r = k_mode0_vector[blocks](out)
+    assert r.kernel_type == "AIV_ONLY"
+    sums = out[64:64 + 3 * blocks].reshape(blocks, 3)
+    for rnd in range(3):
+        np.testing.assert_array_equal(sums[:, rnd], rnd * 100 * blocks + blocks * (blocks - 1) // 2)

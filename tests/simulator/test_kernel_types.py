@@ -335,3 +335,20 @@ def test_sanitizer_finds_two_aivs_writing_the_same_bytes():
                                                     r"both write bytes \[0, 256\) of global "
                                                     r"argument 'y'"):
         k_same_half[2](x, y, sanitize=True)
+
+
+@asc.kernel(kernel_type=asc.KernelType.AIV_ONLY)
+def k_l1_vector_only(x: asc.GlobalAddress, y: asc.GlobalAddress):
+    """Declared a vector kernel, but stages through L1, which vector cores do not have."""
+    xg = asc.GlobalTensor(); xg.set_global_buffer(x, N)
+    pipe = asc.TPipe(); q = asc.TQue(asc.TPosition.A1, 1)
+    pipe.init_buffer(q, 1, N * 4)
+    t = q.alloc_tensor(asc.float32)
+    asc.data_copy(t, xg, N)
+    q.free_tensor(t)
+
+
+def test_explicit_vector_kernel_has_no_l1():
+    with pytest.raises(asc.CoreMemoryError, match=r"L1 is not on the vector core \(AIV\): this "
+                                                  r"instruction ran on the AIV of block 0"):
+        k_l1_vector_only[2](np.zeros(N, np.float32), np.zeros(N, np.float32))
