@@ -20,6 +20,7 @@ from .compiler.errors import (BufferCapacityError, GMOutOfBoundsError, KernelCom
 from .dsl.api import (BUILTINS as _BUILTINS, ConstExpr, GlobalAddress, GlobalTensor, LocalTensor,
                       TBuf, TPipe, TQue, ceildiv)
 from .dsl.kernel import Kernel, kernel, jit
+from .dsl.kernel_types import KernelType
 from .dsl.types import (CMPMODE, SELMODE, CmpMode, DataType, HardEvent, MaskMode, PipeID,
                         QuePosition,
                         RoundMode, SelMode, TPosition, bfloat16, bool_, float16, float32,

@@ -281,6 +281,29 @@ class UnsatisfiedWaitError(SyncError):
     """A wait_flag that no set_flag satisfies: the hang it would be on hardware."""
 
 
+class CrossCoreDeadlockError(SyncError):
+    """A cross-core wait (cross_core_wait_flag, sync_all) that no sub-core of the launch can
+    satisfy any more: the hang it would be on hardware."""
+
+
+class CrossCoreFlagIdError(SyncError):
+    """A cross-core flag id outside 0..10."""
+
+
+class CrossCoreCounterError(SyncError):
+    """A cross-core flag counter would hold more than 16 pending sets."""
+
+
+class CrossCoreModeError(SyncError):
+    """A cross-core mode whose partner sub-cores the launch does not have (mode 1 outside a
+    mix kernel or on the AIC, mode 2 without both an AIC and AIVs)."""
+
+
+class CoreMemoryError(LocalMemoryError):
+    """An instruction touched a local memory its sub-core does not have (UB on the cube core,
+    L1/L0 on a vector core)."""
+
+
 class KernelAssertionError(KernelRuntimeError):
     """A runtime ``assert`` in a kernel failed."""
 

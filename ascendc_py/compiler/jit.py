@@ -110,6 +110,7 @@ class CompiledKernel:
     queue_names: list
     globals_read: dict
     memories: tuple = ()
+    kernel_type: str = "AIV_ONLY"               # dsl.kernel_types.KernelType member name
     compile_seconds: float = 0.0
     from_disk: bool = False
     stage_seconds: dict = field(default_factory=dict)
@@ -237,7 +238,8 @@ def _meta_to_compiled(name: str, address: int, meta: dict, **kw) -> CompiledKern
                           sites=meta["sites"], gm_args=meta["gm_args"],
                           scalar_args=meta["scalar_args"], num_queues=meta["num_queues"],
                           queue_names=meta["queue_names"], globals_read=meta["globals_read"],
-                          memories=meta["memories"], **kw)
+                          memories=meta["memories"],
+                          kernel_type=meta.get("kernel_type", "AIV_ONLY"), **kw)
 
 
 def elf_is_sound(obj: bytes) -> bool:
@@ -312,6 +314,7 @@ def _file_sha256(path: Path) -> Optional[str]:
 def compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
     """Run the whole pipeline for one specialisation and store the result on disk."""
     from . import ir as kir
+    from . import kernel_kind
     from .codegen.core import generate
     from .sema.analyzer import analyze
 
@@ -347,7 +350,9 @@ def compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
                 scalar_args=result.function.scalar_args,
                 num_queues=result.function.num_queues, queue_names=result.queue_names,
                 globals_read=result.globals_read,
-                memories=kir.memories_used(result.function))
+                memories=kir.memories_used(result.function),
+                kernel_type=kernel_kind.kernel_type(result.function,
+                                                    getattr(kernel, "options", {})))
     _link_in_background(obj, entry, meta)
     return _meta_to_compiled(kernel.__name__, address, meta,
                              compile_seconds=time.perf_counter() - t0, stage_seconds=times)

@@ -111,16 +111,26 @@ def ceildiv(a: int, b: int) -> int:
 ceildiv.asc_name = "ceildiv"  # type: ignore[attr-defined]
 
 _SYSTEM_BUILTINS = {
-    "get_block_idx": "Index of this block, 0 <= idx < get_block_num().",
-    "get_block_num": "Number of blocks of the launch (block_dim).",
+    "get_block_idx": "Index of this block, 0 <= idx < get_block_num(); on an AIV of a mix "
+                     "kernel: block * get_sub_block_num() + get_sub_block_idx().",
+    "get_block_num": "Number of blocks of the launch (block_dim; AI Cores in mix kernels).",
     "get_sub_block_idx": "Index of this vector core within its AI Core (0 for vector kernels).",
     "get_sub_block_num": "Vector cores per AI Core in this launch (2 in mix kernels, else 1).",
+    "get_task_ratio": "Sub-cores of this one's type per AI Core (2 on an AIV of a 1:2 mix "
+                      "kernel, else 1).",
     "ascend_is_aic": "True when this code runs on the cube core (AIC) of its AI Core.",
     "ascend_is_aiv": "True when this code runs on a vector core (AIV).",
     "get_system_cycle": "The simulated cycle counter of this core.",
     "set_flag": "set_flag(HardEvent, event_id)",
     "wait_flag": "wait_flag(HardEvent, event_id)",
     "pipe_barrier": "pipe_barrier(PipeID)",
+    "cross_core_set_flag": "cross_core_set_flag(flag_id, mode_id, pipe): signal another sub-core "
+                           "(flag 0..10; mode 0 all cores of this type, 1 the AIV pair, 2 AIC "
+                           "<-> AIVs of one AI Core)",
+    "cross_core_wait_flag": "cross_core_wait_flag(flag_id[, mode_id, pipe]): wait until this "
+                            "sub-core's counter of the flag is non-zero, then take one",
+    "sync_all": "sync_all(is_aiv_only=True): barrier of every vector core of the launch (False: "
+                "of every sub-core)",
     "static_range": "range unrolled at compile time (bounds must be compile-time values)",
     "static_assert": "static_assert(cond[, msg]): checked at compile time",
     "printf": "printf(fmt, *args): C-style formatted output, printed after the launch in "

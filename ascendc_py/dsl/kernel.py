@@ -68,6 +68,9 @@ class Kernel:
         self.fn = fn
         self.options = options
         functools.update_wrapper(self, fn)
+        if options:
+            from ..compiler.kernel_kind import check_options
+            check_options(options, self.def_loc())
         self._source = None
         self._ast = None
         self._compiled: dict = {}
@@ -221,7 +224,9 @@ class Kernel:
             warnings.warn(f"{self.__name__}: global {changed} changed since the kernel was "
                           f"compiled; recompiling", stacklevel=4)
         sources, consts = self.dependencies()
-        key = jit.CacheKey(f"{self.fn.__module__}.{self.fn.__qualname__}", tuple(sources),
+        from ..compiler.kernel_kind import options_key
+        key = jit.CacheKey(f"{self.fn.__module__}.{self.fn.__qualname__}"
+                           f"{options_key(self.options)}", tuple(sources),
                            specs, tuple(sorted(consts)), "timed", jit.compiler_version(),
                            jit.host_target())
         origin = "disk"

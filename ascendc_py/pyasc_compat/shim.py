@@ -79,16 +79,7 @@ class Platform(enum.Enum):
     Ascend910_9392 = "Ascend910_9392"
 
 
-class KernelType(enum.Enum):
-    """pyasc's kernel types (accepted for ``@asc.jit(kernel_type=...)``)."""
-    AIV_ONLY = 0
-    AIC_ONLY = 1
-    MIX_AIV_HARD_SYNC = 2
-    MIX_AIC_HARD_SYNC = 3
-    MIX_AIV_1_0 = 4
-    MIX_AIC_1_0 = 5
-    MIX_AIC_1_1 = 6
-    MIX_AIC_1_2 = 7
+from ..dsl.kernel_types import KernelType  # noqa: E402  (pyasc's names and values)
 
 
 #: pyasc's default SoC for the Model backend when ``set_platform`` gets none.

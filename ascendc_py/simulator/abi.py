@@ -70,7 +70,12 @@ BLAS_SGEMM = 148     # address of the host CBLAS sgemm (simulator/blas.py), 0: t
 CORE_TYPE = 149      # 0: this sub-core is a vector core (AIV), 1: a cube core (AIC)
 KERNEL_MODE = 150    # 0: vector kernel (AIV only), 1: cube kernel (AIC only), 2: mix (1 AIC : 2 AIV)
 SUB_BLOCK_NUM = 151  # vector cores per AI Core in this launch (2 in mix kernels, else 1)
-# 152..156: cross-core synchronisation
+XC_STATE = 152       # cross-core flags: address of the launch group's shared state (0: none;
+                     # layout in simulator/xcore_layout.py)
+XC_UNIT = 153        #   this sub-core's index in that state
+XC_STALL = 154       #   cycles this sub-core's scalar unit waited at cross-core waits (timing)
+XC_WAITS = 155       #   cross-core waits (cross_core_wait_flag, sync_all) it executed
+XC_TIME = 156        #   scratch: fire time of the latest cross-core set (timing model)
 CUBE_SCRATCH = 157   # address of this core's float32 scratch for mmad (operands widened)
 CUBE_SCRATCH_SIZE = 158  # its size in bytes
 # 159: cube unit state (free)
@@ -160,6 +165,13 @@ class ErrorCode(enum.IntEnum):
     CUBE_PARAM_RANGE = 27       # a cube parameter (Nd2Nz/LoadData2D/Mmad/Fixpipe) out of range
     CUBE_MISALIGNED = 28        # a cube operand not on its memory's alignment (L0A/L0B 512 B)
     MATMUL_OPERAND_MISSING = 29  # a Matmul call without its A/B matrix or with a bad tiling
+    # sub-cores and cross-core synchronisation (40..49)
+    XCORE_FLAG_RANGE = 40       # cross-core flag id outside 0..10
+    XCORE_OVERFLOW = 41         # more than 16 sets pending on a cross-core flag counter
+    XCORE_DEADLOCK = 42         # a cross-core wait no sub-core of the launch can satisfy
+    XCORE_ABORTED = 43          # a cross-core wait stopped because another sub-core faulted
+    XCORE_MODE = 44             # a cross-core mode whose partner cores this launch lacks
+    MEMORY_NOT_ON_CORE = 45     # an instruction touched a local memory this sub-core lacks
 
 
 LOOP_BUDGET_ENV = "ASCENDC_PY_LOOP_BUDGET"

@@ -18,12 +18,13 @@ def _flag_name(flag: int) -> str:
 
 
 def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
-                ctx=None) -> err.KernelRuntimeError:
-    """The exception for error ``code`` raised at ``site`` by block ``block``."""
+                ctx=None, core: str = "") -> err.KernelRuntimeError:
+    """The exception for error ``code`` raised at ``site`` by block ``block`` (``core``: the
+    sub-core, e.g. ', AIV1', in launches on several sub-cores per block)."""
     loc = site.loc if site is not None else None
     op = site.op if site is not None else "?"
     detail = site.detail if site is not None else ()
-    where = f" (block {block})"
+    where = f" (block {block}{core})"
     gm_names = [name for name, _ in compiled.gm_args]
     code = E(code)
     which_raw = int(ctx[abi.ERR_D]) if ctx is not None else 0

@@ -19,6 +19,16 @@ from . import timing_params as TP
 STALL_CAUSES = ("flag wait", "queue full", "scalar issue")
 
 
+#: ops whose element counter holds cube multiply-accumulates (m·n·k per call)
+CUBE_MAC_OPS = ("mmad", "matmul_iterate_all", "matmul_get_tensor_c")
+
+
+def cube_flops_of(counters) -> int:
+    """2 × the multiply-accumulates the cube ran, from a launch's summed counters."""
+    return 2 * sum(int(counters[TP.ELEM_BASE + TP.OP_INDEX[name]]) for name in CUBE_MAC_OPS
+                   if name in TP.OP_INDEX)
+
+
 @dataclass
 class Report:
     """Returned by every launch ``k[block_dim](...)``; ``print(report)`` shows a table.
@@ -68,12 +78,20 @@ class Report:
     stage_seconds: dict = field(default_factory=dict)
     output: str = ""
     trace_dropped: int = 0
+    kernel_type: str = "AIV_ONLY"   # the launch's KernelType (dsl/kernel_types.py)
+    subcore_rows: list = field(default_factory=list)  # (label, text) per sub-core, mix/cube
     _blocks: list = field(default_factory=list, repr=False)
     _sites: list = field(default_factory=list, repr=False)
+    _layout: object = field(default=None, repr=False)  # SubcoreLayout of sub-core launches
+    _cores: int = field(default=0, repr=False)
 
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_launch(cls, *, kernel: str, platform, result, compiled, **host) -> "Report":
+        if getattr(result, "subcores", False):   # cube/mix kernels, cross-core sync
+            from .subcore_report import from_subcore_launch
+            return from_subcore_launch(cls, kernel=kernel, platform=platform, result=result,
+                                       compiled=compiled, **host)
         ncores = platform.aiv_cores
         blocks = result.blocks
         core_cycles = [0] * min(ncores, max(result.block_dim, 1))
@@ -106,8 +124,7 @@ class Report:
         flops = sum(int(counters[TP.ELEM_BASE + i]) * REGISTRY[name].flops_per_elem
                     for i, name in enumerate(ops) if REGISTRY[name].elem is not None)
         seconds = cycles / (platform.clock_mhz * 1e6) if cycles else 0.0
-        cube_flops = 2 * int(counters[TP.ELEM_BASE + TP.OP_INDEX["mmad"]]) \
-            if "mmad" in TP.OP_INDEX else 0
+        cube_flops = cube_flops_of(counters)
         gm_bytes = sum(v for k, v in bytes_moved.items() if "GM" in k)
         used = min(result.block_dim, ncores)
         return cls(
@@ -138,12 +155,17 @@ class Report:
                 ("device time", f"{self.cycles:,} cycles = {self.time_us:,.2f} us "
                                 f"({self.cores_used} cores, {self.waves} wave(s))"),
                 ("bottleneck", f"{self.bottleneck} pipe")]
+        if self.kernel_type != "AIV_ONLY":
+            rows.insert(1, ("kernel type", self.kernel_type))
         for name in PIPE_NAMES:
             if self.pipe_busy.get(name):
                 rows.append((f"  {name} busy", f"{self.pipe_busy[name]:>12,} cycles "
                                                f"{self.pipe_busy_pct[name]:6.1f} %"))
-        for cause in STALL_CAUSES:
+        for cause in STALL_CAUSES + tuple(c for c in self.stalls if c not in STALL_CAUSES):
             rows.append((f"  stall: {cause}", f"{self.stalls.get(cause, 0):>12,} cycles"))
+        if self.subcore_rows:
+            rows.append(("sub-cores", f"of core {self.critical_core} (the critical one)"))
+            rows.extend(self.subcore_rows)
         if self.bytes_moved:
             rows.append(("bytes moved", ", ".join(f"{k} {_bytes(v)}"
                                                    for k, v in self.bytes_moved.items())))

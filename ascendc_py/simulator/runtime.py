@@ -255,10 +255,19 @@ class _Watchdog:
 
 
 _WATCHDOG = _Watchdog()
+_UNPLANNED = object()
 
 
 def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_capacity, timing,
          lenient, sanitize=False) -> LaunchResult:
+    plan = compiled.__dict__.get("_subcore_plan", _UNPLANNED)
+    if plan is _UNPLANNED:
+        from .subcores import plan_for
+        plan = plan_for(compiled)
+    if plan is not None:  # cube and mix kernels, cross-core sync: simulator/subcores.py
+        from . import subcores
+        return subcores.run(compiled, plan, platform, block_dim, gm_args, scalar_values, trace,
+                            trace_capacity, timing, lenient, sanitize)
     ctx_slots = abi.ctx_slots(compiled.num_queues)
     gm_ptrs = np.array([a.address for a in gm_args] or [0], np.int64)
     gm_sizes = np.array([a.nbytes for a in gm_args] or [0], np.int64)

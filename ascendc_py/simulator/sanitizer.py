@@ -64,8 +64,9 @@ class SanitizerState:
         return self.gm_log[:int(self.state[S.GMW_LEN])].copy()
 
 
-def check_block_overlaps(compiled, logs: dict[int, np.ndarray]) -> None:
-    """Raise BlockOverlapError if two blocks wrote the same bytes of one GM argument."""
+def check_block_overlaps(compiled, logs: dict[int, np.ndarray], names=None) -> None:
+    """Raise BlockOverlapError if two blocks wrote the same bytes of one GM argument
+    (``names``: key -> how to call the writer, e.g. 'block 2 (AIV1)'; default 'block <key>')."""
     rows = [(int(arg), int(start), int(end), block, int(site))
             for block, log in logs.items() for arg, start, end, site in log.tolist()
             if end > start]
@@ -78,9 +79,14 @@ def check_block_overlaps(compiled, logs: dict[int, np.ndarray]) -> None:
             name = compiled.gm_args[arg][0] if 0 <= arg < len(compiled.gm_args) else f"#{arg}"
             this = _site(compiled, site)
             other = _site(compiled, other_site)
-            where = f" (the other write: block {other_block} at {other.loc})" if other else ""
+            if names:
+                first, second = names[other_block], names[block]
+                both = f"{first} and {second}" if first != second else f"{first} (twice)"
+            else:
+                first, both = f"block {other_block}", f"blocks {other_block} and {block}"
+            where = f" (the other write: {first} at {other.loc})" if other else ""
             raise err.BlockOverlapError(
-                f"blocks {other_block} and {block} both write bytes [{start}, "
+                f"{both} both write bytes [{start}, "
                 f"{min(end, other_end)}) of global argument '{name}'{where}; the result depends "
                 f"on which block runs last", this.loc if this else None,
                 hint="give each block its own slice of the output (offset by get_block_idx())")

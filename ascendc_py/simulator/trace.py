@@ -37,6 +37,9 @@ def _code(report, site: int) -> str:
 
 
 def write_chrome_trace(report, path) -> str:
+    if getattr(report, "_layout", None) is not None:   # launches on sub-cores
+        from .subcore_report import write_subcore_trace
+        return write_subcore_trace(report, path)
     if not any(bt.trace is not None for bt in report._blocks):
         raise ValueError("this launch recorded no trace: launch with trace=True "
                          "(or set ASCENDC_PY_TRACE=1)")
@@ -68,6 +71,9 @@ def write_chrome_trace(report, path) -> str:
 
 
 def plot_timeline(report, path, core: int = 0) -> str:
+    if getattr(report, "_layout", None) is not None:   # launches on sub-cores
+        from .subcore_report import plot_subcore_timeline
+        return plot_subcore_timeline(report, path, core)
     lanes: dict[int, list] = {}
     for _, start, occ, _, pipe, _, op in core_events(report, core):
         lanes.setdefault(pipe, []).append((start, max(occ, 1), op))

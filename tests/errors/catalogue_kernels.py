@@ -368,6 +368,45 @@ def k_UnsatisfiedWaitError(x: asc.GlobalAddress):
     asc.wait_flag(asc.HardEvent.MTE2_V, 1)  # <-
 
 
+@asc.kernel(kernel_type=asc.KernelType.MIX_AIC_1_2)
+def k_CrossCoreDeadlockError(x: asc.GlobalAddress):
+    """The AIVs of a mix kernel wait for a cross-core flag the AIC never sets (a hang on
+    hardware)."""
+    if asc.ascend_is_aiv():
+        asc.cross_core_wait_flag(3)  # <-
+
+
+@asc.kernel(kernel_type=asc.KernelType.MIX_AIC_1_2)
+def k_CrossCoreFlagIdError(x: asc.GlobalAddress, flag: int):
+    """A cross-core flag id computed at run time is outside 0..10."""
+    if asc.ascend_is_aic():
+        asc.cross_core_set_flag(flag, 2, asc.PipeID.PIPE_S)  # <-
+
+
+@asc.kernel(kernel_type=asc.KernelType.MIX_AIC_1_2)
+def k_CrossCoreCounterError(x: asc.GlobalAddress):
+    """The AIC sets a cross-core flag 17 times while the AIVs take none of them."""
+    if asc.ascend_is_aic():
+        for i in range(17):
+            asc.cross_core_set_flag(2, 2, asc.PipeID.PIPE_S)  # <-
+
+
+@asc.kernel
+def k_CrossCoreModeError(x: asc.GlobalAddress):
+    """Mode 2 (AIC <-> AIVs of one AI Core) in a vector kernel, which has no AIC."""
+    asc.cross_core_set_flag(1, 2, asc.PipeID.PIPE_MTE3)  # <-
+
+
+@asc.kernel(kernel_type=asc.KernelType.MIX_AIC_1_2)
+def k_CoreMemoryError(x: asc.GlobalAddress):
+    """Vector code in a mix kernel not guarded by ``asc.ascend_is_aiv()``: the AIC has no UB."""
+    pipe = asc.TPipe()
+    buf = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(buf, 256)
+    t = buf.get(asc.float32)
+    asc.duplicate(t, 1.0, 64)  # <-
+
+
 @asc.kernel
 def k_LoopLimitError(x: asc.GlobalAddress, n: int):
     """A while loop whose condition never changes (a hang on hardware)."""
@@ -572,6 +611,11 @@ ENTRIES = [
     Entry("EventIdError", f"k_EventIdError[1]({X}, 8)"),
     Entry("DoubleSetFlagError", f"k_DoubleSetFlagError[1]({X})"),
     Entry("UnsatisfiedWaitError", f"k_UnsatisfiedWaitError[1]({X})"),
+    Entry("CrossCoreDeadlockError", f"k_CrossCoreDeadlockError[1]({X})"),
+    Entry("CrossCoreFlagIdError", f"k_CrossCoreFlagIdError[1]({X}, 11)"),
+    Entry("CrossCoreCounterError", f"k_CrossCoreCounterError[1]({X})"),
+    Entry("CrossCoreModeError", f"k_CrossCoreModeError[1]({X})"),
+    Entry("CoreMemoryError", f"k_CoreMemoryError[1]({X})"),
     Entry("LoopLimitError", f"k_LoopLimitError[1]({X}, 1)",
           note="A block's loops may run 2**25 iterations in all (ASCENDC_PY_LOOP_BUDGET "
                "raises it); then the simulator stops the kernel as hung, within seconds."),

@@ -120,7 +120,7 @@ def lower_check_local(cg: Codegen, s: ir.Intrinsic) -> None:
     addr = cg.b.sext(cg.expr(ref.addr), I64)
     nbytes = cg.b.mul(cg.b.sext(cg.expr(ref.size), I64), cg.i64(ref.dtype.sizeof()))
     call_checked(cg, runtime_lib.declare_rt(cg.module, "check_local"),
-                 [cg.i64(int(ref.memory)), addr, nbytes, cg.i64(1), cg.i64(0)], "LocalTensor",
+                 [cg.i64(int(ref.memory)), addr, nbytes, cg.i64(2), cg.i64(0)], "LocalTensor",
                  ("tensor",))
 
 
@@ -133,4 +133,4 @@ def lower_assert(cg: Codegen, s: ir.Intrinsic) -> None:
 
 from . import queues  # noqa: E402,F401  (queue, flag and end-of-kernel lowerings)
 from . import lower_convert, lower_reduce, lower_movement, lower_debug, blas  # noqa: E402,F401
-from . import lower_cube, lower_matmul  # noqa: E402,F401
+from . import lower_cube, lower_matmul, lower_crosscore  # noqa: E402,F401

@@ -83,8 +83,15 @@ def _res(fb: FnBuilder, *values) -> None:
 # ----------------------------------------------------------------------------- bounds checks
 @rt("mem", "addr", "nbytes", "aligned", "which")
 def check_local(fb: FnBuilder, mem, addr, nbytes, aligned, which, site):
-    """[addr, addr+nbytes) must lie in local memory ``mem``; addr 32-B aligned if asked."""
+    """[addr, addr+nbytes) must lie in local memory ``mem``; addr 32-B aligned if asked.
+    ``mem`` must exist on this sub-core (base address not 0), except for ``aligned`` == 2:
+    placing a static LocalTensor is bookkeeping, as on hardware (each core type compiles the
+    kernel separately)."""
     b = fb.b
+    absent = b.and_(b.icmp_signed("==", fb.ld(b.add(fb.i64(abi.MEM_BASE), mem)), fb.i64(0)),
+                    b.icmp_signed("!=", aligned, fb.i64(2)))
+    fb.st(abi.ERR_D, b.add(which, b.mul(mem, fb.i64(256))))
+    fb.fail_with(absent, E.MEMORY_NOT_ON_CORE, site, mem, fb.ld(abi.CORE_TYPE))
     limit = fb.ld(b.add(fb.i64(abi.MEM_SIZE), mem))
     end = b.add(addr, nbytes)
     bad = b.or_(b.or_(b.icmp_signed("<", addr, fb.i64(0)), b.icmp_signed("<", nbytes, fb.i64(0))),

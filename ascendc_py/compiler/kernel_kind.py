@@ -1,0 +1,115 @@
+"""Which sub-cores a kernel runs on: its ``KernelType``, explicit or inferred from the IR.
+
+Explicit: ``@asc.kernel(kernel_type=asc.KernelType.X)`` (pyasc: ``@asc.jit(kernel_type=...)``).
+Inferred (after ``ir.verify``), following pyasc's rule (kernels that use the matmul API are
+``MIX_AIC_1_2`` unless ``matmul_cube_only=True``, which makes them ``AIC_ONLY``):
+
+- the kernel calls a matmul op (a registry op named ``matmul_*``): ``MIX_AIC_1_2``, or
+  ``AIC_ONLY`` with ``matmul_cube_only=True``;
+- it uses cube resources (a local tensor or buffer in L1, L0A, L0B, L0C, BT or FB, or an
+  instruction of pipe M, MTE1 or FIX) and vector resources (UB tensors or buffers, or pipe V
+  instructions): ``MIX_AIC_1_2``;
+- cube resources only: ``AIC_ONLY``;
+- otherwise ``AIV_ONLY`` (also for a kernel that uses neither, e.g. scalar GM code).
+
+A kernel that decides its roles at run time with ``asc.ascend_is_aic()`` but whose AIC side
+needs no cube resource (scalar or GM-only code) must name its type explicitly.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..dsl.kernel_types import KernelType, parse_kernel_type
+from ..dsl.types import Memory, PipeID
+from . import ir
+from .errors import KernelValueError, SourceLoc
+
+CUBE_MEMORIES = frozenset({Memory.L1, Memory.L0A, Memory.L0B, Memory.L0C, Memory.BT, Memory.FB})
+VECTOR_MEMORIES = frozenset({Memory.UB})
+CUBE_PIPES = frozenset({PipeID.PIPE_M, PipeID.PIPE_MTE1, PipeID.PIPE_FIX})
+VECTOR_PIPES = frozenset({PipeID.PIPE_V})
+MATMUL_PREFIX = "matmul_"
+
+
+def resources(fn: ir.Function) -> tuple[bool, bool, bool]:
+    """(uses cube resources, uses vector resources, calls a matmul op) of a verified kernel."""
+    from .ops import REGISTRY
+    cube = vector = matmul = False
+
+    def memory(mem) -> None:
+        nonlocal cube, vector
+        if mem in CUBE_MEMORIES:
+            cube = True
+        elif mem in VECTOR_MEMORIES:
+            vector = True
+
+    def operand(a) -> None:
+        if isinstance(a, ir.LocalRef):
+            memory(a.memory)
+        elif isinstance(a, tuple):
+            for x in a:
+                operand(x)
+
+    def walk(stmts) -> None:
+        nonlocal cube, vector, matmul
+        for s in stmts:
+            if isinstance(s, ir.Intrinsic):
+                spec = REGISTRY.get(s.op)
+                if s.op.startswith(MATMUL_PREFIX):
+                    matmul = cube = True
+                if spec is not None and spec.pipe in CUBE_PIPES:
+                    cube = True
+                if spec is not None and spec.pipe in VECTOR_PIPES:
+                    vector = True
+                for a in s.args:
+                    operand(a)
+                mem = s.attr("memory")
+                if mem is not None:
+                    memory(mem)
+            for child in ("then", "orelse", "body", "pre"):
+                sub = getattr(s, child, None)
+                if sub:
+                    walk(sub)
+
+    walk(fn.body)
+    return cube, vector, matmul
+
+
+def check_options(options: Mapping[str, Any], loc: SourceLoc) -> None:
+    """Validate the kernel-type options of ``@asc.kernel(...)`` (a KernelValueError at the
+    kernel's ``def`` line)."""
+    try:
+        parse_kernel_type(options.get("kernel_type"))
+    except ValueError as exc:
+        raise KernelValueError(str(exc), loc) from None
+
+
+def kernel_type(fn: ir.Function, options: Mapping[str, Any]) -> str:
+    """The KernelType member name of a compiled kernel (explicit option, else inferred)."""
+    explicit = parse_kernel_type(options.get("kernel_type"))
+    if explicit is not None:
+        return explicit.name
+    cube, vector, matmul = resources(fn)
+    cube_only = bool(options.get("matmul_cube_only", False))
+    if matmul:
+        return (KernelType.AIC_ONLY if cube_only else KernelType.MIX_AIC_1_2).name
+    if cube and vector:
+        return KernelType.MIX_AIC_1_2.name
+    if cube:
+        return KernelType.AIC_ONLY.name
+    return KernelType.AIV_ONLY.name
+
+
+def options_key(options: Mapping[str, Any]) -> str:
+    """The part of a kernel's options that changes its compiled code or metadata, for cache
+    keys ('' when none is given, so keys of plain kernels stay as they were)."""
+    parts = []
+    kt = parse_kernel_type(options.get("kernel_type")) if "kernel_type" in options else None
+    if kt is not None:
+        parts.append(f"kernel_type={kt.name}")
+    if options.get("matmul_cube_only"):
+        parts.append("matmul_cube_only")
+    return f"[{','.join(parts)}]" if parts else ""
+
+
+__all__ = ["kernel_type", "resources", "check_options", "options_key", "CUBE_MEMORIES"]
