@@ -8,7 +8,7 @@ Each runs unmodified (``python -m ascendc_py.pyasc_compat <file> -r Model``) and
 its own check (an ``assert torch.allclose`` against torch) and log its "run success" line:
 04 is a cube-only kernel guarded by ``asc.ascend_is_aic()``; 03 and 05 are mix kernels
 launched with ``used_core_num // 2`` blocks whose AIVs number themselves 2*block + sub-block.
-
+"""
 from __future__ import annotations
 
 import logging
