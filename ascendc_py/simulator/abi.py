@@ -78,7 +78,7 @@ XC_WAITS = 155       #   cross-core waits (cross_core_wait_flag, sync_all) it ex
 XC_TIME = 156        #   scratch: fire time of the latest cross-core set (timing model)
 CUBE_SCRATCH = 157   # address of this core's float32 scratch for mmad (operands widened)
 CUBE_SCRATCH_SIZE = 158  # its size in bytes
-# 159: cube unit state (free)
+BLAS_THREADS = 159   # address of openblas_set_num_threads_local (0: none); see simulator/blas.py
 HEADER_SLOTS = 160
 TRACE_FIELDS = 6     # start, occupancy, latency, pipe, site, op
 QUEUE_DEPTH = 32     # per-pipe instruction queue (ring of start times)

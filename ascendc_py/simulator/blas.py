@@ -35,6 +35,26 @@ def _candidate_libraries() -> list[str]:
     return found
 
 
+_THREADS_LOCAL = ("openblas_set_num_threads_local",)
+
+
+@functools.lru_cache(maxsize=1)
+def threads_local_address() -> int:
+    """Address of OpenBLAS's ``int openblas_set_num_threads_local(int)`` (0: not available).
+
+    ``asc_sgemm`` sets the calling thread's BLAS threads to 1 around each product and restores
+    them: the simulated cores already run on one host thread each, and letting every one of
+    them also start BLAS threads oversubscribes the CPUs (5× slower on a 2-CPU machine)."""
+    if not sgemm_address():
+        return 0
+    for lib in _keep:
+        for name in _THREADS_LOCAL:
+            func = getattr(lib, name, None)
+            if func is not None:
+                return ctypes.cast(func, ctypes.c_void_p).value or 0
+    return 0
+
+
 @functools.lru_cache(maxsize=1)
 def sgemm_address() -> int:
     """Address of a 64-bit-integer CBLAS ``sgemm`` in this process, or 0 (none found, or

@@ -109,6 +109,7 @@ class _Core:
         ctx[abi.MASK_LO] = ctx[abi.MASK_HI] = -1  # reset_mask: every lane
         ctx[abi.COSTS] = costs.ctypes.data
         ctx[abi.BLAS_SGEMM] = blas.sgemm_address()
+        ctx[abi.BLAS_THREADS] = blas.threads_local_address()
         ctx[abi.CUBE_SCRATCH] = self.cube_scratch.ctypes.data
         ctx[abi.CUBE_SCRATCH_SIZE] = self.cube_scratch.size
         self.counters[:] = 0

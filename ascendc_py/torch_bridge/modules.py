@@ -23,9 +23,10 @@ class SwiGLU(nn.Module):
     """The SwiGLU gate of a transformer MLP: ``silu(x @ gate_weight) * (x @ up_weight)``.
 
     ``gate_weight`` and ``up_weight`` are ``(hidden, intermediate)`` parameters, initialised
-    like ``nn.Linear`` (uniform in ±1/sqrt(hidden)). The two matmuls run in torch; the
-    element-wise part is ``torch.ops.ascendc.swiglu`` (forward and backward kernels). Input
-    ``(..., hidden)``, output ``(..., intermediate)``.
+    like ``nn.Linear`` (uniform in ±1/sqrt(hidden)). The forward pass is one fused mix kernel,
+    ``torch.ops.ascendc.swiglu_ffn``: the cube computes both projections, the vector cores the
+    gate (its backward recomputes the projections on the cube and uses the ``swiglu_backward``
+    kernel). Input ``(..., hidden)``, output ``(..., intermediate)``.
     """
 
     def __init__(self, hidden: int, intermediate: int, *, device=None, dtype=None):
@@ -43,7 +44,7 @@ class SwiGLU(nn.Module):
         nn.init.uniform_(self.up_weight, -bound, bound)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return ops.swiglu(x @ self.gate_weight, x @ self.up_weight)
+        return ops.swiglu_ffn(x, self.gate_weight, self.up_weight)
 
     def reference(self, x: torch.Tensor) -> torch.Tensor:
         """The same computation in plain torch (for checking)."""

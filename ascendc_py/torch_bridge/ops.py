@@ -6,6 +6,7 @@
 ``torch.ops.ascendc.sepia(x)``                  the sepia colour matrix over NCHW images, C = 3
 ``torch.ops.ascendc.swiglu(a, b)``              silu(a) * b = a * b / (1 + exp(-a))
 ``torch.ops.ascendc.linear(x, w, b)``           x @ w.T + b on the cube unit (``ops_cube.py``)
+``torch.ops.ascendc.swiglu_ffn(x, wg, wu)``     silu(x @ wg) * (x @ wu), one mix kernel
 ==============================================  =============================================
 
 All take float32, float16 or bfloat16 CPU tensors of any shape and size (empty too), are
@@ -144,7 +145,7 @@ def _swiglu_grad(ctx, grad):
 swiglu = custom_op("ascendc::swiglu", _launch_swiglu, shape_rule=same_shape(),
                    kernel=K.swiglu_kernel, backward=_swiglu_grad, setup_context=_swiglu_setup)
 
-from .ops_cube import OPS as _CUBE_OPS, linear  # noqa: E402  (matrix ops, on the cube unit)
+from .ops_cube import OPS as _CUBE_OPS, linear, swiglu_ffn  # noqa: E402  (matrix ops: cube unit)
 
 #: every op this module registers, by name
 OPS = {op.name: op for op in (add, leaky_relu, leaky_relu_backward, sepia, sepia_backward,
@@ -152,4 +153,4 @@ OPS = {op.name: op for op in (add, leaky_relu, leaky_relu_backward, sepia, sepia
 OPS.update(_CUBE_OPS)
 
 __all__ = ["add", "leaky_relu", "leaky_relu_backward", "sepia", "sepia_backward", "swiglu",
-           "swiglu_backward", "linear", "OPS", "SEPIA"]
+           "swiglu_backward", "linear", "swiglu_ffn", "OPS", "SEPIA"]

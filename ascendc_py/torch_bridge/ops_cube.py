@@ -2,6 +2,7 @@
 
 =================================================  ==========================================
 ``torch.ops.ascendc.linear(x, w, b)``               ``x @ w.T + b`` (``torch.nn.functional.linear``)
+``torch.ops.ascendc.swiglu_ffn(x, wg, wu)``         ``silu(x @ wg) * (x @ wu)``, one mix kernel
 =================================================  ==========================================
 
 ``x`` is ``(..., K)``, ``w`` ``(N, K)`` (as ``nn.Linear`` keeps its weight), ``b`` ``(N,)``; all
@@ -10,6 +11,13 @@ The cube unit multiplies in the input dtype with float32 accumulation and rounds
 (``fixpipe``), as a 910B does; the bias is added in float32 (it is widened on the host, a vector
 of N numbers, and loaded into the BiasTable). Backward: three more ``linear`` launches
 (``grad_x = grad @ w``, ``grad_w = grad.T @ x``, ``grad_b = ones @ grad``).
+
+``x`` is ``(..., K)``, ``wg`` and ``wu`` ``(K, N)`` for ``swiglu_ffn``: the seed article's fused
+SwiGLU. One mix launch (1 AIC : 2 AIV per AI Core): the cube computes both projections (Matmul
+API, float32 accumulation) into a float32 GM workspace, the vector cores compute
+``silu(g) * u`` in float32 and round once to the input dtype. Backward: both projections are
+recomputed with ``linear``, ``swiglu_backward`` gives their gradients, four ``linear`` launches
+the weight and input gradients.
 """
 from __future__ import annotations
 
@@ -86,5 +94,83 @@ linear = custom_op("ascendc::linear", _launch_linear, shape_rule=_linear_shape,
                    kernel=CK.linear_kernel, host_casts={}, backward=_linear_grad,
                    setup_context=_linear_setup)
 
-OPS = {op.name: op for op in (linear,)}
-__all__ = ["linear", "launch_linear", "OPS"]
+
+# ----------------------------------------------------------------------------- swiglu_ffn
+def _swiglu_ffn_shape(x, wg, wu):
+    if x.dim() < 1 or wg.dim() != 2 or wu.shape != wg.shape:
+        raise OpInputError(f"swiglu_ffn expects x (..., K) and wg, wu (K, N) of one shape; got "
+                           f"x {tuple(x.shape)}, wg {tuple(wg.shape)}, wu {tuple(wu.shape)}")
+    if x.shape[-1] != wg.shape[0]:
+        raise OpInputError(f"swiglu_ffn: x's last dimension ({x.shape[-1]}) must equal "
+                           f"wg.shape[0] ({wg.shape[0]}); got x {tuple(x.shape)}, wg "
+                           f"{tuple(wg.shape)}")
+    return (*x.shape[:-1], wg.shape[1])
+
+
+def ffn_tiling(m: int, n: int, k: int, dtype: torch.dtype):
+    """The TCubeTiling of the fused kernel: M×N over every vector core of the platform."""
+    from .. import host
+    from ..adv import TCubeTiling
+    from ..simulator.config import current_platform
+    kind = {torch.float16: host.DataType.DT_FLOAT16, torch.bfloat16: host.DataType.DT_BF16,
+            torch.float32: host.DataType.DT_FLOAT}[dtype]
+    t = host.MultiCoreMatmulTiling(host.get_ascendc_platform())
+    t.set_a_type(host.TPosition.GM, host.CubeFormat.ND, kind, False)
+    t.set_b_type(host.TPosition.GM, host.CubeFormat.ND, kind, False)
+    t.set_c_type(host.TPosition.GM, host.CubeFormat.ND, host.DataType.DT_FLOAT)
+    t.set_dim(current_platform().aiv_cores)
+    t.set_org_shape(m, n, k)
+    t.set_shape(m, n, k)
+    t.enable_bias(False)
+    tiling = TCubeTiling()
+    t.get_tiling(tiling)
+    return tiling
+
+
+def launch_swiglu_ffn(x: Tensor, wg: Tensor, wu: Tensor, out: Tensor):
+    """Launch ``swiglu_ffn_kernel`` for ``out = silu(x @ wg) * (x @ wu)`` (contiguous tensors)."""
+    k, n = wg.shape
+    m = math.prod(x.shape[:-1])
+    if m == 0 or n == 0:
+        return None
+    if k == 0:
+        out.zero_()                 # silu(0) * 0
+        return None
+    tiling = ffn_tiling(m, n, k, x.dtype)
+    workspace = torch.empty(2 * m * n, dtype=torch.float32)
+    return CK.swiglu_ffn_kernel[-(-tiling.used_core_num // 2)](
+        x.reshape(m, k), wg, wu, out.view(m, n), workspace, tiling)
+
+
+def _launch_swiglu_ffn(x: Tensor, wg: Tensor, wu: Tensor, *, out: Tensor):
+    """silu(x @ wg) * (x @ wu) in one mix kernel (x (..., K), wg and wu (K, N))."""
+    return launch_swiglu_ffn(x, wg, wu, out)
+
+
+def _swiglu_ffn_setup(ctx, inputs, output):
+    ctx.save_for_backward(*inputs)
+
+
+def _swiglu_ffn_grad(ctx, grad):
+    from .ops import swiglu_backward
+    x, wg, wu = ctx.saved_tensors
+    k, n = wg.shape
+    m = math.prod(x.shape[:-1])
+    x2 = x.reshape(m, k)
+    g2 = grad.reshape(m, n)
+    zeros_n, zeros_k = grad.new_zeros(n), grad.new_zeros(k)
+    gate = linear(x2, wg.t(), zeros_n)           # x @ wg, recomputed on the cube
+    up = linear(x2, wu.t(), zeros_n)
+    d_gate, d_up = swiglu_backward(g2, gate, up)
+    grad_x = (linear(d_gate, wg, zeros_k) + linear(d_up, wu, zeros_k)).reshape(x.shape)
+    grad_wg = linear(x2.t(), d_gate.t(), zeros_n)
+    grad_wu = linear(x2.t(), d_up.t(), zeros_n)
+    return grad_x, grad_wg, grad_wu
+
+
+swiglu_ffn = custom_op("ascendc::swiglu_ffn", _launch_swiglu_ffn, shape_rule=_swiglu_ffn_shape,
+                       kernel=CK.swiglu_ffn_kernel, host_casts={}, backward=_swiglu_ffn_grad,
+                       setup_context=_swiglu_ffn_setup)
+
+OPS = {op.name: op for op in (linear, swiglu_ffn)}
+__all__ = ["linear", "launch_linear", "swiglu_ffn", "launch_swiglu_ffn", "ffn_tiling", "OPS"]

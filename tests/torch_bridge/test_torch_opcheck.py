@@ -26,7 +26,9 @@ def samples(dtype):
         out += [("sepia", (t(shape, 12, True, 0.0),), {}),
                 ("sepia_backward", (t(shape, 13),), {})]
     for m, k, n in ((5, 33, 7), (0, 4, 3), (2, 0, 3))[:3 if empty else 1]:
-        out += [("linear", (t((m, k), 14, True), t((n, k), 15, True), t((n,), 16, True)), {})]
+        out += [("linear", (t((m, k), 14, True), t((n, k), 15, True), t((n,), 16, True)), {}),
+                ("swiglu_ffn", (t((m, k), 17, True), t((k, n), 18, True), t((k, n), 19, True)),
+                 {})]
     return out
 
 

@@ -3,8 +3,9 @@
 ``void asc_sgemm(ptr ctx, i64 m, i64 n, i64 k, ptr a, i64 lda, ptr b, i64 ldb, float beta,
 ptr c, i64 ldc, i64 trans_a, i64 trans_b)`` computes, row-major, ``C = op(A) @ op(B) + beta *
 C`` with ``op(X) = X`` or ``X.T`` (``trans_*`` non-zero). It calls the host BLAS whose address
-the runtime stored in ``ctx[abi.BLAS_SGEMM]`` (``simulator/blas.py``) and falls back to a plain
-loop when that slot is 0. Call it from library functions with ``call_sgemm``.
+the runtime stored in ``ctx[abi.BLAS_SGEMM]`` (``simulator/blas.py``) with the calling
+thread's BLAS threads set to 1 (``ctx[abi.BLAS_THREADS]``), and falls back to a plain loop when
+that slot is 0. Call it from library functions with ``call_sgemm``.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from .types import F32, I32, I64, PTR
 NAME = "asc_sgemm"
 SIGNATURE = L.FunctionType(L.VoidType(), [PTR, I64, I64, I64, PTR, I64, PTR, I64, F32, PTR, I64,
                                           I64, I64])
+_THREADS = L.FunctionType(I32, [I32])
 _CBLAS = L.FunctionType(L.VoidType(), [I32, I32, I32, I64, I64, I64, F32, PTR, I64, PTR, I64,
                                        F32, PTR, I64])
 
@@ -53,12 +55,22 @@ def _define(module: L.Module) -> list[str]:
     with b.if_else(b.icmp_signed("!=", addr, zero)) as (have_blas, no_blas):
         with have_blas:
             fn = b.inttoptr(addr, _CBLAS.as_pointer())
+            threads_fn = b.load(b.gep(ctx, [L.Constant(I64, abi.BLAS_THREADS)], source_etype=I64),
+                                typ=I64)
+            has_threads_fn = b.icmp_signed("!=", threads_fn, zero)
+            set_threads = b.inttoptr(threads_fn, _THREADS.as_pointer())
+            previous = b.alloca(I32)
+            b.store(L.Constant(I32, 0), previous)
+            with b.if_then(has_threads_fn):
+                b.store(b.call(set_threads, [L.Constant(I32, 1)]), previous)
 
             def flag(t):
                 return b.select(b.icmp_signed("!=", t, zero), L.Constant(I32, TRANS),
                                 L.Constant(I32, NO_TRANS))
             b.call(fn, [L.Constant(I32, ROW_MAJOR), flag(ta), flag(tb), m, n, k,
                         L.Constant(F32, 1.0), a, lda, bm, ldb, beta, c, ldc])
+            with b.if_then(has_threads_fn):
+                b.call(set_threads, [b.load(previous, typ=I32)])
         with no_blas:
             _fallback(b, func, m, n, k, a, lda, bm, ldb, beta, c, ldc, ta, tb)
     b.ret_void()
