@@ -175,6 +175,16 @@ def swiglu_ffn_kernel(x: asc.GlobalAddress, wg: asc.GlobalAddress, wu: asc.Globa
         mm_u.iterate_all(u_ws)
         mm_u.end()
         t = calc.get(asc.float32)
+        # rows land in UB `cols` floats apart; the gap after a row's 32-byte-padded data is never
+        # copied into: zero every input buffer once so the vector unit never reads garbage there
+        for q in asc.static_range(2):
+            for _ in asc.static_range(2):
+                z = (q_g if q == 0 else q_u).alloc_tensor(asc.float32)
+                asc.duplicate(z, 0.0, rows * cols)
+                (q_g if q == 0 else q_u).enque(z)
+            for _ in asc.static_range(2):
+                z = (q_g if q == 0 else q_u).deque(asc.float32)
+                (q_g if q == 0 else q_u).free_tensor(z)
         in_gap = (cols * 4 - asc.ceildiv(tail_n * 4, 32) * 32) // 32   # UB gap between rows
         out_gap = (cols * dt.sizeof() - asc.ceildiv(tail_n * dt.sizeof(), 32) * 32) // 32
         r = 0
