@@ -5,6 +5,10 @@
 
 Target for both: ours / torch eager <= 0.5. numpy has no fused formula here, so its column is
 the same formula in numpy (for reference). Skipped (with a note) when torch is absent.
+
+* ``torch.ops.ascendc.swiglu_ffn(x, wg, wu)`` (issue 7): x (2048, 1024), Wg/Wu (1024, 2816) in
+  float16 (one mix kernel: both projections on the cube, the gate on the vector cores) vs torch
+  eager float32 ``F.silu(x @ wg) * (x @ wu)`` on the same values; target ours / torch <= 3.
 """
 from __future__ import annotations
 
@@ -16,6 +20,8 @@ from bench_vector import _check, _measure, _torch
 TARGET = 0.5
 SWIGLU_SHAPE = (2048, 4096)
 SEPIA_SHAPE = (4, 3, 224, 224)
+FFN_TARGET = 3.0
+FFN_SHAPE = (2048, 1024, 2816)       # M, K (hidden), N (intermediate)
 SEPIA = ((0.393, 0.769, 0.189), (0.349, 0.686, 0.168), (0.272, 0.534, 0.131))
 
 
@@ -55,6 +61,27 @@ def sepia_case(torch, rng):
     return _measure(name, fns, TARGET), check
 
 
+def swiglu_ffn_case(torch, rng):
+    import torch.nn.functional as F
+    m, k, n = FFN_SHAPE
+    x = torch.from_numpy(rng.uniform(-1, 1, (m, k)).astype(np.float16))
+    wg = torch.from_numpy((rng.uniform(-1, 1, (k, n)) / np.sqrt(k)).astype(np.float16))
+    wu = torch.from_numpy((rng.uniform(-1, 1, (k, n)) / np.sqrt(k)).astype(np.float16))
+    xf, wgf, wuf = x.float(), wg.float(), wu.float()
+    xn, wgn, wun = xf.numpy(), wgf.numpy(), wuf.numpy()
+    op = torch.ops.ascendc.swiglu_ffn
+    op(x, wg, wu)                                        # compile (not timed)
+
+    def eager():
+        return F.silu(xf @ wgf) * (xf @ wuf)
+
+    name = f"torch.ops.ascendc.swiglu_ffn float16 x {(m, k)} W {(k, n)} (torch: float32)"
+    fns = {"ours": lambda: op(x, wg, wu), "torch": eager,
+           "numpy": lambda: _silu_np(xn @ wgn) * (xn @ wun)}
+    check = _check(name, op(x, wg, wu), {"torch": eager().half()})
+    return _measure(name, fns, FFN_TARGET), check
+
+
 def run_cases() -> tuple:
     """(list of CaseResult, note lines); empty with a note when torch is not installed."""
     torch = _torch()
@@ -63,7 +90,7 @@ def run_cases() -> tuple:
     import ascendc_py.torch_bridge.ops  # noqa: F401  (registers torch.ops.ascendc.*)
     rng = np.random.default_rng(5)
     results, notes = [], []
-    for case in (swiglu_case, sepia_case):
+    for case in (swiglu_case, sepia_case, swiglu_ffn_case):
         r, c = case(torch, rng)
         H.flush_print(f"  measured {r.name}")
         results.append(r)
