@@ -83,22 +83,35 @@ def plot_timeline(report, path, core: int = 0) -> str:
     return _draw(lanes, title, "cycles", path)
 
 
-def plot_trace_file(trace_path, path, core: int = 0) -> str:
-    """Draw the timeline of ``core`` from a trace JSON written by ``Report.save_trace``."""
+def plot_trace_file(trace_path, path, core: int = 0, subcore: str | None = None) -> str:
+    """Draw the timeline of ``core`` from a trace JSON written by ``Report.save_trace``. In the
+    trace of a cube or mix launch (lanes ``AIC.M``, ``AIV0.V``, ...) it draws ``subcore`` (a
+    label such as ``"AIC"``), by default the one whose last event ends latest."""
     with open(trace_path) as f:
         data = json.load(f)
-    pid = f"core{core}.veccore0"
+    pids = (f"core{core}.veccore0", f"core{core}")
     ops = {name: i for i, name in enumerate(_OPS)}
-    lanes: dict[int, list] = {}
+    per_label: dict[str, dict[int, list]] = {}
     for ev in data.get("traceEvents", []):
-        if ev.get("ph") == "X" and ev.get("pid") == pid and ev.get("tid") in PIPE_NAMES:
-            lanes.setdefault(PIPE_NAMES.index(ev["tid"]), []).append(
+        if ev.get("ph") != "X" or ev.get("pid") not in pids:
+            continue
+        label, _, pipe = str(ev.get("tid", "")).rpartition(".")
+        if pipe in PIPE_NAMES:
+            per_label.setdefault(label, {}).setdefault(PIPE_NAMES.index(pipe), []).append(
                 (ev["ts"], ev["dur"], ops.get(ev.get("name"), 0)))
-    if not lanes:
+    if subcore is not None and subcore not in per_label:
+        raise ValueError(f"{trace_path} has no events of sub-core {subcore!r} on core {core}"
+                         f" (it has: {', '.join(sorted(per_label)) or 'none'})")
+    if not per_label:
         raise ValueError(f"{trace_path} has no events for core {core}")
+    if subcore is None:
+        subcore = max(per_label, key=lambda lab: max(s + d for spans in per_label[lab].values()
+                                                      for s, d, _ in spans))
     other = data.get("otherData", {})
     title = f"{other.get('kernel', '')} on {other.get('platform', '')}: core {core}"
-    return _draw(lanes, title, "microseconds", path)
+    if subcore:
+        title += f" {subcore}"
+    return _draw(per_label[subcore], title, "microseconds", path)
 
 
 def _draw(lanes: dict, title: str, unit: str, path) -> str:
@@ -135,9 +148,12 @@ def main(argv=None) -> int:
     parser.add_argument("trace")
     parser.add_argument("-o", "--output", default=None)
     parser.add_argument("--core", type=int, default=0)
+    parser.add_argument("--subcore", default=None,
+                        help="cube/mix traces: the sub-core to draw (AIC, AIV0, AIV1; default "
+                             "the one that ends last)")
     args = parser.parse_args(argv)
     out = args.output or os.path.splitext(args.trace)[0] + f".core{args.core}.png"
-    print(plot_trace_file(args.trace, out, args.core))
+    print(plot_trace_file(args.trace, out, args.core, args.subcore))
     return 0
 
 

@@ -1,6 +1,9 @@
 """asc.adv.Matmul against NumPy: float16/bfloat16/float32/int8 inputs, float32/float16/bfloat16/
 int32 outputs, transposed A/B, bias, shapes that are not multiples of the base tile, many
-cores, iterate + get_tensor_c in both iterate orders, set_org_shape strides."""
+cores, iterate + get_tensor_c in both iterate orders, set_org_shape strides.
+
+``mm_all`` and ``mm_org`` are cube-only kernels (AIC_ONLY, one AIC per block); ``mm_tiles`` and
+``mm_tiles_gm`` are mix kernels (MIX_AIC_1_2: the tiling's cores are AIVs, two per block)."""
 from __future__ import annotations
 
 import numpy as np
@@ -103,7 +106,8 @@ def test_iterate_get_tensor_c_order(traverse):
     tiling = K.make_tiling(m, n, k, dim=2, fixed=(128, 128, -1), traverse=traverse)
     assert tiling.single_core_m % 128 == 0 and tiling.single_core_n % 128 == 0
     c = np.zeros((m, n), np.float32)
-    report = K.mm_tiles[tiling.used_core_num](a, b, c, tiling)
+    report = K.mm_tiles[K.mix_blocks(tiling)](a, b, c, tiling)
+    assert report.kernel_type == "MIX_AIC_1_2"
     asc.testing.assert_close(c, matmul_reference(a, b), **F32_TOL)
     tiles = (tiling.single_core_m // 128) * (tiling.single_core_n // 128)
     assert report.instructions["matmul_get_tensor_c"] == tiles * tiling.used_core_num
@@ -113,8 +117,9 @@ def test_get_tensor_c_to_gm_with_tails():
     m, n, k = 300, 290, 70
     a, b, _, _ = _inputs(m, n, k, np.float16, seed=4)
     tiling = K.make_tiling(m, n, k, dim=4)
+    assert tiling.used_core_num == 4
     c = np.zeros((m, n), np.float32)
-    K.mm_tiles_gm[tiling.used_core_num](a, b, c, tiling)
+    K.mm_tiles_gm[K.mix_blocks(tiling)](a, b, c, tiling)
     asc.testing.assert_close(c, matmul_reference(a, b), **F32_TOL)
 
 
@@ -124,7 +129,8 @@ def test_set_org_shape_sub_matrix():
     m, n, k = 40, 50, 60
     tiling = K.make_tiling(m, n, k, dim=1)
     c = np.zeros((m, 90), np.float32)    # row stride of C is the org N (90)
-    K.mm_org[1](big_a, big_b, c, tiling, m, n, k, 100, 90)
+    report = K.mm_org[1](big_a, big_b, c, tiling, m, n, k, 100, 90)
+    assert report.kernel_type == "AIC_ONLY"
     golden = matmul_reference(big_a[:m, :k], big_b[:k, :n])
     asc.testing.assert_close(c[:, :n], golden, **F32_TOL)
     assert not c[:, n:].any()
@@ -133,6 +139,7 @@ def test_set_org_shape_sub_matrix():
 def test_report_shows_cube_pipes_and_counts():
     a, b, _, _ = _inputs(256, 512, 256, np.float16)
     c, report, tiling = K.run_all(a, b, "float32", dim=1)
+    assert report.kernel_type == "AIC_ONLY"
     for pipe in ("M", "MTE1", "MTE2", "FIX"):
         assert report.pipe_busy[pipe] > 0
     # M busy = the mmads of every base tile and base_k step: ceil(rows/16)*ceil(cols/16)*k/16
@@ -149,22 +156,27 @@ def test_report_shows_cube_pipes_and_counts():
 
 def test_sanitize_mode_is_clean():
     """UB tiles are recorded as written by the producer (V) side of their queue, GM rows in
-    the write log: the tutorial-05 structure and multi-core iterate_all run clean."""
+    the write log: the tutorial-05 structure and multi-block mix kernels (two AIVs writing
+    disjoint parts of C in each block) and cube-only iterate_all run clean."""
     m, n, k = 256, 256, 48
     a, b, _, _ = _inputs(m, n, k, np.float16, seed=8)
     tiling = K.make_tiling(m, n, k, dim=2, fixed=(128, 128, -1))
     c = np.zeros((m, n), np.float32)
-    K.mm_tiles[tiling.used_core_num](a, b, c, tiling, sanitize=True)
+    K.mm_tiles[K.mix_blocks(tiling)](a, b, c, tiling, sanitize=True)
     asc.testing.assert_close(c, matmul_reference(a, b), **F32_TOL)
     tiling = K.make_tiling(300, 290, 70, dim=4)
     a, b, _, _ = _inputs(300, 290, 70, np.float16, seed=9)
     c = np.zeros((300, 290), np.float32)
-    K.mm_tiles_gm[tiling.used_core_num](a, b, c, tiling, sanitize=True)
+    K.mm_tiles_gm[K.mix_blocks(tiling)](a, b, c, tiling, sanitize=True)
     asc.testing.assert_close(c, matmul_reference(a, b), **F32_TOL)
+    bias = np.random.default_rng(9).uniform(-1, 1, 290).astype(np.float32)
+    c, _, _ = K.run_all(a, b, "float32", bias=bias, dim=4, sanitize=True)
+    asc.testing.assert_close(c, matmul_reference(a, b, bias), **F32_TOL)
 
 
 def test_trace_has_the_cube_pipes(tmp_path):
     import json
+    from ascendc_py.simulator.trace import plot_trace_file
     a, b, _, _ = _inputs(256, 256, 256, np.float16)
     tiling = K.make_tiling(256, 256, 256, dim=1)
     c = np.zeros((256, 256), np.float32)
@@ -172,7 +184,11 @@ def test_trace_has_the_cube_pipes(tmp_path):
                          trace=True)
     events = json.loads(open(report.save_trace(tmp_path / "mm.json")).read())
     events = events["traceEvents"] if isinstance(events, dict) else events
-    names = json.dumps(events)
-    for pipe in ("M", "MTE1", "MTE2", "FIX"):
-        assert f'"{pipe}"' in names
+    lanes = {e["tid"] for e in events if e.get("ph") == "X"}
+    for pipe in ("M", "MTE1", "MTE2", "FIX"):   # the cube-only kernel's AIC lanes
+        assert f"AIC.{pipe}" in lanes
+    assert not any(lane.startswith("AIV") for lane in lanes)
     report.plot(tmp_path / "mm.png")
+    assert (tmp_path / "mm.png").stat().st_size > 0
+    plot_trace_file(tmp_path / "mm.json", tmp_path / "mm_file.png")   # the trace CLI's path
+    assert (tmp_path / "mm_file.png").stat().st_size > 0

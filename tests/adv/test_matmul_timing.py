@@ -1,6 +1,8 @@
 """Timing of Matmul calls: cycles grow with the work, more cores finish sooner, a mid-size
 float16 product reaches a good share of the modeled cube peak, the L2 re-read model (a
-footprint beyond L2 is slower), and the report's efficiency helper."""
+footprint beyond L2 is slower), and the report's efficiency helper. The launches are of the
+cube-only kernel (one AIC per block, the Matmul at the full cube rate); mix kernels' half rate
+is in test_matmul_mix.py."""
 from __future__ import annotations
 
 import numpy as np
