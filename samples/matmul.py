@@ -5,10 +5,13 @@ M x N into single-core blocks and picks the base tiles; the kernel finds its blo
 tiling, points A/B/C (and the bias) at it, sets the tails of the last row/column of blocks and
 lets ``Matmul.iterate_all`` compute it. Shapes need not be multiples of anything.
 
-Kernel type: on hardware this is a cube-only kernel (``@asc.kernel(kernel_type=AIC_ONLY)`` /
-pyasc's ``matmul_cube_only=True``). This branch runs every kernel on vector sub-cores, so the
-kernel has no ``asc.ascend_is_aic()`` guard; the Matmul calls are timed on the sub-core's
-M/MTE1/MTE2/FIX pipes either way.
+Kernel type: a cube-only kernel (``kernel_type=asc.KernelType.AIC_ONLY``; pyasc's
+``matmul_cube_only=True`` does the same). Each block runs on one AIC (the cube core: M, MTE1,
+MTE2 and FIX pipes), up to the chip's AI Core count at once, and, as in Ascend C and pyasc's
+tutorial 04, the work sits under ``asc.ascend_is_aic()``. Without either option a kernel that
+uses the Matmul API is a mix kernel (MIX_AIC_1_2): the AIC becomes the matmul server and each
+of the two AIVs of an AI Core runs its own Matmul at half the cube's rate, so the tiling's
+``set_dim`` then counts AIVs and the launch has ``used_core_num // 2`` blocks.
 
 Run: ``python samples/matmul.py`` (add ``--large`` for the 4096^3 case).
 """
@@ -26,43 +29,45 @@ TOLERANCE = dict(rtol=1e-4, atol=1e-4)
 HOST_TYPES = {np.float16: host.DataType.DT_FLOAT16, np.float32: host.DataType.DT_FLOAT}
 
 
-@asc.kernel
+@asc.kernel(kernel_type=asc.KernelType.AIC_ONLY)
 def matmul_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress,
                   bias: asc.GlobalAddress, tiling: asc.adv.TCubeTiling):
-    block = asc.get_block_idx()
-    m_blocks = tiling.m.ceildiv(tiling.single_core_m)
-    m_index = block % m_blocks
-    n_index = block // m_blocks
-    a_gm = asc.GlobalTensor()
-    b_gm = asc.GlobalTensor()
-    c_gm = asc.GlobalTensor()
-    bias_gm = asc.GlobalTensor()
-    a_gm.set_global_buffer(a + m_index * tiling.single_core_m * tiling.k_a)
-    b_gm.set_global_buffer(b + n_index * tiling.single_core_n)
-    c_gm.set_global_buffer(c + m_index * tiling.single_core_m * tiling.n
-                           + n_index * tiling.single_core_n)
-    bias_gm.set_global_buffer(bias + n_index * tiling.single_core_n)
-    tail_m = min(tiling.m - m_index * tiling.single_core_m, tiling.single_core_m)
-    tail_n = min(tiling.n - n_index * tiling.single_core_n, tiling.single_core_n)
-    pipe = asc.TPipe()
-    mm = asc.adv.Matmul(
-        a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, a_gm.dtype),
-        b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, b_gm.dtype),
-        c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, c_gm.dtype),
-        bias=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, bias_gm.dtype))
-    asc.adv.register_matmul(pipe, c, mm, tiling)
-    if block < tiling.used_core_num:
-        mm.set_tensor_a(a_gm)
-        mm.set_tensor_b(b_gm)
-        if tiling.is_bias:
-            mm.set_bias(bias_gm)
-        mm.set_tail(tail_m, tail_n)
-        mm.iterate_all(c_gm)
-        mm.end()
+    if asc.ascend_is_aic():
+        block = asc.get_block_idx()
+        m_blocks = tiling.m.ceildiv(tiling.single_core_m)
+        m_index = block % m_blocks
+        n_index = block // m_blocks
+        a_gm = asc.GlobalTensor()
+        b_gm = asc.GlobalTensor()
+        c_gm = asc.GlobalTensor()
+        bias_gm = asc.GlobalTensor()
+        a_gm.set_global_buffer(a + m_index * tiling.single_core_m * tiling.k_a)
+        b_gm.set_global_buffer(b + n_index * tiling.single_core_n)
+        c_gm.set_global_buffer(c + m_index * tiling.single_core_m * tiling.n
+                               + n_index * tiling.single_core_n)
+        bias_gm.set_global_buffer(bias + n_index * tiling.single_core_n)
+        tail_m = min(tiling.m - m_index * tiling.single_core_m, tiling.single_core_m)
+        tail_n = min(tiling.n - n_index * tiling.single_core_n, tiling.single_core_n)
+        pipe = asc.TPipe()
+        mm = asc.adv.Matmul(
+            a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, a_gm.dtype),
+            b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, b_gm.dtype),
+            c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, c_gm.dtype),
+            bias=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, bias_gm.dtype))
+        asc.adv.register_matmul(pipe, c, mm, tiling)
+        if block < tiling.used_core_num:
+            mm.set_tensor_a(a_gm)
+            mm.set_tensor_b(b_gm)
+            if tiling.is_bias:
+                mm.set_bias(bias_gm)
+            mm.set_tail(tail_m, tail_n)
+            mm.iterate_all(c_gm)
+            mm.end()
 
 
 def make_tiling(m, n, k, in_dtype=np.float16, out_dtype=np.float32, bias=False, cores=None):
-    """A TCubeTiling for C[m, n] = A[m, k] @ B[k, n] over ``cores`` cube cores (default all)."""
+    """A TCubeTiling for C[m, n] = A[m, k] @ B[k, n] over ``cores`` cube cores (AICs; default
+    all of the platform's)."""
     t = host.MultiCoreMatmulTiling(host.get_ascendc_platform())
     t.set_a_type(host.TPosition.GM, host.CubeFormat.ND, HOST_TYPES[in_dtype], False)
     t.set_b_type(host.TPosition.GM, host.CubeFormat.ND, HOST_TYPES[in_dtype], False)
@@ -106,7 +111,7 @@ def main(large: bool = False):
         golden = matmul_reference(a, b, bias if with_bias else None, out_dtype)
         asc.testing.assert_close(c, golden, **TOLERANCE)
         print(f"matmul float16 -> {np.dtype(out_dtype).name}{' + bias' if with_bias else ''} "
-              f"{m}x{n}x{k} on {tiling.used_core_num} cores: matches golden")
+              f"{m}x{n}x{k} on {tiling.used_core_num} AIC: matches golden")
     print(tiling)
     print(report)
     print(efficiency_line(report, m, n, k))
