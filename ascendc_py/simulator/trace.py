@@ -153,7 +153,10 @@ def main(argv=None) -> int:
                              "the one that ends last)")
     args = parser.parse_args(argv)
     out = args.output or os.path.splitext(args.trace)[0] + f".core{args.core}.png"
-    print(plot_trace_file(args.trace, out, args.core, args.subcore))
+    try:
+        print(plot_trace_file(args.trace, out, args.core, args.subcore))
+    except (OSError, ValueError) as exc:     # a missing file, no such core or sub-core
+        parser.error(str(exc))
     return 0
 
 

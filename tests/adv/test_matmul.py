@@ -192,3 +192,10 @@ def test_trace_has_the_cube_pipes(tmp_path):
     assert (tmp_path / "mm.png").stat().st_size > 0
     plot_trace_file(tmp_path / "mm.json", tmp_path / "mm_file.png")   # the trace CLI's path
     assert (tmp_path / "mm_file.png").stat().st_size > 0
+    from ascendc_py.simulator.trace import main as trace_cli
+    assert trace_cli([str(tmp_path / "mm.json"), "-o", str(tmp_path / "cli.png"),
+                      "--subcore", "AIC"]) == 0
+    assert (tmp_path / "cli.png").stat().st_size > 0
+    with pytest.raises(SystemExit) as exit_:            # a usage error, not a traceback
+        trace_cli([str(tmp_path / "mm.json"), "--subcore", "AIV0"])
+    assert exit_.value.code == 2
