@@ -85,6 +85,14 @@ def build(compiled, code: int, site_id: int, a: int, b: int, c: int, ctx, block:
         which = which_raw % 256
         what = f" {names[which]}" if which < len(names) else ""
         kind = _CORE_NAMES.get(b, "this sub-core")
+        if op.startswith("matmul_") and lay.kind == "vector":
+            return err.CoreMemoryError(
+                f"{op}: the Matmul API needs the cube unit, but {lay.kernel_type} is a vector "
+                f"kernel: its {label} (block {block}) has no {mem} and no AIC to serve its "
+                f"requests (they would never be served on hardware)", loc,
+                hint="a kernel using the Matmul API is MIX_AIC_1_2 by default (drop "
+                     "kernel_type=) or cube-only (kernel_type=asc.KernelType.AIC_ONLY or "
+                     "matmul_cube_only=True)")
         return err.CoreMemoryError(
             f"{op}{what}: {mem} is not on the {kind}: this instruction ran on the {label} of "
             f"block {block}, which has only {_CORE_MEMORIES.get(b, '?')}", loc, hint=_ROLE_HINT)

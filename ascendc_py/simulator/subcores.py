@@ -67,7 +67,8 @@ def plan_for(compiled) -> Optional[Plan]:
             if s.op == "sync_all" or (s.op == "cross_core_set_flag" and s.detail
                                       and s.detail[0] == 0)]
     plan = None
-    cube_memory = bool(set(compiled.memories) & AIC_MEMORIES)   # explicit AIV_ONLY: faults
+    cube_memory = (bool(set(compiled.memories) & AIC_MEMORIES)  # explicit AIV_ONLY: faults
+                   or any(s.op.startswith("matmul_") for s in sites))
     if lay.kind != "vector" or uses or cube_memory:
         plan = Plan(lay, uses, bool(glob), glob[0] if glob else -1)
     compiled._subcore_plan = plan

@@ -134,3 +134,8 @@ def c_too_small(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress
     mm.set_tensor_a(ag)
     mm.set_tensor_b(bg)
     mm.iterate_all(cg)  # <-
+
+
+#: c_too_small's code in explicit vector kernels: no cube unit, no AIC to serve the Matmul
+matmul_in_aiv_only = asc.kernel(kernel_type=asc.KernelType.AIV_ONLY)(c_too_small.fn)
+matmul_in_mix_aiv_1_0 = asc.kernel(kernel_type=asc.KernelType.MIX_AIV_1_0)(c_too_small.fn)

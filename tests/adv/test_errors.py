@@ -112,3 +112,13 @@ def test_struct_argument_must_be_the_struct():
 def test_unfilled_tiling_is_an_error_at_the_call():
     _raises(E.c_too_small, asc.MatmulStateError, ["base_m/base_n/base_k", "unfilled"],
             F16, F16, F32, asc.adv.TCubeTiling())
+
+
+@pytest.mark.parametrize("kernel", [E.matmul_in_aiv_only, E.matmul_in_mix_aiv_1_0])
+def test_matmul_in_a_vector_kernel_is_an_error_at_the_call(kernel):
+    """A vector kernel has no cube and no matmul server (a hang on hardware): a
+    CoreMemoryError at the Matmul call naming the kernel type and the fix."""
+    err = _raises(kernel, asc.CoreMemoryError,
+                  ["matmul_iterate_all", "needs the cube unit", "is a vector kernel",
+                   "AIV (block 0)", "MIX_AIC_1_2", "AIC_ONLY"], F16, F16, F32, _tiling())
+    assert kernel.options["kernel_type"].name in str(err)

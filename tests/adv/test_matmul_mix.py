@@ -121,3 +121,16 @@ def test_mix_report_and_trace_show_the_aiv_cube_pipes(tmp_path):
     assert plot_trace_file(tmp_path / "mix.json", tmp_path / "aiv1.png", subcore="AIV1")
     with pytest.raises(ValueError, match=r"sub-core 'AIV2' on core 0 \(it has: AIV0, AIV1\)"):
         plot_trace_file(tmp_path / "mix.json", tmp_path / "x.png", subcore="AIV2")
+
+
+def test_a_vector_kernel_may_hold_matmul_code_it_never_runs():
+    """The check is at run time, like the sub-cores' memory checks: in an explicit AIV_ONLY
+    kernel the Matmul under ``asc.ascend_is_aic()`` is dead code (the calling one is a
+    CoreMemoryError, tests/adv/test_errors.py)."""
+    guarded = asc.kernel(kernel_type=asc.KernelType.AIV_ONLY)(K.mm_all.fn)
+    a, b = _ones()
+    tiling = K.make_tiling(128, 256, 128, dim=1)
+    c = np.zeros((128, 256), np.float32)
+    report = guarded[1](a, b, c, np.zeros(256, np.float32), tiling, False, False, False)
+    assert report.kernel_type == "AIV_ONLY" and not c.any()
+    assert "matmul_iterate_all" not in report.instructions

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from llvmlite import ir as L
 
-from ...dsl.types import DataType, bfloat16, float16, float32, int8
+from ...dsl.kernel_types import MODE_VECTOR
+from ...dsl.types import DataType, Memory, bfloat16, float16, float32, int8
 from ...simulator import abi
 from ..ops.matmul import DTYPE_CODES, MATMUL_ARGS
 from . import blas, runtime_lib
@@ -202,6 +203,11 @@ def matmul(fb: FnBuilder, site, **a):
         return b.sdiv(b.add(x, b.sub(y, one)), y)
 
     m, n, k = smax(a["m"], z), smax(a["n"], z), smax(a["k"], z)
+    # a vector kernel (explicit AIV_ONLY / MIX_AIV_*) has no cube unit and no matmul server:
+    # on hardware its requests would never be served
+    fb.st(abi.ERR_D, fb.i64(255 + 256 * int(Memory.L1)))
+    fb.fail_with(b.icmp_signed("==", fb.ld(abi.KERNEL_MODE), fb.i64(MODE_VECTOR)),
+                 E.MEMORY_NOT_ON_CORE, site, fb.i64(int(Memory.L1)), fb.ld(abi.CORE_TYPE))
     # operands the kernel never set (e.g. set_tensor_a only in one branch)
     for which, key in ((0, "a_arg"), (1, "b_arg")):
         fb.st(abi.ERR_D, fb.i64(which))
