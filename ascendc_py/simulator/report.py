@@ -171,9 +171,10 @@ class Report:
                                                    for k, v in self.bytes_moved.items())))
         rows.append(("GM bandwidth", f"{self.gm_bandwidth_gbps:,.1f} GB/s of "
                                      f"{self.peak_gm_bandwidth_gbps:,.0f} GB/s peak"))
-        rows.append(("vector FLOP/s", f"{self.flops_per_s / 1e9:,.1f} GFLOP/s of "
-                                      f"{self.peak_flops_per_s / 1e9:,.0f} GFLOP/s peak "
-                                      f"(fp16)"))
+        if self.peak_flops_per_s:     # (a cube-only kernel has no vector unit)
+            rows.append(("vector FLOP/s", f"{self.flops_per_s / 1e9:,.1f} GFLOP/s of "
+                                          f"{self.peak_flops_per_s / 1e9:,.0f} GFLOP/s peak "
+                                          f"(fp16)"))
         if self.cube_flops:
             rows.append(("cube FLOP/s", f"{self.cube_flops_per_s / 1e9:,.1f} GFLOP/s of "
                                         f"{self.peak_cube_flops_per_s / 1e9:,.0f} GFLOP/s peak "
