@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..dsl.kernel_types import KernelType, parse_kernel_type
+from ..dsl.kernel_types import KernelType, options_key, parse_kernel_type  # noqa: F401
 from ..dsl.types import Memory, PipeID
 from . import ir
 from .errors import KernelValueError, SourceLoc
@@ -98,18 +98,6 @@ def kernel_type(fn: ir.Function, options: Mapping[str, Any]) -> str:
     if cube:
         return KernelType.AIC_ONLY.name
     return KernelType.AIV_ONLY.name
-
-
-def options_key(options: Mapping[str, Any]) -> str:
-    """The part of a kernel's options that changes its compiled code or metadata, for cache
-    keys ('' when none is given, so keys of plain kernels stay as they were)."""
-    parts = []
-    kt = parse_kernel_type(options.get("kernel_type")) if "kernel_type" in options else None
-    if kt is not None:
-        parts.append(f"kernel_type={kt.name}")
-    if options.get("matmul_cube_only"):
-        parts.append("matmul_cube_only")
-    return f"[{','.join(parts)}]" if parts else ""
 
 
 __all__ = ["kernel_type", "resources", "check_options", "options_key", "CUBE_MEMORIES"]

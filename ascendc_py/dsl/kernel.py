@@ -224,7 +224,7 @@ class Kernel:
             warnings.warn(f"{self.__name__}: global {changed} changed since the kernel was "
                           f"compiled; recompiling", stacklevel=4)
         sources, consts = self.dependencies()
-        from ..compiler.kernel_kind import options_key
+        from .kernel_types import options_key
         key = jit.CacheKey(f"{self.fn.__module__}.{self.fn.__qualname__}"
                            f"{options_key(self.options)}", tuple(sources),
                            specs, tuple(sorted(consts)), "timed", jit.compiler_version(),

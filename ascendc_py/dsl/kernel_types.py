@@ -123,5 +123,17 @@ def parse_kernel_type(value: Any) -> Optional[KernelType]:
                      f"{', '.join('asc.KernelType.' + k.name for k in KernelType)}")
 
 
+def options_key(options: Any) -> str:
+    """The part of a kernel's options that changes its compiled code or metadata, for cache
+    keys ('' when none is given, so keys of plain kernels stay as they were)."""
+    parts = []
+    kt = parse_kernel_type(options.get("kernel_type")) if "kernel_type" in options else None
+    if kt is not None:
+        parts.append(f"kernel_type={kt.name}")
+    if options.get("matmul_cube_only"):
+        parts.append("matmul_cube_only")
+    return f"[{','.join(parts)}]" if parts else ""
+
+
 __all__ = ["KernelType", "SubcoreLayout", "layout", "parse_kernel_type", "MODE_VECTOR",
-           "MODE_CUBE", "MODE_MIX"]
+           "MODE_CUBE", "MODE_MIX", "options_key"]
