@@ -29,13 +29,20 @@ def mix_pipeline(x: asc.GlobalAddress, ws: asc.GlobalAddress, y: asc.GlobalAddre
         for t in range(tiles):
             if t >= 2:
                 asc.cross_core_wait_flag(1)            # both AIVs are done with this slot
+                asc.wait_flag(asc.HardEvent.MTE3_MTE2, t % 2)   # L1 buffer read out (t - 2)
             a = q1.alloc_tensor(asc.float32)
             asc.data_copy(a, xg[t * TILE:], TILE)
+            # the A1 queue's events order MTE2 -> MTE1; this tile leaves L1 on MTE3
+            asc.set_flag(asc.HardEvent.MTE2_MTE3, 0)
+            asc.wait_flag(asc.HardEvent.MTE2_MTE3, 0)
             q1.enque(a)
             a = q1.deque(asc.float32)
             asc.data_copy(wg[(t % 2) * TILE:], a, TILE)
+            asc.set_flag(asc.HardEvent.MTE3_MTE2, t % 2)
             q1.free_tensor(a)
             asc.cross_core_set_flag(0, 2, asc.PipeID.PIPE_MTE3)   # tile t is in the slot
+        for t in range(max(0, tiles - 2), tiles):
+            asc.wait_flag(asc.HardEvent.MTE3_MTE2, t % 2)
     else:
         b = asc.get_block_idx() // asc.get_sub_block_num()
         half = asc.get_sub_block_idx() * HALF

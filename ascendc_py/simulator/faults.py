@@ -17,6 +17,11 @@ def _flag_name(flag: int) -> str:
         return f"flag {flag}"
 
 
+def _memory_name(mem: int) -> str:
+    """UB, L1, L0A, ... for a Memory value (0, from records without one: UB)."""
+    return Memory(mem).name if 0 < mem < len(Memory) else "UB"
+
+
 def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
                 ctx=None, core: str = "") -> err.KernelRuntimeError:
     """The exception for error ``code`` raised at ``site`` by block ``block`` (``core``: the
@@ -141,20 +146,34 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
         names = [PIPE_NAMES[p] if 0 <= p < len(PIPE_NAMES) else "?"
                  for p in (other_pipe, this_pipe)]
         kind = {0: "reads data written", 1: "writes data read", 2: "overwrites data written"}
+        race_mem, race_kind = divmod(c, 4)
+        mem = _memory_name(race_mem)
         other = compiled.sites[a] if 0 <= a < len(compiled.sites) else None
         event = f"HardEvent.{names[0]}_{names[1]}"
+        if f"{names[0]}_{names[1]}" in HardEvent.__members__:
+            fix = (f"asc.set_flag({event}, id) after the {names[0]} access and "
+                   f"asc.wait_flag({event}, id) before this one (or pass the tensor through a "
+                   f"TQue)")
+        else:
+            fix = (f"there is no {event}: asc.pipe_barrier(asc.PipeID.PIPE_ALL) between them (or "
+                   f"order them through another pipe's flags)")
         return err.DataRaceError(
-            f"data race: {op} on pipe {names[1]} {kind.get(c, 'touches data used')} by pipe "
-            f"{names[0]} at {other.loc if other else '?'} with no synchronisation between them"
-            f"{where}" + (f"\n    other access: {other.loc.source_line().strip()}"
-                          if other and other.loc else ""), loc,
-            hint=f"order them: asc.set_flag({event}, id) after the {names[0]} access and "
-                 f"asc.wait_flag({event}, id) before this one (or pass the tensor through a "
-                 f"TQue)")
+            f"data race: {op} on pipe {names[1]} {kind.get(race_kind, 'touches data used')} by "
+            f"pipe {names[0]} at {other.loc if other else '?'} with no synchronisation between "
+            f"them ({mem} bytes [{which_raw}, {which_raw + 32})){where}"
+            + (f"\n    other access: {other.loc.source_line().strip()}"
+               if other and other.loc else ""), loc,
+            hint=f"order them: {fix}")
     if code == E.UNINITIALIZED_READ:
+        mem_code, granules = c % 256, max(1, c // 256)
+        mem = _memory_name(mem_code)
+        whole = " (not one 32-byte row of it)" if granules > 1 else ""
+        fill = ("copy data in (data_copy/duplicate) before reading it" if mem_code in (0, 1) else
+                "fill it first: data_copy/init_const_value into L1, load_data into L0A/L0B, "
+                "mmad (cmatrix_init_val=True) into L0C, data_copy into BT; and check the offsets")
         return err.UninitializedReadError(
-            f"{op} reads UB bytes [{a}, {a + 32}) that nothing has written{where}", loc,
-            hint="copy data in (data_copy/duplicate) before reading it")
+            f"{op} reads {mem} bytes [{a}, {a + 32 * granules}) that nothing has written{whole}"
+            f"{where}", loc, hint=fill)
     if code == E.TOO_MANY_LIVE_TENSORS:
         return err.TooManyLiveTensorsError(
             f"{op}: more than 8 tensors allocated at once in one TPosition{where} (a hang on "

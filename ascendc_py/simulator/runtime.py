@@ -74,9 +74,10 @@ class _Core:
     """Per-host-thread state of one simulated core: local memories and a ctx array."""
 
     def sanitizer(self, ctx_slots: int, platform) -> "sanitizer.SanitizerState":
-        ub = local_memory_sizes(platform)[Memory.UB]
-        if self._sanitizer is None or self._sanitizer.key != (ctx_slots, ub):
-            self._sanitizer = sanitizer.SanitizerState(ctx_slots, ub)
+        shadowed = {m: view.size for m, (_, view) in self.memories.items() if m != Memory.GM}
+        key = (ctx_slots, tuple(sorted((int(m), n) for m, n in shadowed.items())))
+        if self._sanitizer is None or self._sanitizer.key != key:
+            self._sanitizer = sanitizer.SanitizerState(ctx_slots, shadowed)
         return self._sanitizer
 
     def __init__(self, platform, ctx_slots: int, memories):

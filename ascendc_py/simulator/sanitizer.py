@@ -3,7 +3,8 @@
 Turn sanitize mode on per launch (``k[n](..., sanitize=True)``), for the process
 (``asc.set_sanitizer(True)``) or with ``ASCENDC_PY_SANITIZE=1``. The native side
 (``compiler/codegen/sanitize.py``) finds data races between pipes and uninitialised UB reads as
-the kernel runs; here we allocate its state, find GM bytes written by two blocks, and turn the
+the kernel runs (UB on vector cores; L1, L0A, L0B, L0C and BT on the cube core); here we
+allocate its state, find GM bytes written by two blocks, and turn the
 recorded warning records into ``KernelWarning``s that name the kernel line.
 """
 from __future__ import annotations
@@ -41,20 +42,28 @@ def sanitizer_enabled(requested: Optional[bool] = None) -> bool:
 
 
 class SanitizerState:
-    """One host thread's sanitizer arrays, reused across blocks and launches."""
+    """One host thread's sanitizer arrays for one core shape, reused across blocks and launches.
 
-    def __init__(self, ctx_slots: int, ub_bytes: int):
-        from ..compiler.codegen.sanitize import state_size
-        self.size = state_size(ctx_slots, ub_bytes)
+    ``mem_bytes`` (Memory -> bytes): the local memories shadowed — those of the core's type the
+    kernel uses (UB on a vector core; L1, L0A, L0B, L0C, BT on the cube core), 8 int64 per
+    32-byte granule."""
+
+    def __init__(self, ctx_slots: int, mem_bytes: dict):
+        from ..compiler.codegen.sanitize import granule_layout, state_size
+        self.size = state_size(ctx_slots, mem_bytes)
         self.state = np.zeros(self.size, np.int64)
+        self.layout = granule_layout(ctx_slots, mem_bytes)
         self.gm_log = np.zeros((GM_WRITE_LOG_CAP, 4), np.int64)
-        self.key = (ctx_slots, ub_bytes)
+        self.key = (ctx_slots, tuple(sorted((int(m), n) for m, n in mem_bytes.items())))
 
     def attach(self, ctx: np.ndarray, ctx_slots: int) -> None:
         from ..compiler.codegen import sanitize as S
         self.state[:] = 0
         self.state[S.GMW_PTR] = self.gm_log.ctypes.data
         self.state[S.GMW_CAP] = GM_WRITE_LOG_CAP
+        for mem, (base, count) in self.layout.items():
+            self.state[S.MEM_GBASE + int(mem)] = base
+            self.state[S.MEM_GCOUNT + int(mem)] = count
         ctx[abi.SANITIZE] = 1
         ctx[abi.SAN_PTR] = self.state.ctypes.data
         ctx[abi.SAN_GRAN] = S.granules_base(ctx_slots)

@@ -25,7 +25,7 @@ from .blas import call_sgemm
 from .core import Codegen, FnBuilder, lowering
 from .intrinsics import call_checked, operand
 from .rtfuncs import call_rt, call_tm, counted, operand_pointer, rt
-from .sanitize import san_copy_on_path
+from .sanitize import READ, READ_ANY, WRITE, path_pipe
 from .types import F16, F32, I1, I8, I16, I32, I64, PTR, f32_to_bf16, intrinsic
 
 E = abi.ErrorCode
@@ -75,6 +75,17 @@ def _ceil(fb: FnBuilder, v, d):
     return fb.b.sdiv(fb.b.add(v, fb.b.sub(d, fb.i64(1))), d)
 
 
+def _sanitizing(fb: FnBuilder):
+    """``with _sanitizing(fb):`` emits sanitize-mode bookkeeping only run when it is on."""
+    return fb.b.if_then(fb.b.icmp_signed("!=", fb.ld(abi.SANITIZE), fb.i64(0)), likely=False)
+
+
+def _san(fb: FnBuilder, pipe, mem, addr, nbytes, mode: int, site) -> None:
+    """Sanitize mode: record an access of [addr, addr+nbytes) of ``mem`` (an i64 or Memory)."""
+    m = fb.i64(int(mem)) if isinstance(mem, Memory) else mem
+    call_rt(fb, "san_access", pipe, m, addr, nbytes, fb.i64(mode), site)
+
+
 def _detail(names: tuple, record: str, fields) -> tuple:
     return names + ((record,) + tuple(fields),)
 
@@ -121,8 +132,24 @@ def cube_nd2nz(fb: FnBuilder, dst_mem, dst_a, src_arg, src_off, esize, nd, n, d,
                              b.mul(rem, esize))
             counted(fb, n, row)
         counted(fb, nd, matrix)
-        san_copy_on_path(fb, path, dst_mem, dst_a, fb.i64(0), fb.i64(0), src_arg,
-                         b.mul(src_off, esize), b.mul(dext, esize), site)
+        with _sanitizing(fb):   # the rows written, exactly: one range per column block
+            pipe = path_pipe(fb, path)
+            call_rt(fb, "san_issue", pipe, site)
+
+            def san_matrix(i):
+                def san_block(kb):
+                    at = b.mul(b.add(b.mul(i, dmat), b.mul(b.mul(kb, c0s), c0)), esize)
+                    with b.if_else(b.icmp_signed("==", ns, one)) as (dense, strided):
+                        with dense:
+                            _san(fb, pipe, dst_mem, b.add(dst_a, at), b.mul(n, fb.i64(32)),
+                                 WRITE, site)
+                        with strided:
+                            def san_row(j):
+                                _san(fb, pipe, dst_mem, b.add(b.add(dst_a, at), b.mul(
+                                    b.mul(j, ns), fb.i64(32))), fb.i64(32), WRITE, site)
+                            counted(fb, n, san_row)
+                counted(fb, blocks, san_block)
+            counted(fb, nd, san_matrix)
     nbytes = b.select(work, b.mul(b.mul(b.mul(nd, n), blocks), fb.i64(32)), fb.i64(0))
     call_tm(fb, "dma", path, nbytes, op, site)
 
@@ -164,14 +191,22 @@ def cube_load2d(fb: FnBuilder, dst_mem, dst_a, src_mem, src_a, src_off, esize, s
         call_rt(fb, "check_local", dst_mem, dst_a, ext, fb.i64(1), fb.i64(0), site)
         dbase = b.add(fb.ld(b.add(fb.i64(abi.MEM_BASE), dst_mem)), dst_a)
         step = b.select(b.icmp_signed("!=", mode, fb.i64(0)), b.sub(fb.i64(0), sstride), sstride)
+        pipe = path_pipe(fb, path)
+        call_rt(fb, "san_issue", pipe, site)
 
         def one(r):
             f = b.add(start, b.mul(r, step))
             fb.fail_with(b.icmp_signed("<", f, fb.i64(0)), E.CUBE_PARAM_RANGE, site, f,
                          fb.i64(65535), fb.i64(0))
-            sp = operand_pointer(fb, src_mem, src_a, b.add(b.mul(src_off, esize), b.mul(f, frac)),
-                                 frac, esize, fb.i64(1), fb.i64(1), site)
+            soff = b.add(b.mul(src_off, esize), b.mul(f, frac))
+            sp = operand_pointer(fb, src_mem, src_a, soff, frac, esize, fb.i64(1), fb.i64(1),
+                                 site)
             dp = _ptr(fb, dbase, b.mul(b.mul(r, b.add(gap, fb.i64(1))), frac))
+            with _sanitizing(fb):   # one fractal read (padding rows allowed), one written
+                with b.if_then(b.icmp_signed("!=", src_mem, fb.i64(0))):
+                    _san(fb, pipe, src_mem, b.add(src_a, soff), frac, READ_ANY, site)
+                _san(fb, pipe, dst_mem, b.add(dst_a, b.mul(b.mul(r, b.add(gap, fb.i64(1))),
+                                                           frac)), frac, WRITE, site)
             with b.if_else(tr) as (t, plain):
                 with t:
                     def row(i):
@@ -185,7 +220,6 @@ def cube_load2d(fb: FnBuilder, dst_mem, dst_a, src_mem, src_a, src_off, esize, s
                 with plain:
                     _memmove(fb, dp, sp, frac)
         counted(fb, repeat, one)
-        call_rt(fb, "san_issue", fb.i64(int(PipeID.PIPE_MTE1)), site)
     call_tm(fb, "dma", path, b.mul(b.select(b.icmp_signed(">", repeat, fb.i64(0)), repeat,
                                             fb.i64(0)), frac), op, site)
 
@@ -229,14 +263,23 @@ def cube_load2d_t(fb: FnBuilder, dst_mem, dst_a, src_a, esize, start, repeat, ss
                 fb.i64(1), fb.i64(0), site)
         dbase = b.add(fb.ld(b.add(fb.i64(abi.MEM_BASE), dst_mem)), dst_a)
         step = b.select(b.icmp_signed("!=", mode, fb.i64(0)), b.sub(fb.i64(0), sstride), sstride)
+        pipe = path_pipe(fb, path)
+        call_rt(fb, "san_issue", pipe, site)
 
         def one(r):
             q = b.add(start, b.mul(r, step))
             fb.fail_with(b.icmp_signed("<", q, fb.i64(0)), E.CUBE_PARAM_RANGE, site, q,
                          fb.i64(65535), fb.i64(0))
             sbase = _local(fb, Memory.L1, b.add(src_a, b.mul(q, square)), square, 1, site)
-            first = b.add(dbase, b.mul(b.mul(r, b.add(gap, fb.i64(1))), frac))
-            other = b.add(first, b.mul(b.add(frac_gap, fb.i64(1)), frac))
+            first_off = b.mul(b.mul(r, b.add(gap, fb.i64(1))), frac)
+            other_off = b.add(first_off, b.mul(b.add(frac_gap, fb.i64(1)), frac))
+            first = b.add(dbase, first_off)
+            other = b.add(dbase, other_off)
+            with _sanitizing(fb):   # the square read (padding rows allowed), 1-2 fractals written
+                _san(fb, pipe, Memory.L1, b.add(src_a, b.mul(q, square)), square, READ_ANY, site)
+                _san(fb, pipe, dst_mem, b.add(dst_a, first_off), frac, WRITE, site)
+                with b.if_then(two):
+                    _san(fb, pipe, dst_mem, b.add(dst_a, other_off), frac, WRITE, site)
             for es, elem in ((1, I8), (2, I16), (4, I32)):
                 with b.if_then(b.icmp_signed("==", esize, fb.i64(es))):
                     k0 = 32 // es
@@ -265,7 +308,6 @@ def cube_load2d_t(fb: FnBuilder, dst_mem, dst_a, src_a, esize, start, repeat, ss
                     if es != 2:
                         frac_j(1, other)
         counted(fb, repeat, one)
-        call_rt(fb, "san_issue", fb.i64(int(PipeID.PIPE_MTE1)), site)
     moved = b.select(b.icmp_signed(">", repeat, fb.i64(0)), b.mul(repeat, square), fb.i64(0))
     call_tm(fb, "dma", path, moved, op, site)
 
@@ -331,6 +373,18 @@ def cube_mmad(fb: FnBuilder, c_a, a_a, b_a, bias_a, m, n, k, unit_flag, source, 
         b.store(zero, bias_base)
         with b.if_then(has_bias):
             b.store(_local(fb, Memory.BT, bias_a, b.mul(n, fb.i64(4)), 3, site), bias_base)
+        with _sanitizing(fb):   # reads A, B (bias; C when accumulating), then writes C
+            m_pipe = fb.i64(int(PipeID.PIPE_M))
+            c_bytes = b.mul(b.mul(m1, n1), fb.i64(1024))
+            call_rt(fb, "san_issue", m_pipe, site)
+            _san(fb, m_pipe, Memory.L0A, a_a, a_ext, READ, site)
+            _san(fb, m_pipe, Memory.L0B, b_a, b.mul(b.mul(k1, n1), fb.i64(512)), READ, site)
+            with b.if_then(has_bias):
+                _san(fb, m_pipe, Memory.BT, bias_a, b.mul(n, fb.i64(4)), READ, site)
+            with b.if_then(b.and_(b.icmp_signed("==", init, zero),
+                                  b.xor(has_bias, L.Constant(I1, 1)))):
+                _san(fb, m_pipe, Memory.L0C, c_a, c_bytes, READ, site)
+            _san(fb, m_pipe, Memory.L0C, c_a, c_bytes, WRITE, site)
         mp, np_ = b.mul(m1, sixteen), b.mul(n1, sixteen)
         scratch = fb.ld(abi.CUBE_SCRATCH)
         sa = scratch
@@ -389,7 +443,6 @@ def cube_mmad(fb: FnBuilder, c_a, a_a, b_a, bias_a, m, n, k, unit_flag, source, 
                                               b.select(b.icmp_signed("==", kind, fb.i64(2)),
                                                        fb.i64(TP.CUBE_K0_F32),
                                                        fb.i64(TP.CUBE_K0_F16))), site)
-    call_rt(fb, "san_issue", fb.i64(int(PipeID.PIPE_M)), site)
 
 
 def _write_c(fb: FnBuilder, is_int, mp, np_, n, k, sa, sb, sc, c_base, c_index, has_bias,
@@ -516,6 +569,18 @@ def cube_fixpipe(fb: FnBuilder, dst_arg, dst_off, src_a, n_size, m_size, src_str
                            b.mul(b.mul(b.sub(n1, one), src_stride), sixteen)),
                      b.mul(m_size, sixteen))
         sbase = _local(fb, Memory.L0C, src_a, b.mul(sext, fb.i64(4)), 1, site)
+        with _sanitizing(fb):   # per matrix and 16-column block: m_size rows of 64 bytes
+            fix = path_pipe(fb, path)
+            call_rt(fb, "san_issue", fix, site)
+
+            def san_matrix(t):
+                def san_block(kb):
+                    at = b.add(b.mul(b.mul(t, src_nd_stride), fb.i64(256)),
+                               b.mul(b.mul(kb, src_stride), sixteen))
+                    _san(fb, fix, Memory.L0C, b.add(src_a, b.mul(at, fb.i64(4))),
+                         b.mul(m_size, fb.i64(64)), READ, site)
+                counted(fb, n1, san_block)
+            counted(fb, nd, san_matrix)
         gm = b.load(b.gep(fb.ctx_ptr(abi.GM_PTRS), [dst_arg], source_etype=I64), typ=I64)
         dbase = b.add(gm, b.mul(dst_off, es))
         with b.if_else(nz) as (to_nz, to_nd):
@@ -562,7 +627,6 @@ def cube_fixpipe(fb: FnBuilder, dst_arg, dst_off, src_a, n_size, m_size, src_str
                                 b.mul(n_size, es), site)
                     counted(fb, m_size, row)
                 counted(fb, nd, matrix)
-        call_rt(fb, "san_issue", fb.i64(int(PipeID.PIPE_FIX)), site)
     moved = b.select(nz, b.mul(b.mul(m_size, b.mul(n1, sixteen)), es),
                      b.mul(b.mul(b.mul(nd, m_size), n_size), es))
     call_tm(fb, "dma", path, b.select(work, moved, zero), op, site)

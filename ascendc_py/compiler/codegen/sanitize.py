@@ -27,10 +27,17 @@ from .types import I1, I64, PTR
 E = abi.ErrorCode
 VC = 0                  # NUM_PIPES x NUM_PIPES clocks
 GMW_PTR, GMW_CAP, GMW_LEN = 50, 51, 52   # log of GM writes: [arg, start, end, site]
-SYNC_VC = 64            # per ctx slot used as an event record: NUM_PIPES clocks
+MEM_GBASE = 53          # [Memory] index of the memory's first granule record (0: not tracked)
+MEM_GCOUNT = 64         # [Memory] its number of granules
+SYNC_VC = 72            # per ctx slot used as an event record: NUM_PIPES clocks
 GRANULE = 32
-G_FIELDS = 3 + 2 * NUM_PIPES   # write pipe, write clock, write site, read clock[p], read site[p]
-G_WPIPE, G_WCLOCK, G_WSITE, G_RCLOCK, G_RSITE = 0, 1, 2, 3, 3 + NUM_PIPES
+# A granule record: the last write (clock << W_CLOCK | site << W_SITE | pipe), then per pipe the
+# last read (clock << R_CLOCK | site); 0: never. Clocks start at 1 (san_issue ticks first).
+G_FIELDS = 1 + NUM_PIPES
+G_WRITE, G_READ = 0, 1
+W_SITE, W_CLOCK, R_CLOCK = 4, 28, 24
+SITE_MASK = (1 << 24) - 1
+READ, WRITE, READ_ANY = 0, 1, 2   # READ_ANY: uninitialised only if no granule was written
 S = int(PipeID.PIPE_S)
 
 
@@ -42,8 +49,19 @@ def granules_base(ctx_slots: int) -> int:
     return SYNC_VC + ctx_slots * NUM_PIPES
 
 
-def state_size(ctx_slots: int, ub_bytes: int) -> int:
-    return granules_base(ctx_slots) + (ub_bytes // GRANULE + 1) * G_FIELDS
+def state_size(ctx_slots: int, mem_bytes: dict) -> int:
+    """Slots of the state array for the tracked memories ``mem_bytes`` (Memory -> bytes)."""
+    return granules_base(ctx_slots) + sum(n // GRANULE + 1 for n in mem_bytes.values()) * G_FIELDS
+
+
+def granule_layout(ctx_slots: int, mem_bytes: dict) -> dict:
+    """Memory -> (first granule record index, granules): where each memory's shadow lies."""
+    out, at = {}, granules_base(ctx_slots)
+    for mem in sorted(mem_bytes, key=int):
+        count = mem_bytes[mem] // GRANULE + 1
+        out[mem] = (at, count)
+        at += count * G_FIELDS
+    return out
 
 
 def _off(fb: FnBuilder):
@@ -71,6 +89,13 @@ def _vc(fb, pipe, q):
     return fb.b.add(fb.b.mul(pipe, fb.i64(NUM_PIPES)), q)
 
 
+def _fail(fb: FnBuilder, cond, code, site, a, b_, c, d) -> None:
+    """fail_with, also recording ``d`` (the granule's byte address) in ctx[ERR_D]."""
+    with fb.b.if_then(cond, likely=False):
+        fb.st(abi.ERR_D, d)
+    fb.fail_with(cond, code, site, a, b_, c)
+
+
 @rt("pipe")
 def san_issue(fb: FnBuilder, pipe, site):
     """An instruction enters ``pipe``: it sees the scalar unit's work so far; tick its clock."""
@@ -85,19 +110,31 @@ def san_issue(fb: FnBuilder, pipe, site):
 
 @rt("pipe", "mem", "addr", "nbytes", "write")
 def san_access(fb: FnBuilder, pipe, mem, addr, nbytes, write, site):
-    """Check and record an access of [addr, addr+nbytes) of local memory ``mem`` (UB only)."""
-    from ...dsl.types import Memory
+    """Check and record an access of [addr, addr+nbytes) of local memory ``mem`` (UB, L1, L0A,
+    L0B, L0C, BT: whichever this core has and the kernel uses). ``write``: READ, WRITE or
+    READ_ANY (a read of whole fractals some of whose rows are padding: it is uninitialised only
+    if none of its granules was written)."""
     st = _off(fb)
     b = fb.b
-    with b.if_then(b.or_(b.icmp_signed("!=", mem, fb.i64(int(Memory.UB))),
-                         b.icmp_signed("<=", nbytes, fb.i64(0)))):
-        b.ret(fb.i64(0))
-        b.position_at_end(fb.func.append_basic_block("dead"))
-    gbase = fb.ld(abi.SAN_GRAN)
+    in_table = b.and_(b.icmp_signed(">", mem, fb.i64(0)), b.icmp_signed("<", mem, fb.i64(8)))
+    safe_mem = b.select(in_table, mem, fb.i64(0))
+    gbase = _ld(fb, st, b.add(fb.i64(MEM_GBASE), safe_mem))
+    count = _ld(fb, st, b.add(fb.i64(MEM_GCOUNT), safe_mem))
     first = b.sdiv(addr, fb.i64(GRANULE))
     last = b.sdiv(b.sub(b.add(addr, nbytes), fb.i64(1)), fb.i64(GRANULE))
+    skip = b.or_(b.or_(b.xor(in_table, L.Constant(I1, 1)), b.icmp_signed("==", gbase, fb.i64(0))),
+                 b.or_(b.icmp_signed("<=", nbytes, fb.i64(0)),
+                       b.or_(b.icmp_signed("<", addr, fb.i64(0)),
+                             b.icmp_signed(">=", last, count))))
+    with b.if_then(skip):
+        b.ret(fb.i64(0))
+        b.position_at_end(fb.func.append_basic_block("dead"))
     clock = _ld(fb, st, _vc(fb, pipe, pipe))
-    is_write = b.icmp_signed("!=", write, fb.i64(0))
+    is_write = b.icmp_signed("==", write, fb.i64(WRITE))
+    strict = b.icmp_signed("==", write, fb.i64(READ))
+    any_written = fb.alloca_builder.alloca(I64, name="any_written")
+    b.store(fb.i64(0), any_written)
+    mem_code = b.mul(mem, fb.i64(4))
     pre = b.block
     head = fb.func.append_basic_block("gran")
     done = fb.func.append_basic_block("gran.end")
@@ -106,41 +143,50 @@ def san_access(fb: FnBuilder, pipe, mem, addr, nbytes, write, site):
     g = b.phi(I64)
     g.add_incoming(first, pre)
     rec = b.add(gbase, b.mul(g, fb.i64(G_FIELDS)))
-    wpipe = _ld(fb, st, b.add(rec, fb.i64(G_WPIPE)))
-    wclock = _ld(fb, st, b.add(rec, fb.i64(G_WCLOCK)))
-    wsite = _ld(fb, st, b.add(rec, fb.i64(G_WSITE)))
+    gaddr = b.mul(g, fb.i64(GRANULE))
+    w = _ld(fb, st, b.add(rec, fb.i64(G_WRITE)))
+    never = b.icmp_signed("==", w, fb.i64(0))
+    b.store(b.or_(b.load(any_written, typ=I64), b.zext(b.xor(never, L.Constant(I1, 1)), I64)),
+            any_written)
+    wpipe = b.and_(w, fb.i64(15))
+    wclock = b.lshr(w, fb.i64(W_CLOCK))
+    wsite = b.and_(b.lshr(w, fb.i64(W_SITE)), fb.i64(SITE_MASK))
     # uninitialised read: nothing has written this granule
-    never = b.icmp_signed("==", wclock, fb.i64(0))
-    fb.fail_with(b.and_(b.xor(is_write, L.Constant(I1, 1)), never), E.UNINITIALIZED_READ, site,
-                 b.mul(g, fb.i64(GRANULE)), pipe)
+    _fail(fb, b.and_(strict, never), E.UNINITIALIZED_READ, site, gaddr, pipe, mem, gaddr)
     # the last write by another pipe must have happened before (RAW, WAW)
     seen = _ld(fb, st, _vc(fb, pipe, wpipe))
     racy = b.and_(b.and_(b.icmp_signed("!=", wpipe, pipe), b.xor(never, L.Constant(I1, 1))),
                   b.icmp_signed("<", seen, wclock))
     kind = b.select(is_write, fb.i64(2), fb.i64(0))
-    fb.fail_with(racy, E.DATA_RACE, site, wsite, b.add(b.mul(wpipe, fb.i64(16)), pipe), kind)
+    _fail(fb, racy, E.DATA_RACE, site, wsite, b.add(b.mul(wpipe, fb.i64(16)), pipe),
+          b.add(mem_code, kind), gaddr)
     with b.if_else(is_write) as (then, otherwise):
         with then:
             # earlier reads by other pipes must have happened before this write (WAR)
             for q in range(NUM_PIPES):
-                rclock = _ld(fb, st, b.add(rec, fb.i64(G_RCLOCK + q)))
-                rsite = _ld(fb, st, b.add(rec, fb.i64(G_RSITE + q)))
+                r = _ld(fb, st, b.add(rec, fb.i64(G_READ + q)))
+                rclock = b.lshr(r, fb.i64(R_CLOCK))
                 seen_q = _ld(fb, st, _vc(fb, pipe, fb.i64(q)))
                 war = b.and_(b.icmp_signed("!=", pipe, fb.i64(q)),
-                             b.and_(b.icmp_signed(">", rclock, fb.i64(0)),
+                             b.and_(b.icmp_signed("!=", r, fb.i64(0)),
                                     b.icmp_signed("<", seen_q, rclock)))
-                fb.fail_with(war, E.DATA_RACE, site, rsite, fb.b.add(fb.i64(q * 16), pipe),
-                             fb.i64(1))
-            _st(fb, st, b.add(rec, fb.i64(G_WPIPE)), pipe)
-            _st(fb, st, b.add(rec, fb.i64(G_WCLOCK)), clock)
-            _st(fb, st, b.add(rec, fb.i64(G_WSITE)), site)
+                _fail(fb, war, E.DATA_RACE, site, b.and_(r, fb.i64(SITE_MASK)),
+                      b.add(fb.i64(q * 16), pipe), b.add(mem_code, fb.i64(1)), gaddr)
+            packed = b.or_(b.or_(b.shl(clock, fb.i64(W_CLOCK)),
+                                 b.shl(b.and_(site, fb.i64(SITE_MASK)), fb.i64(W_SITE))), pipe)
+            _st(fb, st, b.add(rec, fb.i64(G_WRITE)), packed)
         with otherwise:
-            _st(fb, st, b.add(b.add(rec, fb.i64(G_RCLOCK)), pipe), clock)
-            _st(fb, st, b.add(b.add(rec, fb.i64(G_RSITE)), pipe), site)
+            packed = b.or_(b.shl(clock, fb.i64(R_CLOCK)), b.and_(site, fb.i64(SITE_MASK)))
+            _st(fb, st, b.add(b.add(rec, fb.i64(G_READ)), pipe), packed)
     nxt = b.add(g, fb.i64(1))
     g.add_incoming(nxt, b.block)
     b.cbranch(b.icmp_signed("<=", nxt, last), head, done)
     b.position_at_end(done)
+    lenient = b.icmp_signed("==", write, fb.i64(READ_ANY))
+    nothing = b.icmp_signed("==", b.load(any_written, typ=I64), fb.i64(0))
+    first_addr = b.mul(first, fb.i64(GRANULE))
+    _fail(fb, b.and_(lenient, nothing), E.UNINITIALIZED_READ, site, first_addr, pipe,
+          b.add(mem, b.mul(b.add(b.sub(last, first), fb.i64(1)), fb.i64(256))), first_addr)
 
 
 @rt("pipe", "slot")
@@ -218,16 +264,22 @@ def san_copy_on_path(fb: FnBuilder, path, dst_mem, dst_a, dst_off, src_mem, src_
                      nbytes, site) -> None:
     """From a copy in the library: sanitize one burst, on the pipe the DMA path runs on (read
     from the cost table, so the path→pipe map lives in one place)."""
-    from ...simulator import timing_params as TP
     from .rtfuncs import call_rt
     b = fb.b
     with b.if_then(b.icmp_signed("!=", fb.ld(abi.SANITIZE), fb.i64(0))):
-        table = fb.ctx_ptr(abi.COSTS)
-        slot = b.add(fb.i64(TP.PATH_BASE + 2), b.mul(path, fb.i64(TP.PATH_FIELDS)))
-        pipe = b.fptosi(b.load(b.gep(table, [slot], source_etype=L.DoubleType()),
-                               typ=L.DoubleType()), I64)
+        pipe = path_pipe(fb, path)
         call_rt(fb, "san_copy", pipe, dst_mem, dst_a, dst_off, src_mem, src_a, src_off, nbytes,
                 site)
+
+
+def path_pipe(fb: FnBuilder, path) -> L.Value:
+    """The pipe a DMA path runs on (from the cost table: the path→pipe map lives in one place)."""
+    from ...simulator import timing_params as TP
+    b = fb.b
+    table = fb.ctx_ptr(abi.COSTS)
+    slot = b.add(fb.i64(TP.PATH_BASE + 2), b.mul(path, fb.i64(TP.PATH_FIELDS)))
+    return b.fptosi(b.load(b.gep(table, [slot], source_etype=L.DoubleType()),
+                           typ=L.DoubleType()), I64)
 
 
 def san_call(fb: FnBuilder, name: str, *args) -> None:
@@ -236,4 +288,5 @@ def san_call(fb: FnBuilder, name: str, *args) -> None:
     call_rt(fb, name, *args)
 
 
-__all__ = ["san_call", "state_size", "granules_base", "GMW_PTR", "GMW_CAP", "GMW_LEN"]
+__all__ = ["san_call", "state_size", "granules_base", "granule_layout", "path_pipe", "GMW_PTR",
+           "GMW_CAP", "GMW_LEN", "READ", "WRITE", "READ_ANY"]
