@@ -42,9 +42,13 @@ _DOCS = {
                          "quant_pre=QuantModes.NoQuant, deq_scalar=0, nd_num=1, "
                          "src_nd_stride=0, dst_nd_stride=0, relu_en=False, unit_flag=0, "
                          "is_channel_split=False)",
+    "InitConstValueParams": "InitConstValueParams(repeat_times=0, block_num=0, dst_gap=0, "
+                            "init_value=0): init_const_value writes block_num blocks (32 B in "
+                            "L1, 512 B in L0A/L0B) per repeat, then skips dst_gap blocks",
 }
 
 CUBE_BUILTINS: dict = {name: _builtin(name, REGISTRY[name].doc)
-                       for name in ("load_data", "load_data_with_transpose", "mmad", "fixpipe")}
+                       for name in ("load_data", "load_data_with_transpose", "mmad", "fixpipe",
+                                   "init_const_value")}
 CUBE_BUILTINS.update({name: _builtin(name, doc) for name, doc in _DOCS.items()})
 CUBE_BUILTINS.update(FixpipeConfig=FixpipeConfig, QuantModes=QuantModes, CO2Layout=CO2Layout)

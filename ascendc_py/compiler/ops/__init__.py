@@ -128,4 +128,4 @@ def vector_ops() -> list[OpSpec]:
     return [s for s in REGISTRY.values() if s.elem is not None]
 
 
-from . import vector, system, convert, reduce, movement, debug, cube, matmul, crosscore  # noqa: E402,F401,E501  (order = op index)
+from . import vector, system, convert, reduce, movement, debug, cube, matmul, crosscore, cube_init  # noqa: E402,F401,E501  (order = op index)

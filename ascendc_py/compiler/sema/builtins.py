@@ -453,4 +453,4 @@ def repeat_strides(v: SVal, binary: bool, loc: SourceLoc) -> tuple:
             f["src_rep_stride"], eight)
 
 
-from . import objects, convert, reduce, movement, debug, cube, adv, crosscore  # noqa: E402,F401,E501  (registrations)
+from . import objects, convert, reduce, movement, debug, cube, adv, crosscore, cube_init  # noqa: E402,F401,E501  (registrations)
