@@ -189,3 +189,73 @@ def test_cube_and_mix_samples_run_clean(name):
     finally:
         asc.set_sanitizer(None)
         sys.path.remove(str(SAMPLES))
+
+
+@asc.kernel
+def bias_and_queues(x: asc.GlobalAddress, bias: asc.GlobalAddress, y: asc.GlobalAddress,
+                    SKIP: asc.ConstExpr[int]):
+    """A and B through A1/B1 → A2/B2 TQues, the bias through C1 → C2 (BiasTable); SKIP 1: the
+    A1 tensor is used without enque/deque; SKIP 2: no MTE1_M between the bias copy and mmad."""
+    xg = asc.GlobalTensor(); xg.set_global_buffer(x)
+    sg = asc.GlobalTensor(); sg.set_global_buffer(bias)
+    yg = asc.GlobalTensor(); yg.set_global_buffer(y)
+    pipe = asc.TPipe()
+    qa1 = asc.TQue(asc.TPosition.A1, 1)
+    qa2 = asc.TQue(asc.TPosition.A2, 1)
+    qb2 = asc.TQue(asc.TPosition.B2, 1)
+    qc = asc.TQue(asc.TPosition.CO1, 1)
+    pipe.init_buffer(qa1, 1, 512)
+    pipe.init_buffer(qa2, 1, 512)
+    pipe.init_buffer(qb2, 1, 512)
+    pipe.init_buffer(qc, 1, 1024)
+    s1 = asc.LocalTensor(asc.float32, asc.TPosition.C1, 4096, 16)
+    bt = asc.LocalTensor(asc.float32, asc.TPosition.C2, 0, 16)
+    asc.data_copy(s1, sg, 16)
+    asc.set_flag(asc.HardEvent.MTE2_MTE1, 1)
+    asc.wait_flag(asc.HardEvent.MTE2_MTE1, 1)
+    a1 = qa1.alloc_tensor(asc.float16)
+    asc.data_copy(a1, xg, asc.Nd2NzParams(1, 16, 16, 0, 16, 16, 1, 0))  # copy-a1
+    if SKIP != 1:
+        qa1.enque(a1)
+        a1 = qa1.deque(asc.float16)
+    a2 = qa2.alloc_tensor(asc.float16)
+    asc.load_data(a2, a1, asc.LoadData2DParams(0, 1, 1, 0, 0, False, 0))  # load-a2
+    qa2.enque(a2)
+    b2 = qb2.alloc_tensor(asc.float16)
+    asc.load_data(b2, a1, asc.LoadData2DParams(0, 1, 1, 0, 0, True, 0))
+    qb2.enque(b2)
+    qa1.free_tensor(a1)
+    asc.data_copy(bt, s1, 16)  # bias-copy (after the queues' events: only MTE1_M orders it)
+    if SKIP != 2:
+        asc.set_flag(asc.HardEvent.MTE1_M, 2)
+        asc.wait_flag(asc.HardEvent.MTE1_M, 2)
+    a2 = qa2.deque(asc.float16)
+    b2 = qb2.deque(asc.float16)
+    c = qc.alloc_tensor(asc.float32)
+    asc.mmad(c, a2, b2, bt, asc.MmadParams(16, 16, 16))  # mmad-bias
+    qa2.free_tensor(a2)
+    qb2.free_tensor(b2)
+    qc.enque(c)
+    c = qc.deque(asc.float32)
+    asc.fixpipe(yg, c, asc.FixpipeParamsV220(16, 16, 16, 16))
+    qc.free_tensor(c)
+
+
+def test_queues_and_bias_table_run_clean():
+    bias = np.arange(16, dtype=np.float32)
+    y = np.zeros(256, np.float32)
+    bias_and_queues[1](X, bias, y, 0, sanitize=True)
+    m = X.reshape(16, 16).astype(np.float64)
+    np.testing.assert_allclose(y.reshape(16, 16), m @ m + bias, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("skip,this,other,mem,event", [
+    (1, "load-a2", "copy-a1", "L1", "MTE2_MTE1"), (2, "mmad-bias", "bias-copy", "BT", "MTE1_M")])
+def test_queue_misuse_and_bias_table_races(skip, this, other, mem, event):
+    with pytest.raises(asc.DataRaceError) as info:
+        bias_and_queues[1](X, np.zeros(16, np.float32), np.zeros(256, np.float32), skip,
+                           sanitize=True)
+    first = str(info.value).splitlines()[0]
+    assert f":{line_of(bias_and_queues, '# ' + this)}:" in first
+    assert f":{line_of(bias_and_queues, '# ' + other)}:" in first
+    assert f"({mem} bytes [" in first and f"HardEvent.{event}" in str(info.value)
