@@ -6,7 +6,8 @@ order of the scalar unit); ``set_flag``/``enque``/``free_tensor`` snapshot the s
 clock into the event's record and ``wait_flag``/``deque``/``alloc_tensor`` join it into the
 destination pipe's clock; ``pipe_barrier(PIPE_ALL)`` joins every clock. Local memory is
 shadowed at 32-byte granularity: the last write (pipe, clock, site) and, per pipe, the last
-read. An access by pipe p conflicts with an earlier access by pipe q unless ``VC[p][q]`` has
+read, packed into 8 int64 per granule; each memory the core uses (UB; L1, L0A, L0B, L0C, BT,
+FB on the cube core) has its own run of records, found through the state header. An access by pipe p conflicts with an earlier access by pipe q unless ``VC[p][q]`` has
 reached the earlier access's clock: that is a data race, reported with both source lines and
 the HardEvent that would order them.
 
