@@ -30,8 +30,10 @@ test: venv
 bench: venv
 	$(PY) benchmarks/run.py
 
+# Long runs share the machine with other work: a case counts as hung after 60 s of wall time.
 fuzz: venv
-	$(PY) -m pytest -q tests -m fuzz --hypothesis-profile=long
+	ASCENDC_PY_FUZZ_TIMEOUT=$${ASCENDC_PY_FUZZ_TIMEOUT:-60} $(PY) -m pytest -q tests -m fuzz \
+		--hypothesis-profile=long --hypothesis-show-statistics
 
 clean:
 	rm -rf $(VENV) out build dist .pytest_cache .hypothesis *.egg-info
