@@ -1241,6 +1241,21 @@ def sample_bases() -> list[tuple[str, str, Recipe]]:
             "layernorm_kernel", 2, (_f32("in", 4 * 64), _f32("in", 64, "pos"), _f32("in", 64),
                                     _f32("out", 4 * 64), Arg("scalar", value=4),
                                     Arg("scalar", value=64), Arg("scalar", value=1e-5)))))
+    if (SAMPLES / "mix_pipeline.py").exists():
+        # a mix kernel: the AIC feeds its two AIVs through a GM workspace with cross-core flags
+        tile = 2048
+        bases.append(_sample_case("mix_pipeline.py", Recipe(
+            "mix_pipeline", 2, (_f32("in", 2 * 2 * tile), _f32("out", 2 * 2 * tile),
+                                _f32("out", 2 * 2 * tile), Arg("scalar", value=2)))))
+    cube_kernels = ROOT / "ascendc_py" / "torch_bridge" / "cube_kernels.py"
+    if cube_kernels.exists():
+        # the low-level cube kernel (Nd2Nz, load_data, mmad with bias, fixpipe): 20x40 @ 40x24
+        bases.append(("cube_kernels.py", kernel_part(cube_kernels), Recipe(
+            "linear_kernel", 1, (Arg("in", "float16", 20 * 40), Arg("in", "float16", 24 * 40),
+                                 _f32("in", 256), _f32("out", 20 * 24), Arg("scalar", value=20),
+                                 Arg("scalar", value=24), Arg("scalar", value=40),
+                                 Arg("const", value=128), Arg("const", value=256),
+                                 Arg("const", value=128), Arg("const", value=0)))))
     return bases
 
 
