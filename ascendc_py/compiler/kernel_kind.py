@@ -19,13 +19,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..dsl.kernel_types import KernelType, options_key, parse_kernel_type  # noqa: F401
-from ..dsl.types import Memory, PipeID
+from ..dsl.kernel_types import (AIC_MEMORIES, AIV_MEMORIES, KernelType,
+                                options_key, parse_kernel_type)  # noqa: F401  (options_key: re-export)
+from ..dsl.types import PipeID
 from . import ir
 from .errors import KernelValueError, SourceLoc
 
-CUBE_MEMORIES = frozenset({Memory.L1, Memory.L0A, Memory.L0B, Memory.L0C, Memory.BT, Memory.FB})
-VECTOR_MEMORIES = frozenset({Memory.UB})
+CUBE_MEMORIES = AIC_MEMORIES
+VECTOR_MEMORIES = AIV_MEMORIES
 CUBE_PIPES = frozenset({PipeID.PIPE_M, PipeID.PIPE_MTE1, PipeID.PIPE_FIX})
 VECTOR_PIPES = frozenset({PipeID.PIPE_V})
 MATMUL_PREFIX = "matmul_"

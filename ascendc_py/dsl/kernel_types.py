@@ -26,6 +26,8 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from .types import Memory
+
 
 class KernelType(enum.Enum):
     """pyasc's kernel types (``asc.runtime.config.KernelType``), same names and values."""
@@ -135,5 +137,22 @@ def options_key(options: Any) -> str:
     return f"[{','.join(parts)}]" if parts else ""
 
 
+#: memories of the cube core (AIC) and of a vector core (AIV)
+AIC_MEMORIES = frozenset({Memory.L1, Memory.L0A, Memory.L0B, Memory.L0C, Memory.BT, Memory.FB})
+AIV_MEMORIES = frozenset({Memory.UB})
+#: ops that synchronise sub-cores (they need the sub-core runtime even in vector kernels)
+SUBCORE_SYNC_OPS = ("cross_core_set_flag", "cross_core_wait_flag", "sync_all")
+
+
+def needs_subcores(kernel_type: str, memories, ops) -> bool:
+    """Whether a compiled kernel runs on the sub-core runtime (``simulator/subcores.py``):
+    a cube or mix kernel, or one that uses cube memories, Matmul calls or cross-core sync.
+    Plain vector kernels take the runtime's fast path."""
+    if layout(kernel_type).kind != "vector" or set(memories) & AIC_MEMORIES:
+        return True
+    return any(op in SUBCORE_SYNC_OPS or op.startswith("matmul_") for op in ops)
+
+
 __all__ = ["KernelType", "SubcoreLayout", "layout", "parse_kernel_type", "MODE_VECTOR",
-           "MODE_CUBE", "MODE_MIX", "options_key"]
+           "MODE_CUBE", "MODE_MIX", "options_key",
+           "AIC_MEMORIES", "AIV_MEMORIES", "SUBCORE_SYNC_OPS", "needs_subcores"]

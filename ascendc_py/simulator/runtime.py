@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..dsl.kernel_types import needs_subcores
 from ..dsl.types import Memory
 from typing import Optional
 
@@ -260,26 +261,13 @@ _WATCHDOG = _Watchdog()
 _UNPLANNED = object()
 
 
-_CUBE_MEMORIES = frozenset({Memory.L1, Memory.L0A, Memory.L0B, Memory.L0C, Memory.BT, Memory.FB})
-_SUBCORE_OPS = ("cross_core_set_flag", "cross_core_wait_flag", "sync_all")
-
-
-def _plain_vector_kernel(compiled) -> bool:
-    """True when ``subcores.plan_for(compiled)`` would be None (a vector kernel without cube
-    memories, Matmul calls or cross-core synchronisation), decided without importing it."""
-    if getattr(compiled, "kernel_type", "AIV_ONLY") != "AIV_ONLY":
-        return False
-    if set(compiled.memories) & _CUBE_MEMORIES:
-        return False
-    return not any(s.op in _SUBCORE_OPS or s.op.startswith("matmul_") for s in compiled.sites)
-
-
 def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_capacity, timing,
          lenient, sanitize=False) -> LaunchResult:
     plan = compiled.__dict__.get("_subcore_plan", _UNPLANNED)
     if plan is _UNPLANNED:
-        if _plain_vector_kernel(compiled):      # the fast path: no need to import subcores
-            plan = compiled._subcore_plan = None
+        if not needs_subcores(getattr(compiled, "kernel_type", "AIV_ONLY"), compiled.memories,
+                              (site.op for site in compiled.sites)):
+            plan = compiled._subcore_plan = None      # the fast path: subcores not imported
         else:
             from .subcores import plan_for
             plan = plan_for(compiled)

@@ -28,16 +28,15 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..compiler.ops.debug import PRINT_BUFFER_BYTES
-from ..dsl.kernel_types import SubcoreLayout, layout as layout_of
+from ..dsl.kernel_types import (AIC_MEMORIES, AIV_MEMORIES, SUBCORE_SYNC_OPS,
+                                 SubcoreLayout, layout as layout_of, needs_subcores)
 from ..dsl.types import Memory
 from . import abi, sanitizer, timing_params
 from . import xcore_layout as X
 from .runtime import (LENIENT_SLACK, WORKERS, BlockTiming, LaunchResult, _Core, _WATCHDOG,
                       _block_timing, local_memory_sizes, pack_scalars)
 
-XCORE_OPS = ("cross_core_set_flag", "cross_core_wait_flag", "sync_all")
-AIC_MEMORIES = frozenset({Memory.L1, Memory.L0A, Memory.L0B, Memory.L0C, Memory.BT, Memory.FB})
-AIV_MEMORIES = frozenset({Memory.UB})
+XCORE_OPS = SUBCORE_SYNC_OPS
 E = abi.ErrorCode
 
 
@@ -60,17 +59,16 @@ def plan_for(compiled) -> Optional[Plan]:
         return compiled._subcore_plan
     except AttributeError:
         pass
-    lay = layout_of(getattr(compiled, "kernel_type", "AIV_ONLY"))
+    kernel_type = getattr(compiled, "kernel_type", "AIV_ONLY")
     sites = list(compiled.sites)
     uses = any(s.op in XCORE_OPS for s in sites)
     glob = [i for i, s in enumerate(sites)
             if s.op == "sync_all" or (s.op == "cross_core_set_flag" and s.detail
                                       and s.detail[0] == 0)]
     plan = None
-    cube_memory = (bool(set(compiled.memories) & AIC_MEMORIES)  # explicit AIV_ONLY: faults
-                   or any(s.op.startswith("matmul_") for s in sites))
-    if lay.kind != "vector" or uses or cube_memory:
-        plan = Plan(lay, uses, bool(glob), glob[0] if glob else -1)
+    # (an explicit vector kernel using cube memories or Matmul runs here too: it faults)
+    if needs_subcores(kernel_type, compiled.memories, (s.op for s in sites)):
+        plan = Plan(layout_of(kernel_type), uses, bool(glob), glob[0] if glob else -1)
     compiled._subcore_plan = plan
     return plan
 
