@@ -18,24 +18,14 @@ import numpy as np
 
 import ascendc_py as asc
 from ascendc_py import host
-from ascendc_py.torch_bridge.cube_kernels import swiglu_ffn_kernel
+from ascendc_py.torch_bridge.cube_kernels import swiglu_ffn_kernel, swiglu_ffn_tiling
 
 HOST_TYPES = {np.float16: host.DataType.DT_FLOAT16, np.float32: host.DataType.DT_FLOAT}
 
 
 def make_tiling(m, n, k, dtype):
     """M×N over every vector core of the platform (the AIVs number themselves 2·block + sub)."""
-    t = host.MultiCoreMatmulTiling(host.get_ascendc_platform())
-    t.set_a_type(host.TPosition.GM, host.CubeFormat.ND, HOST_TYPES[dtype], False)
-    t.set_b_type(host.TPosition.GM, host.CubeFormat.ND, HOST_TYPES[dtype], False)
-    t.set_c_type(host.TPosition.GM, host.CubeFormat.ND, host.DataType.DT_FLOAT)
-    t.set_dim(asc.current_platform().aiv_cores)
-    t.set_org_shape(m, n, k)
-    t.set_shape(m, n, k)
-    t.enable_bias(False)
-    tiling = asc.adv.TCubeTiling()
-    t.get_tiling(tiling)
-    return tiling
+    return swiglu_ffn_tiling(m, n, k, HOST_TYPES[dtype])
 
 
 def swiglu_ffn(x, wg, wu):

@@ -106,6 +106,26 @@ SWIGLU_FFN_UB_BYTES_PER_ELEM = 28
 SWIGLU_FFN_UB_BUDGET = 160 * 1024
 
 
+def swiglu_ffn_tiling(m: int, n: int, k: int, in_type):
+    """The TCubeTiling of ``swiglu_ffn_kernel`` for x (m×k) @ w (k×n) with inputs of host
+    ``DataType`` ``in_type``: m×n over every vector core of the platform (the AIVs number
+    themselves 2·block + sub-block); launch ``ceil(used_core_num / 2)`` blocks."""
+    from .. import host
+    from ..adv import TCubeTiling
+    from ..simulator.config import current_platform
+    t = host.MultiCoreMatmulTiling(host.get_ascendc_platform())
+    t.set_a_type(host.TPosition.GM, host.CubeFormat.ND, in_type, False)
+    t.set_b_type(host.TPosition.GM, host.CubeFormat.ND, in_type, False)
+    t.set_c_type(host.TPosition.GM, host.CubeFormat.ND, host.DataType.DT_FLOAT)
+    t.set_dim(current_platform().aiv_cores)
+    t.set_org_shape(m, n, k)
+    t.set_shape(m, n, k)
+    t.enable_bias(False)
+    tiling = TCubeTiling()
+    t.get_tiling(tiling)
+    return tiling
+
+
 @asc.kernel
 def swiglu_ffn_kernel(x: asc.GlobalAddress, wg: asc.GlobalAddress, wu: asc.GlobalAddress,
                       y: asc.GlobalAddress, ws: asc.GlobalAddress,

@@ -31,6 +31,12 @@ from .custom_op import OpInputError, custom_op
 
 
 
+def _host_types():
+    from ..host import DataType
+    return {torch.float16: DataType.DT_FLOAT16, torch.bfloat16: DataType.DT_BF16,
+            torch.float32: DataType.DT_FLOAT}
+
+
 def _quant(dtype) -> int:
     from ..dsl.cube_api import QuantModes
     return int({torch.float16: QuantModes.F322F16, torch.bfloat16: QuantModes.F322BF16,
@@ -49,8 +55,8 @@ def _linear_shape(x, w, b):
     return (*x.shape[:-1], w.shape[0])
 
 
-def launch_linear(x: Tensor, w: Tensor, b: Tensor, out: Tensor):
-    """Launch ``linear_kernel`` for ``out = x @ w.T + b`` (contiguous CPU tensors)."""
+def _launch_linear(x: Tensor, w: Tensor, b: Tensor, *, out: Tensor):
+    """x @ w.T + b on the cube unit (x (..., K), w (N, K), b (N,)): ``linear_kernel``."""
     n, k = w.shape
     m = math.prod(x.shape[:-1])
     x2 = x.reshape(m, k)
@@ -65,11 +71,6 @@ def launch_linear(x: Tensor, w: Tensor, b: Tensor, out: Tensor):
     blocks = -(-m // tm) * -(-n // tn)
     return CK.linear_kernel[blocks](x2, w, bias, out.view(m, n), m, n, k, tm, tn, tk,
                                     _quant(x.dtype))
-
-
-def _launch_linear(x: Tensor, w: Tensor, b: Tensor, *, out: Tensor):
-    """x @ w.T + b on the cube unit (x (..., K), w (N, K), b (N,))."""
-    return launch_linear(x, w, b, out)
 
 
 def _linear_setup(ctx, inputs, output):
@@ -107,28 +108,9 @@ def _swiglu_ffn_shape(x, wg, wu):
     return (*x.shape[:-1], wg.shape[1])
 
 
-def ffn_tiling(m: int, n: int, k: int, dtype: torch.dtype):
-    """The TCubeTiling of the fused kernel: M×N over every vector core of the platform."""
-    from .. import host
-    from ..adv import TCubeTiling
-    from ..simulator.config import current_platform
-    kind = {torch.float16: host.DataType.DT_FLOAT16, torch.bfloat16: host.DataType.DT_BF16,
-            torch.float32: host.DataType.DT_FLOAT}[dtype]
-    t = host.MultiCoreMatmulTiling(host.get_ascendc_platform())
-    t.set_a_type(host.TPosition.GM, host.CubeFormat.ND, kind, False)
-    t.set_b_type(host.TPosition.GM, host.CubeFormat.ND, kind, False)
-    t.set_c_type(host.TPosition.GM, host.CubeFormat.ND, host.DataType.DT_FLOAT)
-    t.set_dim(current_platform().aiv_cores)
-    t.set_org_shape(m, n, k)
-    t.set_shape(m, n, k)
-    t.enable_bias(False)
-    tiling = TCubeTiling()
-    t.get_tiling(tiling)
-    return tiling
-
-
-def launch_swiglu_ffn(x: Tensor, wg: Tensor, wu: Tensor, out: Tensor):
-    """Launch ``swiglu_ffn_kernel`` for ``out = silu(x @ wg) * (x @ wu)`` (contiguous tensors)."""
+def _launch_swiglu_ffn(x: Tensor, wg: Tensor, wu: Tensor, *, out: Tensor):
+    """silu(x @ wg) * (x @ wu) in one mix kernel (x (..., K), wg and wu (K, N)):
+    ``swiglu_ffn_kernel``."""
     k, n = wg.shape
     m = math.prod(x.shape[:-1])
     if m == 0 or n == 0:
@@ -136,15 +118,10 @@ def launch_swiglu_ffn(x: Tensor, wg: Tensor, wu: Tensor, out: Tensor):
     if k == 0:
         out.zero_()                 # silu(0) * 0
         return None
-    tiling = ffn_tiling(m, n, k, x.dtype)
+    tiling = CK.swiglu_ffn_tiling(m, n, k, _host_types()[x.dtype])
     workspace = torch.empty(2 * m * n, dtype=torch.float32)
     return CK.swiglu_ffn_kernel[-(-tiling.used_core_num // 2)](
         x.reshape(m, k), wg, wu, out.view(m, n), workspace, tiling)
-
-
-def _launch_swiglu_ffn(x: Tensor, wg: Tensor, wu: Tensor, *, out: Tensor):
-    """silu(x @ wg) * (x @ wu) in one mix kernel (x (..., K), wg and wu (K, N))."""
-    return launch_swiglu_ffn(x, wg, wu, out)
 
 
 def _swiglu_ffn_setup(ctx, inputs, output):
@@ -173,4 +150,4 @@ swiglu_ffn = custom_op("ascendc::swiglu_ffn", _launch_swiglu_ffn, shape_rule=_sw
                        setup_context=_swiglu_ffn_setup)
 
 OPS = {op.name: op for op in (linear, swiglu_ffn)}
-__all__ = ["linear", "launch_linear", "swiglu_ffn", "launch_swiglu_ffn", "ffn_tiling", "OPS"]
+__all__ = ["linear", "swiglu_ffn", "OPS"]
