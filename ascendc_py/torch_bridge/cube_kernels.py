@@ -127,6 +127,20 @@ def swiglu_ffn_tiling(m: int, n: int, k: int, in_type):
 
 
 @asc.kernel
+def zero_both_buffers(q: asc.TQue, count: int):
+    """Write zeros into both buffers of a double-buffered float32 VECIN queue (alloc, duplicate,
+    enque each; then deque and free both, which orders the vector writes before the next
+    copy-in by the queue's flags)."""
+    for _ in asc.static_range(2):
+        z = q.alloc_tensor(asc.float32)
+        asc.duplicate(z, 0.0, count)
+        q.enque(z)
+    for _ in asc.static_range(2):
+        z = q.deque(asc.float32)
+        q.free_tensor(z)
+
+
+@asc.kernel
 def swiglu_ffn_kernel(x: asc.GlobalAddress, wg: asc.GlobalAddress, wu: asc.GlobalAddress,
                       y: asc.GlobalAddress, ws: asc.GlobalAddress,
                       tiling: asc.adv.TCubeTiling):
@@ -197,14 +211,8 @@ def swiglu_ffn_kernel(x: asc.GlobalAddress, wg: asc.GlobalAddress, wu: asc.Globa
         t = calc.get(asc.float32)
         # rows land in UB `cols` floats apart; the gap after a row's 32-byte-padded data is never
         # copied into: zero every input buffer once so the vector unit never reads garbage there
-        for q in asc.static_range(2):
-            for _ in asc.static_range(2):
-                z = (q_g if q == 0 else q_u).alloc_tensor(asc.float32)
-                asc.duplicate(z, 0.0, rows * cols)
-                (q_g if q == 0 else q_u).enque(z)
-            for _ in asc.static_range(2):
-                z = (q_g if q == 0 else q_u).deque(asc.float32)
-                (q_g if q == 0 else q_u).free_tensor(z)
+        zero_both_buffers(q_g, rows * cols)
+        zero_both_buffers(q_u, rows * cols)
         in_gap = (cols * 4 - asc.ceildiv(tail_n * 4, 32) * 32) // 32   # UB gap between rows
         out_gap = (cols * dt.sizeof() - asc.ceildiv(tail_n * dt.sizeof(), 32) * 32) // 32
         r = 0
