@@ -51,6 +51,15 @@ def _aligned(fb: FnBuilder, addr, mem: Memory, which: int, site) -> None:
     fb.fail_with(bad, E.CUBE_MISALIGNED, site, addr, fb.i64(a), fb.i64(which + 256 * int(mem)))
 
 
+def _aligned_l0(fb: FnBuilder, dst_mem, addr, site) -> None:
+    """``_aligned`` for a load destination whose memory (L0A or L0B) is a runtime value."""
+    with fb.b.if_else(fb.b.icmp_signed("==", dst_mem, fb.i64(int(Memory.L0A)))) as (l0a, l0b):
+        with l0a:
+            _aligned(fb, addr, Memory.L0A, 0, site)
+        with l0b:
+            _aligned(fb, addr, Memory.L0B, 0, site)
+
+
 def _local(fb: FnBuilder, mem: Memory, addr, nbytes, which: int, site) -> L.Value:
     """Check [addr, addr+nbytes) of ``mem`` and return the address (i64) of its start."""
     call_rt(fb, "check_local", fb.i64(int(mem)), addr, nbytes, fb.i64(1), fb.i64(which), site)
@@ -178,12 +187,7 @@ def cube_load2d(fb: FnBuilder, dst_mem, dst_a, src_mem, src_a, src_off, esize, s
     tr = b.icmp_signed("!=", transpose, fb.i64(0))
     fb.fail_with(b.and_(tr, b.icmp_signed("!=", esize, fb.i64(2))), E.CUBE_PARAM_RANGE, site,
                  transpose, fb.i64(0), fb.i64(5))
-    is_a = b.icmp_signed("==", dst_mem, fb.i64(int(Memory.L0A)))
-    with b.if_else(is_a) as (a_side, b_side):
-        with a_side:
-            _aligned(fb, dst_a, Memory.L0A, 0, site)
-        with b_side:
-            _aligned(fb, dst_a, Memory.L0B, 0, site)
+    _aligned_l0(fb, dst_mem, dst_a, site)
     frac = fb.i64(512)
     with b.if_then(b.icmp_signed(">", repeat, fb.i64(0))):
         ext = b.mul(b.add(b.mul(b.sub(repeat, fb.i64(1)), b.add(gap, fb.i64(1))), fb.i64(1)),
@@ -246,12 +250,7 @@ def cube_load2d_t(fb: FnBuilder, dst_mem, dst_a, src_a, esize, start, repeat, ss
     fractals (ops/cube.transpose_square)."""
     b = fb.b
     _checks(fb, (start, repeat, sstride, gap, frac_gap, mode), LOAD2D_T_FIELDS, site)
-    is_a = b.icmp_signed("==", dst_mem, fb.i64(int(Memory.L0A)))
-    with b.if_else(is_a) as (a_side, b_side):
-        with a_side:
-            _aligned(fb, dst_a, Memory.L0A, 0, site)
-        with b_side:
-            _aligned(fb, dst_a, Memory.L0B, 0, site)
+    _aligned_l0(fb, dst_mem, dst_a, site)
     frac = fb.i64(512)
     two = b.icmp_signed("!=", esize, fb.i64(2))
     nfrac = b.select(two, fb.i64(2), fb.i64(1))
