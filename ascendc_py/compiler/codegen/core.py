@@ -71,6 +71,20 @@ class FnBuilder:
         """A header slot holding an address, as a pointer."""
         return self.b.inttoptr(self.ld(index), PTR)
 
+    def smax(self, x: L.Value, y: L.Value) -> L.Value:
+        """The larger of two signed integers."""
+        return self.b.select(self.b.icmp_signed(">", x, y), x, y)
+
+    def smin(self, x: L.Value, y: L.Value) -> L.Value:
+        """The smaller of two signed integers."""
+        return self.b.select(self.b.icmp_signed("<", x, y), x, y)
+
+    def ceil_div(self, x: L.Value, y: L.Value) -> L.Value:
+        """ceil(x / y) of i64 values for x >= 0; a divisor below 1 counts as 1."""
+        one = self.i64(1)
+        y = self.smax(y, one)
+        return self.b.sdiv(self.b.add(x, self.b.sub(y, one)), y)
+
     def i64(self, v: int) -> L.Constant:
         return L.Constant(I64, v)
 

@@ -192,15 +192,7 @@ def matmul(fb: FnBuilder, site, **a):
     b = fb.b
     z, one = fb.i64(0), fb.i64(1)
 
-    def smax(x, y):
-        return b.select(b.icmp_signed(">", x, y), x, y)
-
-    def smin(x, y):
-        return b.select(b.icmp_signed("<", x, y), x, y)
-
-    def ceil_div(x, y):
-        y = smax(y, one)
-        return b.sdiv(b.add(x, b.sub(y, one)), y)
+    smax, smin, ceil_div = fb.smax, fb.smin, fb.ceil_div
 
     m, n, k = smax(a["m"], z), smax(a["n"], z), smax(a["k"], z)
     # a vector kernel (explicit AIV_ONLY / MIX_AIV_*) has no cube unit and no matmul server:

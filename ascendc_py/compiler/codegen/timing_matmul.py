@@ -74,18 +74,10 @@ def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1
     z, one = tb.i64(0), tb.i64(1)
     f0 = L.Constant(F64, 0.0)
 
-    def smax(x, y):
-        return b.select(b.icmp_signed(">", x, y), x, y)
-
-    def smin(x, y):
-        return b.select(b.icmp_signed("<", x, y), x, y)
+    smax, smin, ceil_div = tb.smax, tb.smin, tb.ceil_div
 
     def fmin(x, y):
         return b.select(b.fcmp_ordered("<", x, y), x, y)
-
-    def ceil_div(x, y):
-        y = smax(y, one)
-        return b.sdiv(b.add(x, b.sub(y, one)), y)
 
     def var(init, t=I64):
         slot = tb.alloca_builder.alloca(t)
