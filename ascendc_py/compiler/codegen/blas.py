@@ -49,6 +49,8 @@ def _define(module: L.Module) -> list[str]:
     ctx, m, n, k, a, lda, bm, ldb, beta, c, ldc, ta, tb = func.args
     entry = func.append_basic_block("entry")
     b = L.IRBuilder(entry)
+    previous = b.alloca(I32)   # stack slots in the entry block, never inside a loop
+    acc = b.alloca(F32)
     slot = b.gep(ctx, [L.Constant(I64, abi.BLAS_SGEMM)], source_etype=I64)
     addr = b.load(slot, typ=I64)
     zero = L.Constant(I64, 0)
@@ -59,7 +61,6 @@ def _define(module: L.Module) -> list[str]:
                                 typ=I64)
             has_threads_fn = b.icmp_signed("!=", threads_fn, zero)
             set_threads = b.inttoptr(threads_fn, _THREADS.as_pointer())
-            previous = b.alloca(I32)
             b.store(L.Constant(I32, 0), previous)
             with b.if_then(has_threads_fn):
                 b.store(b.call(set_threads, [L.Constant(I32, 1)]), previous)
@@ -72,12 +73,12 @@ def _define(module: L.Module) -> list[str]:
             with b.if_then(has_threads_fn):
                 b.call(set_threads, [b.load(previous, typ=I32)])
         with no_blas:
-            _fallback(b, func, m, n, k, a, lda, bm, ldb, beta, c, ldc, ta, tb)
+            _fallback(b, func, acc, m, n, k, a, lda, bm, ldb, beta, c, ldc, ta, tb)
     b.ret_void()
     return [NAME]
 
 
-def _fallback(b, func, m, n, k, a, lda, bm, ldb, beta, c, ldc, ta, tb) -> None:
+def _fallback(b, func, acc, m, n, k, a, lda, bm, ldb, beta, c, ldc, ta, tb) -> None:
     """c[i, j] = sum_p A(i, p) * B(p, j) + beta * c[i, j], three plain loops."""
     zero, one = L.Constant(I64, 0), L.Constant(I64, 1)
 
@@ -104,7 +105,6 @@ def _fallback(b, func, m, n, k, a, lda, bm, ldb, beta, c, ldc, ta, tb) -> None:
 
     def row(i):
         def column(j):
-            acc = b.alloca(F32)
             b.store(L.Constant(F32, 0.0), acc)
 
             def step(p):
