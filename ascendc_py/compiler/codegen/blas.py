@@ -14,6 +14,7 @@ from llvmlite import ir as L
 from ...simulator import abi
 from ...simulator.blas import NO_TRANS, ROW_MAJOR, TRANS
 from . import runtime_lib
+from .core import counted_loop
 from .types import F32, I32, I64, PTR
 
 NAME = "asc_sgemm"
@@ -80,23 +81,7 @@ def _define(module: L.Module) -> list[str]:
 
 def _fallback(b, func, acc, m, n, k, a, lda, bm, ldb, beta, c, ldc, ta, tb) -> None:
     """c[i, j] = sum_p A(i, p) * B(p, j) + beta * c[i, j], three plain loops."""
-    zero, one = L.Constant(I64, 0), L.Constant(I64, 1)
-
-    def loop(b, count, body):
-        head = func.append_basic_block("loop")
-        inner = func.append_basic_block("body")
-        done = func.append_basic_block("done")
-        pre = b.block
-        b.branch(head)
-        b.position_at_end(head)
-        i = b.phi(I64)
-        i.add_incoming(zero, pre)
-        b.cbranch(b.icmp_signed("<", i, count), inner, done)
-        b.position_at_end(inner)
-        body(i)
-        i.add_incoming(b.add(i, one), b.block)
-        b.branch(head)
-        b.position_at_end(done)
+    zero = L.Constant(I64, 0)
 
     def elem(ptr, ld, trans, r, col):
         idx = b.select(b.icmp_signed("!=", trans, zero), b.add(b.mul(col, ld), r),
@@ -110,12 +95,12 @@ def _fallback(b, func, acc, m, n, k, a, lda, bm, ldb, beta, c, ldc, ta, tb) -> N
             def step(p):
                 prod = b.fmul(elem(a, lda, ta, i, p), elem(bm, ldb, tb, p, j))
                 b.store(b.fadd(b.load(acc, typ=F32), prod), acc)
-            loop(b, k, step)
+            counted_loop(b, func, k, step)
             out = b.gep(c, [b.add(b.mul(i, ldc), j)], source_etype=F32)
             old = b.load(out, typ=F32)
             keep = b.fmul(beta, old)
             res = b.select(b.fcmp_ordered("==", beta, L.Constant(F32, 0.0)),
                            b.load(acc, typ=F32), b.fadd(b.load(acc, typ=F32), keep))
             b.store(res, out)
-        loop(b, n, column)
-    loop(b, m, row)
+        counted_loop(b, func, n, column)
+    counted_loop(b, func, m, row)

@@ -38,6 +38,24 @@ class CodegenResult:
     sites: list[Site] = field(default_factory=list)
 
 
+def counted_loop(b: L.IRBuilder, func: L.Function, n: L.Value, body) -> None:
+    """``for i in range(n): body(i)`` (i64 ``n``) at ``b``'s position in ``func``; ``b`` ends
+    after the loop. For library functions with any signature (``rtfuncs.counted`` is the same
+    for an FnBuilder)."""
+    pre = b.block
+    head = func.append_basic_block("loop")
+    done = func.append_basic_block("loop.end")
+    b.cbranch(b.icmp_signed(">", n, L.Constant(I64, 0)), head, done)
+    b.position_at_end(head)
+    i = b.phi(I64)
+    i.add_incoming(L.Constant(I64, 0), pre)
+    body(i)
+    nxt = b.add(i, L.Constant(I64, 1))
+    i.add_incoming(nxt, b.block)
+    b.cbranch(b.icmp_signed("<", nxt, n), head, done)
+    b.position_at_end(done)
+
+
 class FnBuilder:
     """An LLVM function whose first argument is the ctx array (kernels and runtime functions).
 

@@ -21,7 +21,7 @@ from ...dsl.types import DataType, Memory, bfloat16, float16, float32, int8
 from ...simulator import abi
 from ..ops.matmul import DTYPE_CODES, MATMUL_ARGS
 from . import blas, runtime_lib
-from .core import Codegen, FnBuilder, lowering
+from .core import Codegen, FnBuilder, counted_loop, lowering
 from .intrinsics import call_checked
 from .rtfuncs import call_rt, call_tm, counted, rt
 from .types import F32, I32, I64, PTR, convert, memory_type
@@ -49,21 +49,6 @@ def _store_name(dt: DataType, bias: DataType) -> str:
     return f"asc_mm_store_{dt.name}_{bias.name}"
 
 
-def _loop(b: L.IRBuilder, func: L.Function, n, body) -> None:
-    pre = b.block
-    head = func.append_basic_block("loop")
-    done = func.append_basic_block("loop.end")
-    b.cbranch(b.icmp_signed(">", n, L.Constant(I64, 0)), head, done)
-    b.position_at_end(head)
-    i = b.phi(I64)
-    i.add_incoming(L.Constant(I64, 0), pre)
-    body(i)
-    nxt = b.add(i, L.Constant(I64, 1))
-    i.add_incoming(nxt, b.block)
-    b.cbranch(b.icmp_signed("<", nxt, n), head, done)
-    b.position_at_end(done)
-
-
 def _define_pack(module: L.Module, dt: DataType) -> str:
     """``pack(src, ld, trans, rows, cols, dst)``: dst[r, c] (row-major rows x cols, float32) =
     X[r, c] where X is src row-major with row stride ld, or its transpose."""
@@ -82,8 +67,8 @@ def _define_pack(module: L.Module, dt: DataType) -> str:
             v = b.load(b.gep(src, [idx], source_etype=mt), typ=mt)
             b.store(convert(b, v, dt, float32),
                     b.gep(dst, [b.add(b.mul(r, cols), c)], source_etype=F32))
-        _loop(b, func, cols, col)
-    _loop(b, func, rows, row)
+        counted_loop(b, func, cols, col)
+    counted_loop(b, func, rows, row)
     b.ret_void()
     return func.name
 
@@ -107,8 +92,8 @@ def _define_store(module: L.Module, dt: DataType, bias_dt: DataType) -> str:
             bv = convert(b, b.load(bp, typ=bt), bias_dt, float32)
             b.store(convert(b, b.fadd(v, bv), float32, dt),
                     b.gep(dst, [b.add(b.mul(r, ldc), c)], source_etype=mt))
-        _loop(b, func, cols, col)
-    _loop(b, func, rows, row)
+        counted_loop(b, func, cols, col)
+    counted_loop(b, func, rows, row)
     b.ret_void()
     return func.name
 
@@ -135,14 +120,14 @@ def _define_i8(module: L.Module) -> str:
                 x = b.sext(b.load(b.gep(a, [ai], source_etype=I8), typ=I8), I32)
                 y = b.sext(b.load(b.gep(bm, [bi], source_etype=I8), typ=I8), I32)
                 b.store(b.add(b.load(acc, typ=I32), b.mul(x, y)), acc)
-            _loop(b, func, k, step)
+            counted_loop(b, func, k, step)
             with b.if_then(has_bias):
                 bv = b.load(b.gep(bias, [j], source_etype=I32), typ=I32)
                 b.store(b.add(b.load(acc, typ=I32), bv), acc)
             b.store(b.load(acc, typ=I32), b.gep(dst, [b.add(b.mul(i, ldc), j)],
                                                 source_etype=I32))
-        _loop(b, func, n, col)
-    _loop(b, func, m, row)
+        counted_loop(b, func, n, col)
+    counted_loop(b, func, m, row)
     b.ret_void()
     return func.name
 

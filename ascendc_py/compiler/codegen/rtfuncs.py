@@ -13,7 +13,7 @@ from llvmlite import ir as L
 
 from ...dsl.types import EVENT_IDS_PER_EVENT, PipeID
 from ...simulator import abi
-from .core import FnBuilder
+from .core import FnBuilder, counted_loop
 from ..ops import Family
 from .types import I1, I64, I8, PTR, intrinsic, memory_type
 
@@ -499,19 +499,7 @@ def masked_op_signature(dtype, src_dtype=None) -> L.FunctionType:
 
 def counted(fb: FnBuilder, n, body) -> None:
     """``for i in range(n): body(i)`` (i64), in the library's IR."""
-    b = fb.b
-    pre = b.block
-    head = fb.func.append_basic_block("loop")
-    done = fb.func.append_basic_block("loop.end")
-    b.cbranch(b.icmp_signed(">", n, fb.i64(0)), head, done)
-    b.position_at_end(head)
-    i = b.phi(I64)
-    i.add_incoming(fb.i64(0), pre)
-    body(i)
-    nxt = b.add(i, fb.i64(1))
-    i.add_incoming(nxt, b.block)
-    b.cbranch(b.icmp_signed("<", nxt, n), head, done)
-    b.position_at_end(done)
+    counted_loop(fb.b, fb.func, n, body)
 
 
 def lanes_mask(fb: FnBuilder, m):
