@@ -1,0 +1,83 @@
+"""The samples' results and simulated times, pinned bit for bit.
+
+Every launch a sample's ``main()`` makes is recorded: the kernel, its block count, a SHA-256 of
+every GM argument's bytes after the run (inputs and outputs), and the timing model's figures
+(cycles, per-pipe busy and stall cycles, instruction counts, bytes moved). They must equal
+``pinned_reports.json``: a change to checks, speed or structure never changes a result bit or
+a simulated cycle of a correct kernel. A change that is meant to alter the timing model or a
+sample regenerates the file on purpose:
+
+    ASCENDC_PY_UPDATE_PINS=1 .venv/bin/python -m pytest tests/e2e/test_pinned_reports.py
+
+and says why in its commit message.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import importlib
+import json
+import os
+import pathlib
+import sys
+
+import pytest
+
+from ascendc_py import profiler
+from ascendc_py.simulator import runtime
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SAMPLES_DIR = ROOT / "samples"
+PINS = pathlib.Path(__file__).with_name("pinned_reports.json")
+SAMPLE_NAMES = sorted(p.stem for p in SAMPLES_DIR.glob("*.py") if p.stem != "run_all")
+UPDATE = os.environ.get("ASCENDC_PY_UPDATE_PINS", "") not in ("", "0")
+
+
+def _report_fields(report) -> dict:
+    return {"cycles": int(report.cycles), "pipe_busy": dict(report.pipe_busy),
+            "stalls": {k: int(v) for k, v in report.stalls.items()},
+            "instructions": dict(report.instructions),
+            "bytes_moved": {k: int(v) for k, v in report.bytes_moved.items()},
+            "core_cycles": [int(c) for c in report.core_cycles]}
+
+
+@pytest.fixture()
+def recorded(monkeypatch):
+    """Every launch in order: kernel, blocks, GM digests (from run_blocks) and report."""
+    launches: list[dict] = []
+    real_run_blocks = runtime.run_blocks
+
+    def run_and_hash(compiled, platform, block_dim, gm_args, *args, **kwargs):
+        result = real_run_blocks(compiled, platform, block_dim, gm_args, *args, **kwargs)
+        digests = [hashlib.sha256(ctypes.string_at(a.address, a.nbytes)).hexdigest()[:16]
+                   for a in gm_args]
+        launches.append({"kernel": compiled.name, "block_dim": block_dim, "gm": digests})
+        return result
+
+    def on_report(report):
+        launches[-1].update(_report_fields(report))
+
+    monkeypatch.setattr(runtime, "run_blocks", run_and_hash)
+    profiler.observe(on_report)
+    sys.path.insert(0, str(SAMPLES_DIR))
+    try:
+        yield launches
+    finally:
+        sys.path.remove(str(SAMPLES_DIR))
+        profiler.unobserve(on_report)
+
+
+@pytest.mark.parametrize("name", SAMPLE_NAMES)
+def test_sample_results_and_cycles_are_pinned(name, recorded, capsys):
+    importlib.import_module(name).main()
+    capsys.readouterr()
+    pins = json.loads(PINS.read_text()) if PINS.exists() else {}
+    if UPDATE:
+        pins[name] = recorded
+        PINS.write_text(json.dumps(pins, indent=1, sort_keys=True) + "\n")
+        return
+    assert name in pins, f"no pins for sample {name}: regenerate {PINS.name} (see docstring)"
+    want = pins[name]
+    assert len(recorded) == len(want), "the sample makes a different number of launches"
+    for k, (got, exp) in enumerate(zip(recorded, want)):
+        assert got == exp, f"launch {k} ({exp['kernel']}) differs from the pinned report"
