@@ -187,6 +187,12 @@ class ConstantRangeError(KernelValueError):
     """A compile-time value out of its legal range (depth, step, shift, division by zero…)."""
 
 
+class SourceChangedError(KernelCompileError):
+    """The source text the compiler would read for a kernel is not the code Python is running:
+    the file changed since the module was imported (or the function was compiled from another
+    text under that file name)."""
+
+
 class RecursiveCallError(KernelCompileError):
     """A kernel function that calls itself (or nests too deeply) cannot be inlined."""
 

@@ -23,7 +23,7 @@ from .errors import InternalCompilerError, KernelCompileError, KernelError
 _llvm_lock = threading.Lock()
 _target_machine = None
 _engines: list = []  # keep MCJIT engines (and their code) alive for the process
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 
 
 def _llvm():
@@ -111,6 +111,7 @@ class CompiledKernel:
     globals_read: dict
     memories: tuple = ()
     kernel_type: str = "AIV_ONLY"               # dsl.kernel_types.KernelType member name
+    source_sha256: Optional[dict] = None        # qualified name -> SHA-256 of its source text
     compile_seconds: float = 0.0
     from_disk: bool = False
     stage_seconds: dict = field(default_factory=dict)
@@ -239,7 +240,8 @@ def _meta_to_compiled(name: str, address: int, meta: dict, **kw) -> CompiledKern
                           scalar_args=meta["scalar_args"], num_queues=meta["num_queues"],
                           queue_names=meta["queue_names"], globals_read=meta["globals_read"],
                           memories=meta["memories"],
-                          kernel_type=meta.get("kernel_type", "AIV_ONLY"), **kw)
+                          kernel_type=meta.get("kernel_type", "AIV_ONLY"),
+                          source_sha256=meta.get("source_sha256"), **kw)
 
 
 def elf_is_sound(obj: bytes) -> bool:
@@ -352,10 +354,27 @@ def compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
                 globals_read=result.globals_read,
                 memories=kir.memories_used(result.function),
                 kernel_type=kernel_kind.kernel_type(result.function,
-                                                    getattr(kernel, "options", {})))
+                                                    getattr(kernel, "options", {})),
+                source_sha256=source_hashes(kernel))
     _link_in_background(obj, entry, meta)
     return _meta_to_compiled(kernel.__name__, address, meta,
                              compile_seconds=time.perf_counter() - t0, stage_seconds=times)
+
+
+def source_hashes(kernel) -> dict:
+    """{qualified name: SHA-256 of the source text} of the kernel and of every helper whose
+    source this process has read (all that were compiled into it)."""
+    kernels, _ = kernel.dependency_guard()
+    return {f"{k.fn.__module__}.{k.fn.__qualname__}": k._source.sha256 for k, _ in kernels
+            if k._source is not None}
+
+
+def sources_agree(recorded: dict, kernel) -> bool:
+    """False when a kernel or helper whose source this process has read was compiled, by the
+    entry that recorded ``recorded``, from a different text: such an entry is never used."""
+    if not isinstance(recorded, dict):
+        return False
+    return all(recorded.get(name, sha) == sha for name, sha in source_hashes(kernel).items())
 
 
 def _link_in_background(obj: bytes, entry: Path, meta: dict) -> None:

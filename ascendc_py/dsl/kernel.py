@@ -71,26 +71,41 @@ class Kernel:
         if options:
             from ..compiler.kernel_kind import check_options
             check_options(options, self.def_loc())
+        self._read_code()
+
+    def _read_code(self) -> None:
+        """(Re)read everything derived from the function's code object: its parameters, and
+        no source, AST or compiled code yet. Called again when the code object is replaced
+        in place (IPython's autoreload assigns ``fn.__code__``)."""
+        fn = self.fn
+        self._code = fn.__code__
         self._source = None
         self._ast = None
         self._compiled: dict = {}
+        self._guards: dict = {}
         sig = inspect.signature(fn)
+        for p in sig.parameters.values():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise TypeError(f"kernel '{fn.__name__}': *args/**kwargs are not supported")
         self.params = tuple(
             _Param(p.name, _classify(p.annotation), p.annotation,
                    p.default if p.default is not inspect.Parameter.empty else _MISSING)
             for p in sig.parameters.values())
-        for p in sig.parameters.values():
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                raise TypeError(f"kernel '{fn.__name__}': *args/**kwargs are not supported")
+
+    def _sync_code(self) -> None:
+        if self.fn.__code__ is not self._code:
+            self._read_code()
 
     # ------------------------------------------------------------------ source and AST
     def source(self):
+        self._sync_code()
         if self._source is None:
             from ..compiler.frontend.source import capture_source
             self._source = capture_source(self.fn)
         return self._source
 
     def parsed(self):
+        self._sync_code()
         if self._ast is None:
             from ..compiler.frontend.parse import parse_function
             self._ast = parse_function(self.source())
@@ -132,6 +147,52 @@ class Kernel:
                     if isinstance(sub, (Kernel,) + _CONSTANT_TYPES + (tuple,)):
                         found.append((f"{name}.{attr}", sub))
         return found
+
+    def dependency_guard(self) -> tuple:
+        """What a compiled entry of this kernel depends on besides constants, as identities
+        to re-check on every launch: each kernel function reached (itself and its helpers,
+        transitively) with its code object, and each name (global, closure cell or module
+        attribute) through which the kernels reach a helper or a module. A helper redefined in
+        another notebook cell, a reloaded module, or a code object replaced in place by
+        autoreload breaks an identity, so the next launch recompiles."""
+        kernels, slots, seen = [], [], set()
+
+        def walk(k: "Kernel") -> None:
+            seen.add(k)
+            kernels.append((k, k.fn.__code__))
+            for container, key, obj in k._reference_slots():
+                if isinstance(obj, Kernel) or inspect.ismodule(obj):
+                    slots.append((container, key, obj))
+                if isinstance(obj, Kernel) and obj not in seen:
+                    walk(obj)
+
+        walk(self)
+        return tuple(kernels), tuple(slots)
+
+    def _reference_slots(self):
+        """(container, key, object) for each global, closure cell and referenced module's
+        attribute the body names: ``container`` is a dict (key: the name) or a cell (key:
+        None)."""
+        code = self.fn.__code__
+        cells = dict(zip(code.co_freevars, self.fn.__closure__ or ()))
+        globals_ = self.fn.__globals__
+        for name in code.co_names + code.co_freevars:
+            if name in cells:
+                try:
+                    obj = cells[name].cell_contents
+                except ValueError:
+                    continue
+                yield cells[name], None, obj
+            elif name in globals_:
+                obj = globals_[name]
+                yield globals_, name, obj
+            else:
+                continue
+            if inspect.ismodule(obj):
+                attrs = vars(obj)
+                for attr in code.co_names:
+                    if attr in attrs:
+                        yield attrs, attr, attrs[attr]
 
     def dependencies(self, seen=None) -> tuple[list, list]:
         """(qualname, source hash) of this kernel and its callees, and constants they name."""
@@ -215,14 +276,18 @@ class Kernel:
     def compiled_for(self, specs, platform):
         """The native code for a specialisation: memory cache, then disk, then compile."""
         from ..compiler import jit
+        self._sync_code()
         mem_key = specs
         entry = self._compiled.get(mem_key)
         if entry is not None:
-            changed = _changed_globals(entry.globals_read, self)
-            if not changed:
-                return entry, "memory"
-            warnings.warn(f"{self.__name__}: global {changed} changed since the kernel was "
-                          f"compiled; recompiling", stacklevel=4)
+            if _guard_holds(self._guards[mem_key]):
+                changed = _changed_globals(entry.globals_read, self)
+                if not changed:
+                    return entry, "memory"
+                warnings.warn(f"{self.__name__}: global {changed} changed since the kernel "
+                              f"was compiled; recompiling", stacklevel=4)
+            del self._compiled[mem_key]
+        guard = self.dependency_guard()
         sources, consts = self.dependencies()
         from .kernel_types import options_key
         key = jit.CacheKey(f"{self.fn.__module__}.{self.fn.__qualname__}"
@@ -231,12 +296,14 @@ class Kernel:
                            jit.host_target())
         origin = "disk"
         compiled = jit.load_cached(key, self.__name__)
-        if compiled is not None and _changed_globals(compiled.globals_read, self):
+        if compiled is not None and (_changed_globals(compiled.globals_read, self) or
+                                     not jit.sources_agree(compiled.source_sha256, self)):
             compiled = None
         if compiled is None:
             compiled = jit.compile_kernel(self, specs, key)
             origin = "compiled"
         self._compiled[mem_key] = compiled
+        self._guards[mem_key] = guard
         return compiled, origin
 
 
@@ -283,6 +350,25 @@ class Launcher:
         from .. import profiler
         profiler.notify(report)
         return report
+
+
+def _guard_holds(guard: tuple) -> bool:
+    """Every kernel still runs the code it was compiled from, and every name through which it
+    reaches a helper or module still holds the same object (``Kernel.dependency_guard``)."""
+    kernels, slots = guard
+    for kernel, code in kernels:
+        if kernel.fn.__code__ is not code:
+            return False
+    for container, key, obj in slots:
+        if key is None:
+            try:
+                if container.cell_contents is not obj:
+                    return False
+            except ValueError:
+                return False
+        elif container.get(key, _MISSING) is not obj:
+            return False
+    return True
 
 
 def _changed_globals(read: dict, kernel: Kernel) -> Optional[str]:

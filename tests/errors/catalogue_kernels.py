@@ -8,6 +8,7 @@ tests/errors/make_catalogue.py, so the catalogue shows exactly what the tests ru
 from __future__ import annotations
 
 import contextlib
+import inspect
 from dataclasses import dataclass
 
 import numpy as np
@@ -138,6 +139,32 @@ def k_RecursiveCallError(x: asc.GlobalAddress, n: int):
     """A kernel function calling itself: calls are inlined, so recursion cannot compile."""
     if n > 0:
         k_RecursiveCallError(x, n - 1)  # <-
+
+
+@asc.kernel  # <-
+def k_SourceChangedError(x: asc.GlobalAddress):
+    """This file was edited after the module was imported (the catalogue gives the kernel the
+    code of an earlier version of its text, see ``edited_after_import``): ascendc_py would
+    compile the new text while Python runs the old code, so it refuses."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+    xg.set_value(0, 2.0)
+
+
+@contextlib.contextmanager
+def edited_after_import():
+    """Run the kernel with the code of its text as it was before an edit (3.0 for 2.0)."""
+    fn = k_SourceChangedError.fn
+    lines, first = inspect.getsourcelines(fn)
+    earlier = "\n" * (first - 1) + "".join(lines).replace("2.0)", "3.0)")
+    namespace = dict(globals())
+    exec(compile(earlier, fn.__code__.co_filename, "exec"), namespace)  # noqa: S102
+    saved = fn.__code__
+    fn.__code__ = namespace["k_SourceChangedError"].fn.__code__
+    try:
+        yield
+    finally:
+        fn.__code__ = saved
 
 
 @asc.kernel
@@ -581,6 +608,7 @@ ENTRIES = [
     Entry("StaticAssertionError", f"k_StaticAssertionError[1]({X}, TILE=100)"),
     Entry("ConstantRangeError", f"k_ConstantRangeError[1]({X})"),
     Entry("RecursiveCallError", f"k_RecursiveCallError[1]({X}, 3)"),
+    Entry("SourceChangedError", f"k_SourceChangedError[1]({X})", setup="edited_after_import"),
     Entry("InternalCompilerError", f"k_InternalCompilerError[1]({X})",
           setup="simulated_compiler_bug"),
     Entry("BlockDimError", f"k_BlockDimError[0]({X})"),

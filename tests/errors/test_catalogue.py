@@ -39,6 +39,8 @@ EXPECT = {
     "StaticAssertionError": ["assertion failed", "TILE must be a multiple of 32"],
     "ConstantRangeError": ["TQue depth must be 1..8, got 9"],
     "RecursiveCallError": ["recursive call", "'k_RecursiveCallError'"],
+    "SourceChangedError": ["the source of 'k_SourceChangedError'", "changed since it was "
+                           "imported", "hint:", "reload"],
     "InternalCompilerError": ["internal compiler error", "KeyError", "simulated bug"],
     "BlockDimError": ["block_dim", "1..65535", "got 0"],
     "LaunchArgumentError": ["k_LaunchArgumentError", "'n'", "declared int", "1.5"],

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import linecache
 from dataclasses import dataclass
 
-from ..errors import KernelSyntaxError, SourceLoc
+from ..errors import KernelSyntaxError, SourceChangedError, SourceLoc
+from .code_match import source_matches_code
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,9 @@ def capture_source(fn) -> KernelSource:
     """The source of the Python function ``fn`` as a :class:`KernelSource`.
 
     Raises ``KernelSyntaxError`` if the source cannot be read (a function created by ``exec``
-    of a string or typed at the interactive prompt) or if ``fn`` is a lambda.
+    of a string or typed at the interactive prompt) or if ``fn`` is a lambda, and
+    ``SourceChangedError`` if the text found is not the source of the code Python runs (the
+    file was edited after the import): compiling it would run code the user is not running.
     """
     name = getattr(fn, "__name__", repr(fn))
     try:
@@ -96,5 +100,15 @@ def capture_source(fn) -> KernelSource:
             hint="functions created with exec() or typed at the interactive prompt have no "
                  "source that ascendc_py can read") from None
     text, col_offset = dedent_source(lines)
+    file_text = "".join(linecache.getlines(file))
+    if code is not None and not source_matches_code(
+            text, code, getattr(fn, "__qualname__", name), file_text,
+            getattr(fn, "__globals__", None)):
+        raise SourceChangedError(
+            f"the source of '{name}' in {file} is not the code Python is running: the file "
+            f"changed since it was imported (or '{name}' was compiled from another text)",
+            loc, hint="reload the module (importlib.reload), re-run the cell that defines "
+                      f"'{name}', or restart the interpreter, so that the code you run and "
+                      f"the source ascendc_py compiles are the same")
     return KernelSource(text, file, max(first_line, 1), col_offset,
                         hashlib.sha256(text.encode()).hexdigest())
