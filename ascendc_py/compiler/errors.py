@@ -45,13 +45,32 @@ UNKNOWN_LOC = SourceLoc("<unknown>", 0, 0)
 
 
 @dataclass(frozen=True)
+class TensorInfo:
+    """What an error message says about a LocalTensor operand: the name the user gave it at
+    the instruction (the argument's source text), its dtype, and where it was created."""
+
+    name: str
+    dtype: str
+    esize: int
+    origin: SourceLoc | None = None
+    made_by: str = ""          # 'alloc_tensor', 'deque', 'TBuf.get', 'LocalTensor(...)'
+
+    def describe(self) -> str:
+        where = f" at line {self.origin.line}" if self.origin and self.origin.line else ""
+        return f"{self.made_by}{where}" if self.made_by else ""
+
+
+@dataclass(frozen=True)
 class Site:
     """A place where a compiled kernel can fail or report: its location, the op involved and
-    details (operand names…). Compiled kernels keep a list of them; ctx stores an index."""
+    details (operand names…). Compiled kernels keep a list of them; ctx stores an index.
+    ``tensors``: per operand position of the instruction, a ``TensorInfo`` for LocalTensor
+    operands (None elsewhere)."""
 
     loc: SourceLoc | None
     op: str
     detail: tuple = ()
+    tensors: tuple = ()
 
 
 class KernelError(Exception):
@@ -223,6 +242,12 @@ class LocalOutOfRangeError(LocalMemoryError):
     """A local tensor access runs past the end of its memory (UB/L1/L0…) or starts below 0."""
 
 
+class TensorExtentError(LocalOutOfRangeError):
+    """An instruction's operand runs past the LocalTensor it was given (its length from
+    alloc_tensor, TBuf.get, a slice or LocalTensor(..., tile_size)), even if the bytes are
+    inside local memory: they belong to another buffer."""
+
+
 class MisalignedAddressError(LocalMemoryError):
     """A local address used by a vector op or a copy is not 32-byte aligned."""
 
@@ -332,6 +357,16 @@ class MaskRangeError(KernelRuntimeError):
 
 class RepeatRangeError(KernelRuntimeError):
     """repeat_times outside 0..255."""
+
+
+class ValueRangeError(KernelRuntimeError):
+    """A run-time value outside the range its use allows (a LocalTensor offset or address that
+    does not fit in 32 bits, an index beyond 2**40): it is never wrapped or truncated."""
+
+
+class StrideRangeError(KernelRuntimeError):
+    """A block or repeat stride of a masked vector instruction or a reduction outside its
+    hardware field (block strides 0..65535, repeat strides 0..255)."""
 
 
 class DataCopyParamError(KernelRuntimeError):

@@ -81,8 +81,14 @@ class Un:
 
 @dataclass(frozen=True)
 class Cast:
+    """Convert ``a`` to ``dtype``. ``checked``: an integer narrowing that must not wrap: a
+    value outside ``dtype`` stops the kernel at the statement (ValueRangeError naming
+    ``what``) instead of being truncated."""
+
     a: "Expr"
     dtype: DataType
+    checked: bool = False
+    what: str = ""
 
 
 @dataclass(frozen=True)
@@ -124,6 +130,9 @@ class LocalRef:
     """A LocalTensor operand: ``size`` elements of ``dtype`` at byte ``addr`` of ``memory``.
 
     ``tag`` identifies the queue buffer the tensor came from (-1 for static tensors and TBuf).
+    ``bounded``: instructions must stay inside [addr, addr + size * sizeof) (False only for a
+    static ``LocalTensor`` placed without a ``tile_size``). ``info`` describes the tensor for
+    error messages (``errors.TensorInfo``); it takes no part in comparisons.
     """
 
     memory: Memory
@@ -131,6 +140,8 @@ class LocalRef:
     addr: Expr   # int32 bytes
     size: Expr   # int32 elements
     tag: Expr    # int32
+    bounded: bool = True
+    info: object = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

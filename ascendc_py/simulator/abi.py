@@ -79,7 +79,10 @@ XC_TIME = 156        #   scratch: fire time of the latest cross-core set (timing
 CUBE_SCRATCH = 157   # address of this core's float32 scratch for mmad (operands widened)
 CUBE_SCRATCH_SIZE = 158  # its size in bytes
 BLAS_THREADS = 159   # address of openblas_set_num_threads_local (0: none); see simulator/blas.py
-HEADER_SLOTS = 160
+TWIN_MASK = 160      # tensor windows of the instruction being issued: bit w set = operand w has one
+TWIN = 161           # + 2*w, + 2*w + 1: [lo, hi) bytes of the LocalTensor given as operand w
+MAX_WINDOWS = 8      #   (operands 0..7; slots 161..176)
+HEADER_SLOTS = 192
 TRACE_FIELDS = 6     # start, occupancy, latency, pipe, site, op
 QUEUE_DEPTH = 32     # per-pipe instruction queue (ring of start times)
 
@@ -172,6 +175,10 @@ class ErrorCode(enum.IntEnum):
     XCORE_ABORTED = 43          # a cross-core wait stopped because another sub-core faulted
     XCORE_MODE = 44             # a cross-core mode whose partner cores this launch lacks
     MEMORY_NOT_ON_CORE = 45     # an instruction touched a local memory this sub-core lacks
+    # operand extents and value ranges (50..59)
+    TENSOR_EXTENT = 50          # an operand runs past the LocalTensor it was given
+    VALUE_RANGE = 51            # a run-time value outside the range its use allows
+    STRIDE_RANGE = 52           # a block/repeat stride outside its hardware field
 
 
 LOOP_BUDGET_ENV = "ASCENDC_PY_LOOP_BUDGET"

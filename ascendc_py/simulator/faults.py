@@ -49,6 +49,24 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
         return err.LocalOutOfRangeError(
             f"{op} {what} covers bytes [{a}, {b}) of {mem}, which has {c} bytes{where}", loc,
             hint="the tensor runs past the end of local memory: reduce the count or the tile")
+    if code == E.TENSOR_EXTENT:
+        return _tensor_extent(op, what, which, _memory_name(mem_id), site, a, b, c, where, loc)
+    if code == E.VALUE_RANGE:
+        if op == "value":   # a checked narrowing or offset: detail names the value
+            name = detail[0] if detail and isinstance(detail[0], str) else "a value"
+            return err.ValueRangeError(f"{name} is {a}, outside {b}..{c}{where}", loc,
+                                       hint="it would be truncated or wrap on hardware; check "
+                                            "the arithmetic that computes it")
+        return err.ValueRangeError(f"{op}: a leading dimension of the {what} is {a}, smaller "
+                                   f"than the {b} elements of a row{where}", loc,
+                                   hint="check the shapes given to set_org_shape/set_tail and "
+                                        "the TCubeTiling")
+    if code == E.STRIDE_RANGE:
+        kind = "repeat" if b == 255 else "block"
+        return err.StrideRangeError(
+            f"{op} {what} {kind} stride {a} is outside 0..{b}{where}", loc,
+            hint="block strides are 16-bit and repeat strides 8-bit unsigned fields, in "
+                 "32-byte blocks")
     if code == E.LOCAL_MISALIGNED:
         mem = Memory(mem_id).name if mem_id in Memory._value2member_map_ else "local memory"
         return err.MisalignedAddressError(
@@ -196,6 +214,29 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
         return err.DataCopyParamError(f"{op}: a copy parameter is out of range ({a}){where}",
                                       loc)
     return err.KernelRuntimeError(f"kernel failed with error {code.name}{where}", loc)
+
+
+def _tensor_extent(op, what, which, mem, site, a, b, c, where, loc):
+    """An operand ran past its LocalTensor: bytes [a, b) of a c-byte tensor, relative to its
+    start, in the operand's elements."""
+    tensors = getattr(site, "tensors", ()) or ()
+    info = tensors[which] if which < len(tensors) else None
+    esize = info.esize if info is not None else 1
+    unit = "elements" if info is not None else "bytes"
+    name = f" '{info.name}'" if info is not None and info.name else ""
+    made = info.describe() if info is not None else ""
+    first, end, size = a // esize, -(-b // esize), max(c, 0) // esize
+    about = f" ({made}, in {mem})" if made else f" (in {mem})"
+    if op in ("get_value", "set_value"):
+        return err.TensorExtentError(
+            f"{op} index {first} is outside the tensor{name}, which has {size} {unit}"
+            f"{about}{where}", loc, hint="indices run from 0 to get_size() - 1")
+    span = f"elements [{first}, {end})" if info is not None else f"bytes [{a}, {b})"
+    return err.TensorExtentError(
+        f"{op} {what}{name} would use {span} but the tensor has {size} {unit}{about}{where}",
+        loc, hint="counts are in elements, not bytes; the count (or the repeats, strides and "
+                  "mask of the masked form) must stay inside the tensor: the bytes after it "
+                  "belong to another buffer")
 
 
 def _holders(compiled, ctx, mem: int) -> str:

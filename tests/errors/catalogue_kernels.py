@@ -250,6 +250,18 @@ def k_LocalOutOfRangeError(x: asc.GlobalAddress):
 
 
 @asc.kernel
+def k_TensorExtentError(x: asc.GlobalAddress):
+    """The classic count-in-bytes mistake: ``TILE * 4`` elements into a TILE-element tensor
+    (the bytes after it are the next buffer's)."""
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.VECOUT, 2)
+    pipe.init_buffer(q, 2, 256 * 4)
+    c = q.alloc_tensor(asc.float32)
+    asc.duplicate(c, 1.0, 256 * 4)  # <-
+    q.free_tensor(c)
+
+
+@asc.kernel
 def k_MisalignedAddressError(x: asc.GlobalAddress):
     """A LocalTensor at a UB byte address that is not a multiple of 32."""
     t = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 4100, 8)  # <-
@@ -478,6 +490,21 @@ def k_MaskRangeError(x: asc.GlobalAddress, mask: int):
 
 
 @asc.kernel
+def k_StrideRangeError(x: asc.GlobalAddress, stride: int):
+    """A negative repeat stride (the hardware field is an unsigned byte)."""
+    a = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 0, 1024)
+    asc.adds(a, a, 1.0, 64, 2, asc.UnaryRepeatParams(1, 1, stride, 8))  # <-
+
+
+@asc.kernel
+def k_ValueRangeError(x: asc.GlobalAddress, offset: int):
+    """A run-time LocalTensor offset that does not fit in 32 bits (never wrapped)."""
+    a = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 0, 1024)
+    b = a[offset:]  # <-
+    asc.adds(b, b, 1.0, 64)
+
+
+@asc.kernel
 def k_RepeatRangeError(x: asc.GlobalAddress, repeat: int):
     """repeat_times above the hardware's 255."""
     a = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 0, 64)
@@ -623,6 +650,7 @@ ENTRIES = [
           note="The address in the message varies from run to run; it is shown as `0x…`."),
     Entry("GMOutOfBoundsError", f"k_GMOutOfBoundsError[1]({X})"),
     Entry("LocalOutOfRangeError", f"k_LocalOutOfRangeError[1]({X})"),
+    Entry("TensorExtentError", f"k_TensorExtentError[1]({X})"),
     Entry("MisalignedAddressError", f"k_MisalignedAddressError[1]({X})"),
     Entry("BufferCapacityError", f"k_BufferCapacityError[1]({X}, 256 * 1024)"),
     Entry("QueueEmptyError", f"k_QueueEmptyError[1]({X})"),
@@ -653,6 +681,8 @@ ENTRIES = [
     Entry("NegativeCountError", f"k_NegativeCountError[1]({X}, -8)"),
     Entry("MaskRangeError", f"k_MaskRangeError[1]({X}, 100)"),
     Entry("RepeatRangeError", f"k_RepeatRangeError[1]({X}, 300)"),
+    Entry("StrideRangeError", f"k_StrideRangeError[1]({X}, -8)"),
+    Entry("ValueRangeError", f"k_ValueRangeError[1]({X}, 2 ** 40)"),
     Entry("DataCopyParamError", f"k_DataCopyParamError[1]({X}, 5000)"),
     Entry("CubeParamError", f"k_CubeParamError[1]({X}, 5000)"),
     Entry("MatmulStateError", "k_MatmulStateError[1](np.zeros((16, 16), np.float16), "

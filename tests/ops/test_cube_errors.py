@@ -30,7 +30,7 @@ def bad_cube(x: asc.GlobalAddress, y: asc.GlobalAddress, v: int, CASE: asc.Const
     c = asc.LocalTensor(asc.float32, asc.TPosition.CO1, 0, 4096)
     h = asc.LocalTensor(asc.float16, asc.TPosition.CO1, 0, 4096)
     i1 = asc.LocalTensor(asc.int8, asc.TPosition.A1, 0, 4096)
-    end = asc.LocalTensor(asc.float16, asc.TPosition.A2, 65536 - 512, 256)
+    end = asc.LocalTensor(asc.float16, asc.TPosition.A2, 65536 - 512)  # no tile_size
     if CASE == 0:
         asc.mmad(a2, a2, b2, asc.MmadParams(16, 16, 16))  # case0
     elif CASE == 1:

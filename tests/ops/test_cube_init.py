@@ -191,7 +191,8 @@ def bad_fill(x: asc.GlobalAddress, n: int, off: int, rep: int, CASE: asc.ConstEx
 
 @pytest.mark.parametrize("case,args,exc,words", [
     (0, (16, 1), asc.MisalignedAddressError, ["L0A byte address 32", "512-byte aligned"]),
-    (1, (0, 3000), asc.LocalOutOfRangeError, ["L1"]),   # 3000 × 256 B > 512 KB of L1
+    (1, (0, 3000), asc.TensorExtentError, ["init_const_value dst 'l1'", "512 elements",
+                                           "TBuf.get", "in L1"]),   # 3000 × 256 B > 1 KB
     (2, (0, 40000), asc.CubeParamError, ["InitConstValueParams.repeat_times = 40000",
                                          "0..32767"]),
     (3, (0, 1), asc.KernelValueError, ["InitConstValueParams.repeat_times = 40000"]),

@@ -407,8 +407,8 @@ ERRORS = [
      ["unexpected keyword argument 'cal_index'"]),
     ("gm", np.float32, asc.KernelTypeError, "gm-line", ["src must be a LocalTensor"]),
     ("mask_range", np.float32, asc.KernelRuntimeError, "mask-line", ["whole_reduce_sum", "200"]),
-    ("ub_range", np.float32, asc.LocalMemoryError, "ub-line",
-     ["pair_reduce_sum dst", "of UB"]),
+    ("ub_range", np.float32, asc.TensorExtentError, "ub-line",
+     ["pair_reduce_sum dst 'f[49000:]'", "the tensor has 0 elements", "in UB"]),
     ("align", np.float32, asc.LocalMemoryError, "align-line",
      ["block_reduce_sum src", "not 32-byte aligned"]),
 ]

@@ -97,11 +97,24 @@ class FnBuilder:
         """The smaller of two signed integers."""
         return self.b.select(self.b.icmp_signed("<", x, y), x, y)
 
+    def sat_add(self, x: L.Value, y: L.Value) -> L.Value:
+        """x + y of i64 values, saturating at the i64 limits instead of wrapping: an extent
+        computed this way can only grow past a bound, never wrap back inside it."""
+        fn = intrinsic(self.module, "llvm.sadd.sat.i64", I64, [I64, I64])
+        return self.b.call(fn, [self._as_i64(x), self._as_i64(y)])
+
+    def sat_mul(self, x: L.Value, y: L.Value) -> L.Value:
+        """x * y of i64 values, saturating at the i64 limits (see ``sat_add``)."""
+        fn = intrinsic(self.module, "llvm.smul.fix.sat.i64", I64, [I64, I64, I32])
+        return self.b.call(fn, [self._as_i64(x), self._as_i64(y), L.Constant(I32, 0)])
+
     def ceil_div(self, x: L.Value, y: L.Value) -> L.Value:
         """ceil(x / y) of i64 values for x >= 0; a divisor below 1 counts as 1."""
         one = self.i64(1)
         y = self.smax(y, one)
-        return self.b.sdiv(self.b.add(x, self.b.sub(y, one)), y)
+        q = self.b.sdiv(x, y)   # no x + y - 1: it must not overflow for x near 2**63
+        return self.b.add(q, self.b.zext(self.b.icmp_signed(">", self.b.srem(x, y),
+                                                            self.i64(0)), I64))
 
     def i64(self, v: int) -> L.Constant:
         return L.Constant(I64, v)
@@ -162,9 +175,10 @@ class Codegen(FnBuilder):
         self.cur_loc: Optional[SourceLoc] = None
         self.pending_scalar = 0
 
-    def site(self, op: str, detail: tuple = ()) -> int:
-        """Record a place that can fail (the current statement's location) and its id."""
-        self.sites.append(Site(self.cur_loc, op, detail))
+    def site(self, op: str, detail: tuple = (), tensors: tuple = ()) -> int:
+        """Record a place that can fail (the current statement's location) and its id;
+        ``tensors``: ``TensorInfo`` (or None) per operand position, for messages."""
+        self.sites.append(Site(self.cur_loc, op, detail, tensors))
         return len(self.sites) - 1
 
     def fail_if(self, cond: L.Value, code: abi.ErrorCode, op: str, a=None, b=None, c=None,
@@ -342,7 +356,18 @@ class Codegen(FnBuilder):
         return convert(self.b, raw, int64, e.dtype)
 
     def e_cast(self, e: ir.Cast) -> L.Value:
-        return convert(self.b, self.expr(e.a), e.a.dtype, e.dtype)
+        value = self.expr(e.a)
+        if e.checked:   # a narrowing that must not wrap: stop the kernel if it does not fit
+            wide = self._as_i64(value) if e.a.dtype.is_signed or e.a.dtype.bits == 64 \
+                else self.b.zext(value, I64)
+            lo, hi = _int_range(e.dtype)
+            outside = self.b.or_(self.b.icmp_signed("<", wide, self.i64(lo)),
+                                 self.b.icmp_signed(">", wide, self.i64(hi)))
+            if not e.a.dtype.is_signed and e.a.dtype.bits == 64:   # uint64 above 2**63
+                outside = self.b.or_(outside, self.b.icmp_signed("<", wide, self.i64(0)))
+            self.fail_if(outside, abi.ErrorCode.VALUE_RANGE, "value", wide, self.i64(lo),
+                         self.i64(hi), (e.what or "a value",))
+        return convert(self.b, value, e.a.dtype, e.dtype)
 
     def e_select(self, e: ir.Select) -> L.Value:
         return self.b.select(self.expr(e.cond), self.expr(e.a), self.expr(e.b))
@@ -466,6 +491,12 @@ EXPR_LOWER = {
     ir.ScalarArg: Codegen.e_scalar_arg, ir.Cast: Codegen.e_cast, ir.Select: Codegen.e_select,
     ir.Cmp: Codegen.e_cmp, ir.Un: Codegen.e_un, ir.Bin: Codegen.e_bin,
 }
+
+
+def _int_range(dtype: DataType) -> tuple[int, int]:
+    if dtype.is_signed:
+        return -(1 << (dtype.bits - 1)), (1 << (dtype.bits - 1)) - 1
+    return 0, min((1 << dtype.bits) - 1, (1 << 63) - 1)
 
 
 def count_ops(e) -> int:

@@ -29,10 +29,39 @@ def operand(cg: Codegen, ref) -> tuple:
     return cg.i64(int(Memory.GM)), cg.b.sext(cg.expr(ref.arg), I64), cg.expr(ref.offset)
 
 
-def call_checked(cg: Codegen, fn: L.Function, args: list, op: str, detail: tuple = ()) -> None:
-    """``rc = fn(ctx, *args, site)``; leave the kernel if rc != 0."""
-    site = cg.i64(cg.site(op, detail))
+def call_checked(cg: Codegen, fn: L.Function, args: list, op: str, detail: tuple = (),
+                 operands: tuple = ()) -> None:
+    """``rc = fn(ctx, *args, site)``; leave the kernel if rc != 0.
+
+    ``operands``: the instruction's IR arguments (``Intrinsic.args``). Operand ``w`` of the
+    library's checks (``check_local``'s ``which``) is ``operands[w]``: each bounded LocalRef
+    among them gets its tensor window [addr, addr + size * sizeof) in ctx (``abi.TWIN``), so
+    the library checks that the instruction stays inside the tensor it was given, not only
+    inside local memory."""
+    tensors = set_windows(cg, operands)
+    site = cg.i64(cg.site(op, detail, tensors))
     cg.leave_on_error(cg.b.call(fn, [cg.ctx] + list(args) + [site]))
+
+
+def set_windows(cg: Codegen, operands) -> tuple:
+    """Store the tensor windows of ``operands`` (and the mask of which are set) in ctx; return
+    the operands' ``TensorInfo`` for the error site."""
+    mask, infos = 0, []
+    for which, ref in enumerate(operands[:abi.MAX_WINDOWS]):
+        if not isinstance(ref, ir.LocalRef):
+            infos.append(None)
+            continue
+        infos.append(ref.info)
+        if not ref.bounded:
+            continue
+        lo = cg._as_i64(cg.expr(ref.addr))
+        size = cg._as_i64(cg.expr(ref.size))
+        size = cg.b.select(cg.b.icmp_signed("<", size, cg.i64(0)), cg.i64(0), size)
+        cg.st(abi.TWIN + 2 * which, lo)
+        cg.st(abi.TWIN + 2 * which + 1, cg.b.add(lo, cg.b.mul(size, cg.i64(ref.dtype.sizeof()))))
+        mask |= 1 << which
+    cg.st(abi.TWIN_MASK, cg.i64(mask))
+    return tuple(infos) if any(i is not None for i in infos) else ()
 
 
 # ----------------------------------------------------------------------------- vector ops
@@ -50,7 +79,8 @@ def lower_elementwise(cg: Codegen, s: ir.Intrinsic) -> None:
             scalars.append(cg.expr(a))
     count = cg._as_i64(cg.expr(s.args[-1]))
     fn = runtime_lib.declare_op(cg.module, spec, dtype, s.attr("src_dtype"))
-    call_checked(cg, fn, addrs + scalars + [count], s.op, tuple(spec.forms[0]))
+    call_checked(cg, fn, addrs + scalars + [count], s.op, tuple(spec.forms[0]),
+                 operands=s.args)
 
 
 def lower_masked(cg: Codegen, s: ir.Intrinsic, spec, dtype) -> None:
@@ -63,7 +93,8 @@ def lower_masked(cg: Codegen, s: ir.Intrinsic, spec, dtype) -> None:
                                                                 0)
     rest = [cg._as_i64(cg.expr(e)) for e in s.args[4:]]
     fn = runtime_lib.declare_masked_op(cg.module, spec, dtype, src_dtype)
-    call_checked(cg, fn, addrs + [sval] + rest, s.op, ("dst", "src0", "src1"))
+    call_checked(cg, fn, addrs + [sval] + rest, s.op, ("dst", "src0", "src1"),
+                 operands=s.args[:3])
 
 
 for _spec in REGISTRY.values():
@@ -97,7 +128,7 @@ def _scalar_pointer(cg: Codegen, s: ir.Intrinsic, store: bool) -> L.Value:
     args = [mem, a, idx, cg.i64(ref.dtype.sizeof()), cg.i64(int(store)),
             cg.i64(TP.OP_INDEX[s.op])]
     call_checked(cg, runtime_lib.declare_rt(cg.module, "scalar_access"), args, s.op,
-                 ("element",))
+                 ("element",), operands=s.args[:1])
     return cg.b.inttoptr(cg.ld(abi.RES0), PTR)
 
 
@@ -122,6 +153,18 @@ def lower_check_local(cg: Codegen, s: ir.Intrinsic) -> None:
     call_checked(cg, runtime_lib.declare_rt(cg.module, "check_local"),
                  [cg.i64(int(ref.memory)), addr, nbytes, cg.i64(2), cg.i64(0)], "LocalTensor",
                  ("tensor",))
+
+
+@lowering("check_offset")
+def lower_check_offset(cg: Codegen, s: ir.Intrinsic) -> None:
+    """``t[off:]`` with a run-time offset: 0 <= off and addr + off * sizeof < 2**31."""
+    off, addr = (cg._as_i64(cg.expr(e)) for e in s.args)
+    end = cg.b.add(addr, cg.b.mul(off, cg.i64(s.attr("esize"))))
+    bad = cg.b.or_(cg.b.icmp_signed("<", off, cg.i64(0)),
+                   cg.b.icmp_signed(">", end, cg.i64((1 << 31) - 1)))
+    cg.fail_if(bad, E.VALUE_RANGE, "value", off, cg.i64(0),
+               cg.b.sdiv(cg.b.sub(cg.i64((1 << 31) - 1), addr), cg.i64(s.attr("esize"))),
+               ("the LocalTensor offset",))
 
 
 @lowering("kernel_assert")

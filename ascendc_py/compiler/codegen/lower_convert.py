@@ -32,6 +32,7 @@ from ..ops import REGISTRY
 from ..ops.convert import CAST_TABLE, COMPARE_TYPES, SELECT_TYPES, compare_modes
 from . import runtime_lib
 from .core import Codegen, FnBuilder, lowering
+from .footprint import check_strides, lane_span, operand_end
 from .intrinsics import call_checked
 from .rtfuncs import call_rt, call_tm, counted, lanes_mask
 from .types import F32, I1, I8, I16, I32, I64, PTR, bf16_to_f32, intrinsic, memory_type
@@ -396,21 +397,13 @@ def _mask_state(fb: FnBuilder, a: dict, epr: int):
     total = lo
     fb.fail_with(b.and_(counter, b.icmp_signed("<", total, fb.i64(0))), E.NEGATIVE_COUNT, site,
                  total)
-    repeats = b.select(counter, b.sdiv(b.add(total, fb.i64(epr - 1)), fb.i64(epr)), repeat)
+    repeats = b.select(counter, fb.ceil_div(total, fb.i64(epr)), repeat)
     low = (1 << min(epr, 64)) - 1
     low = low - (1 << 64) if low >= 1 << 63 else low
     full = b.icmp_signed("==", b.and_(lo, fb.i64(low)), fb.i64(low))
     if epr > 64:
         full = b.and_(full, b.icmp_signed("==", hi, fb.i64(-1)))
     return counter, lo, hi, total, repeats, full
-
-
-def _extent(fb: FnBuilder, repeats, blk, rep, blocks: int):
-    """Bytes spanned by ``repeats`` repeats of ``blocks`` 32-byte blocks with the strides."""
-    b = fb.b
-    span = b.add(b.add(b.mul(b.sub(repeats, fb.i64(1)), rep), b.mul(blk, fb.i64(blocks - 1))),
-                 fb.i64(1))
-    return b.select(b.icmp_signed(">", repeats, fb.i64(0)), b.mul(span, fb.i64(32)), fb.i64(0))
 
 
 def _lane_address(fb: FnBuilder, addr, blk, rep, r, j, esize: int):
@@ -464,8 +457,8 @@ def _define_cast(module, src: DataType, dst: DataType, loop) -> list[str]:
     fb, a = _begin(module, cast_name(src, dst, False), CAST_PARAMS)
     b, count, site = fb.b, a["count"], a["site"]
     fb.fail_with(b.icmp_signed("<", count, fb.i64(0)), E.NEGATIVE_COUNT, site, count)
-    _check(fb, a["dst"], b.mul(count, fb.i64(ed)), 0, site)
-    _check(fb, a["src"], b.mul(count, fb.i64(es)), 1, site)
+    _check(fb, a["dst"], fb.sat_mul(count, fb.i64(ed)), 0, site)
+    _check(fb, a["src"], fb.sat_mul(count, fb.i64(es)), 1, site)
     b.call(loop, [_ptr(fb, a["dst"]), _ptr(fb, a["src"]), count, a["mode"]])
     _reset_mask(fb)
     _timing(fb, "cast", tdt, count, wide, a["src"], fb.i64(-1), site)
@@ -477,10 +470,12 @@ def _define_cast(module, src: DataType, dst: DataType, loop) -> list[str]:
     counter, lo, hi, total, repeats, full = _mask_state(fb, a, epr)
     ops = (("dst", ed, 0), ("src", es, 1))
     contiguous = L.Constant(I1, 1)
+    check_strides(fb, site, [(w, a[f"{n}_blk"], a[f"{n}_rep"]) for n, _, w in ops])
+    span = lane_span(fb, counter, lo, hi, total, repeats, epr)
     for name, esize, which in ops:
         blocks = epr * esize // 32
         blk, rep = a[f"{name}_blk"], a[f"{name}_rep"]
-        _check(fb, a[name], _extent(fb, repeats, blk, rep, blocks), which, site)
+        _check(fb, a[name], operand_end(fb, repeats, blk, rep, span, esize), which, site)
         contiguous = b.and_(contiguous, b.and_(b.icmp_signed("==", blk, fb.i64(1)),
                                                b.icmp_signed("==", rep, fb.i64(blocks))))
     count = b.select(counter, total, b.mul(repeats, fb.i64(epr)))
@@ -514,9 +509,9 @@ def _define_compare(module, op: str, dtype: DataType, loop) -> list[str]:
     fb.fail_with(b.icmp_signed("<", a["count"], fb.i64(0)), E.NEGATIVE_COUNT, site, a["count"])
     count = b.mul(b.sdiv(a["count"], fb.i64(epr)), fb.i64(epr))
     _check(fb, a["dst"], b.sdiv(count, fb.i64(8)), 0, site)
-    _check(fb, a["src0"], b.mul(count, fb.i64(es)), 1, site)
+    _check(fb, a["src0"], fb.sat_mul(count, fb.i64(es)), 1, site)
     if not scalar:
-        _check(fb, a["src1"], b.mul(count, fb.i64(es)), 2, site)
+        _check(fb, a["src1"], fb.sat_mul(count, fb.i64(es)), 2, site)
     b.call(loop, operands(fb, a, a["dst"], a["src0"], a["src1"])
            + [b.sdiv(count, fb.i64(8)), a["mode"]])
     _timing(fb, op, dtype, count, es, a["src0"], fb.i64(-1) if scalar else a["src1"], site)
@@ -529,9 +524,12 @@ def _define_compare(module, op: str, dtype: DataType, loop) -> list[str]:
     _check(fb, a["dst"], b.mul(repeats, fb.i64(epr // 8)), 0, site)
     srcs = ("src0",) if scalar else ("src0", "src1")
     contiguous = L.Constant(I1, 1)
+    check_strides(fb, site, [(w, a[f"{n}_blk"], a[f"{n}_rep"])
+                             for w, n in enumerate(srcs, start=1)])
+    every_lane = (fb.i64(epr - 1), fb.i64(epr - 1))   # the mask is reserved: all lanes
     for which, name in enumerate(srcs, start=1):
         blk, rep = a[f"{name}_blk"], a[f"{name}_rep"]
-        _check(fb, a[name], _extent(fb, repeats, blk, rep, 8), which, site)
+        _check(fb, a[name], operand_end(fb, repeats, blk, rep, every_lane, es), which, site)
         contiguous = b.and_(contiguous, b.and_(b.icmp_signed("==", blk, fb.i64(1)),
                                                b.icmp_signed("==", rep, fb.i64(8))))
     with b.if_else(contiguous) as (fast, slow):
@@ -592,8 +590,7 @@ def _define_select(module, dtype: DataType, tensor_loop, scalar_loop) -> list[st
     is0 = b.icmp_signed("==", a["mode"], fb.i64(mode0))
     sel_bits = b.select(is0, b.select(b.icmp_signed(">", count, fb.i64(epr)), fb.i64(epr), count),
                         count)
-    checks(fb, a, lambda _: b.mul(count, fb.i64(es)), b.sdiv(b.add(sel_bits, fb.i64(7)),
-                                                             fb.i64(8)))
+    checks(fb, a, lambda _: fb.sat_mul(count, fb.i64(es)), fb.ceil_div(sel_bits, fb.i64(8)))
     run(fb, a, a["dst"], a["sel"], a["src0"], a["src1"], count, fb.i64(0), wrap_of(fb, a))
     _reset_mask(fb)
     _timing(fb, "select", dtype, count, es, a["src0"], a["src1"], site)
@@ -606,7 +603,11 @@ def _define_select(module, dtype: DataType, tensor_loop, scalar_loop) -> list[st
     sel_bytes = b.select(is0, b.select(b.icmp_signed(">", repeats, fb.i64(0)),
                                        fb.i64(epr // 8), fb.i64(0)),
                          b.mul(repeats, fb.i64(epr // 8)))
-    checks(fb, a, lambda n: _extent(fb, repeats, a[f"{n}_blk"], a[f"{n}_rep"], 8), sel_bytes)
+    check_strides(fb, site, [(w, a[f"{n}_blk"], a[f"{n}_rep"])
+                             for w, n in ((0, "dst"), (2, "src0"), (3, "src1"))])
+    span = lane_span(fb, counter, lo, hi, total, repeats, epr)
+    checks(fb, a, lambda n: operand_end(fb, repeats, a[f"{n}_blk"], a[f"{n}_rep"], span, es),
+           sel_bytes)
     contiguous = L.Constant(I1, 1)
     for n in ("dst", "src0", "src1"):
         contiguous = b.and_(contiguous, b.and_(b.icmp_signed("==", a[f"{n}_blk"], fb.i64(1)),
@@ -664,7 +665,8 @@ def lower_cast(cg: Codegen, s: ir.Intrinsic) -> None:
     params = CAST_MASKED_PARAMS if masked else CAST_PARAMS
     fn = _declare(cg.module, cast_name(src, dst, masked), _signature(params))
     args = [_addr(cg, s.args[0]), _addr(cg, s.args[1]), cg.i64(s.attr("round_mode"))]
-    call_checked(cg, fn, args + _ints(cg, s.args[2:]), "cast", ("dst", "src"))
+    call_checked(cg, fn, args + _ints(cg, s.args[2:]), "cast", ("dst", "src"),
+                 operands=s.args[:2])
 
 
 def _check_compare_count(cg: Codegen, op: str, dtype: DataType, count_e) -> L.Value:
@@ -693,7 +695,7 @@ def lower_compare(cg: Codegen, s: ir.Intrinsic) -> None:
         rest = _ints(cg, s.args[3:])
     else:
         rest = [_check_compare_count(cg, s.op, dtype, s.args[3])]
-    call_checked(cg, fn, head + rest, s.op, ("dst", "src0", "src1"))
+    call_checked(cg, fn, head + rest, s.op, ("dst", "src0", "src1"), operands=s.args[:3])
 
 
 @lowering("select")
@@ -706,4 +708,5 @@ def lower_select(cg: Codegen, s: ir.Intrinsic) -> None:
     sval = cg.expr(scalar) if scalar is not None else L.Constant(memory_type(dtype), 0)
     args = [_addr(cg, dst), _addr(cg, sel), _addr(cg, src0), _addr(cg, src1), sval,
             cg.i64(s.attr("sel_mode"))] + _ints(cg, s.args[5:])
-    call_checked(cg, fn, args, "select", ("dst", "sel_mask", "src0", "src1"))
+    call_checked(cg, fn, args, "select", ("dst", "sel_mask", "src0", "src1"),
+                 operands=s.args[:4])

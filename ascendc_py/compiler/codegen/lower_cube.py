@@ -118,7 +118,7 @@ def cube_nd2nz(fb: FnBuilder, dst_mem, dst_a, src_arg, src_off, esize, nd, n, d,
                            b.mul(b.mul(b.sub(blocks, one), c0s), c0)), c0)
         dbase = _local(fb, Memory.L1, dst_a, b.mul(dext, esize), 0, site)
         sext = b.add(b.add(b.mul(b.sub(nd, one), smat), b.mul(b.sub(n, one), sd)), d)
-        call_rt(fb, "check_gm", src_arg, b.mul(src_off, esize), b.mul(sext, esize), esize,
+        call_rt(fb, "check_gm", src_arg, fb.sat_mul(src_off, esize), b.mul(sext, esize), esize,
                 fb.i64(1), site)
         gm = b.load(b.gep(fb.ctx_ptr(abi.GM_PTRS), [src_arg], source_etype=I64), typ=I64)
         sbase = b.add(gm, b.mul(src_off, esize))
@@ -172,7 +172,7 @@ def lower_nd2nz(cg: Codegen, s: ir.Intrinsic) -> None:
     args = [dmem, da, sarg, soff, cg.i64(s.attr("dtype").sizeof())] + values + [
         cg.i64(TP.path_index(Memory.GM, Memory.L1)), cg.i64(TP.OP_INDEX["data_copy"])]
     call_checked(cg, runtime_lib.declare_rt(cg.module, "cube_nd2nz"), args, "data_copy",
-                 _detail(("dst", "src"), "Nd2NzParams", ND2NZ_FIELDS))
+                 _detail(("dst", "src"), "Nd2NzParams", ND2NZ_FIELDS), operands=s.args[:2])
 
 
 # ----------------------------------------------------------------------------- load_data
@@ -202,7 +202,7 @@ def cube_load2d(fb: FnBuilder, dst_mem, dst_a, src_mem, src_a, src_off, esize, s
             f = b.add(start, b.mul(r, step))
             fb.fail_with(b.icmp_signed("<", f, fb.i64(0)), E.CUBE_PARAM_RANGE, site, f,
                          fb.i64(65535), fb.i64(0))
-            soff = b.add(b.mul(src_off, esize), b.mul(f, frac))
+            soff = fb.sat_add(fb.sat_mul(src_off, esize), b.mul(f, frac))
             sp = operand_pointer(fb, src_mem, src_a, soff, frac, esize, fb.i64(1), fb.i64(1),
                                  site)
             dp = _ptr(fb, dbase, b.mul(b.mul(r, b.add(gap, fb.i64(1))), frac))
@@ -238,7 +238,7 @@ def lower_load_data(cg: Codegen, s: ir.Intrinsic) -> None:
     args = [dmem, da, smem, sa, soff, cg.i64(s.attr("dtype").sizeof())] + values + [
         cg.i64(TP.path_index(src_mem, dst.memory)), cg.i64(TP.OP_INDEX["load_data"])]
     call_checked(cg, runtime_lib.declare_rt(cg.module, "cube_load2d"), args, "load_data",
-                 _detail(("dst", "src"), "LoadData2DParams", LOAD2D_FIELDS))
+                 _detail(("dst", "src"), "LoadData2DParams", LOAD2D_FIELDS), operands=s.args[:2])
 
 
 @rt("dst_mem", "dst_a", "src_a", "esize", "start", "repeat", "sstride", "gap", "frac_gap",
@@ -322,7 +322,8 @@ def lower_load_data_t(cg: Codegen, s: ir.Intrinsic) -> None:
         cg.i64(TP.OP_INDEX["load_data_with_transpose"])]
     call_checked(cg, runtime_lib.declare_rt(cg.module, "cube_load2d_t"), args,
                  "load_data_with_transpose",
-                 _detail(("dst", "src"), "LoadData2dTransposeParams", LOAD2D_T_FIELDS))
+                 _detail(("dst", "src"), "LoadData2dTransposeParams", LOAD2D_T_FIELDS),
+                 operands=s.args[:2])
 
 
 # ----------------------------------------------------------------------------- mmad
@@ -497,7 +498,8 @@ def lower_mmad(cg: Codegen, s: ir.Intrinsic) -> None:
     dtype = s.attr("dtype")
     args = addr + values + [cg.i64(MMAD_KINDS[dtype]), cg.i64(TP.OP_INDEX["mmad"])]
     call_checked(cg, runtime_lib.declare_rt(cg.module, "cube_mmad"), args, "mmad",
-                 _detail(("dst", "fm", "filter", "bias"), "MmadParams", MMAD_FIELDS))
+                 _detail(("dst", "fm", "filter", "bias"), "MmadParams", MMAD_FIELDS),
+                 operands=s.args[:4])
 
 
 # ----------------------------------------------------------------------------- fixpipe
@@ -586,7 +588,7 @@ def cube_fixpipe(fb: FnBuilder, dst_arg, dst_off, src_a, n_size, m_size, src_str
             with to_nz:
                 dext = b.add(b.mul(b.mul(b.sub(n1, one), dst_stride), fb.i64(32)),
                              b.mul(b.mul(m_size, sixteen), es))
-                call_rt(fb, "check_gm", dst_arg, b.mul(dst_off, es), dext, es, zero, site)
+                call_rt(fb, "check_gm", dst_arg, fb.sat_mul(dst_off, es), dext, es, zero, site)
 
                 def row(i):
                     def block(kb):
@@ -606,7 +608,7 @@ def cube_fixpipe(fb: FnBuilder, dst_arg, dst_off, src_a, n_size, m_size, src_str
             with to_nd:
                 dext = b.add(b.add(b.mul(b.sub(nd, one), dst_nd_stride),
                                    b.mul(b.sub(m_size, one), dst_stride)), n_size)
-                call_rt(fb, "check_gm", dst_arg, b.mul(dst_off, es), b.mul(dext, es), es, zero,
+                call_rt(fb, "check_gm", dst_arg, fb.sat_mul(dst_off, es), b.mul(dext, es), es, zero,
                         site)
 
                 def matrix(t):
@@ -642,4 +644,4 @@ def lower_fixpipe(cg: Codegen, s: ir.Intrinsic) -> None:
         cg.i64(int(s.attr("src_dtype").is_int)), cg.i64(s.attr("dtype").sizeof()),
         cg.i64(TP.path_index(Memory.L0C, Memory.GM)), cg.i64(TP.OP_INDEX["fixpipe"])]
     call_checked(cg, runtime_lib.declare_rt(cg.module, "cube_fixpipe"), args, "fixpipe",
-                 _detail(("dst", "src"), "FixpipeParamsV220", FIXPIPE_FIELDS))
+                 _detail(("dst", "src"), "FixpipeParamsV220", FIXPIPE_FIELDS), operands=s.args[:2])

@@ -76,4 +76,5 @@ def lower_init_const_value(cg: Codegen, s: ir.Intrinsic) -> None:
     args = [dmem, da, cg.i64(dtype.sizeof())] + values + [
         _bits(cg, s.args[4], dtype), cg.i64(TP.OP_INDEX["init_const_value"])]
     call_checked(cg, runtime_lib.declare_rt(cg.module, "cube_init_const"), args,
-                 "init_const_value", _detail(("dst",), "InitConstValueParams", INIT_CONST_FIELDS))
+                 "init_const_value", _detail(("dst",), "InitConstValueParams", INIT_CONST_FIELDS),
+                 operands=s.args[:1])

@@ -63,8 +63,8 @@ def dump_tensor(fb: FnBuilder, mem, a, off, count, esize, desc, site):
     """dump_tensor: payload [desc, address, count] then the first ``count`` elements."""
     b = fb.b
     fb.fail_with(b.icmp_signed("<", count, fb.i64(0)), E.NEGATIVE_COUNT, site, count)
-    nbytes = b.mul(count, esize)
-    start = b.mul(off, esize)
+    nbytes = fb.sat_mul(count, esize)
+    start = fb.sat_mul(off, esize)
     data = operand_pointer(fb, mem, a, start, nbytes, esize, fb.i64(0), fb.i64(0), site)
     head = fb.alloca_builder.alloca(I64, size=fb.i64(3), name="dump_head")
     addr = b.select(b.icmp_signed("==", mem, fb.i64(0)), start, b.add(a, start))
@@ -112,4 +112,4 @@ def lower_dump_tensor(cg: Codegen, s: ir.Intrinsic) -> None:
     args = [*operand(cg, ref), cg._as_i64(cg.expr(count)), cg.i64(dtype.sizeof()),
             cg._as_i64(cg.expr(desc))]
     call_checked(cg, runtime_lib.declare_rt(cg.module, "dump_tensor"), args, "dump_tensor",
-                 ("tensor", dtype.name, s.attr("position")))
+                 ("tensor", dtype.name, s.attr("position")), operands=s.args[:1])

@@ -166,8 +166,8 @@ def _esize_of(fb: FnBuilder, code) -> L.Value:
 def _gm_pointer(fb: FnBuilder, arg, first, extent, esize, which, site) -> L.Value:
     """Check elements [first, first + extent) of GM argument ``arg``; a pointer to ``first``."""
     b = fb.b
-    call_rt(fb, "check_gm", arg, b.mul(first, esize), b.mul(extent, esize), esize, fb.i64(which),
-            site)
+    call_rt(fb, "check_gm", arg, fb.sat_mul(first, esize), fb.sat_mul(extent, esize), esize,
+            fb.i64(which), site)
     base = b.load(b.gep(fb.ctx_ptr(abi.GM_PTRS), [arg], source_etype=I64), typ=I64)
     return b.inttoptr(b.add(base, b.mul(first, esize)), PTR)
 
@@ -203,8 +203,8 @@ def matmul(fb: FnBuilder, site, **a):
     tile = a["tile"]
     mi = b.select(n_first, b.sdiv(tile, smax(n_tiles, one)), b.srem(tile, smax(m_tiles, one)))
     ni = b.select(n_first, b.srem(tile, smax(n_tiles, one)), b.sdiv(tile, smax(m_tiles, one)))
-    r0 = b.select(tiled, b.mul(mi, a["base_m"]), z)
-    c0 = b.select(tiled, b.mul(ni, a["base_n"]), z)
+    r0 = b.select(tiled, fb.sat_mul(mi, a["base_m"]), z)
+    c0 = b.select(tiled, fb.sat_mul(ni, a["base_n"]), z)
     tm = b.select(tiled, smax(smin(a["base_m"], b.sub(m, r0)), z), m)
     tn = b.select(tiled, smax(smin(a["base_n"], b.sub(n, c0)), z), n)
     empty = b.or_(b.icmp_signed("<=", tm, z), b.icmp_signed("<=", tn, z))
@@ -217,14 +217,21 @@ def matmul(fb: FnBuilder, site, **a):
     es_c = _esize_of(fb, a["c_dt"])
     es_bias = _esize_of(fb, a["bias_dt"])
     kk = smax(k, one)
+    # leading dimensions at least the rows they step over (as BLAS requires): the extents
+    # below then bound every element the product reads or writes
+    for ld, rows in ((lda, b.select(ta, tm, kk)), (ldb, b.select(tb, kk, tn)), (ldc, tn)):
+        fb.st(abi.ERR_D, fb.i64(4))
+        fb.fail_with(b.icmp_signed("<", ld, rows), E.VALUE_RANGE, site, ld, rows,
+                     fb.i64((1 << 63) - 1))
+    sat_add, sat_mul = fb.sat_add, fb.sat_mul
     # A: rows r0.. of op(A); B: columns c0.. of op(B)
-    a_first = b.add(a["a_off"], b.select(ta, r0, b.mul(r0, lda)))
-    a_ext = b.select(ta, b.add(b.mul(b.sub(kk, one), lda), tm), b.add(b.mul(b.sub(tm, one), lda),
-                                                                     kk))
+    a_first = sat_add(a["a_off"], b.select(ta, r0, sat_mul(r0, lda)))
+    a_ext = b.select(ta, sat_add(sat_mul(b.sub(kk, one), lda), tm),
+                     sat_add(sat_mul(b.sub(tm, one), lda), kk))
     a_ext = b.select(b.icmp_signed(">", k, z), a_ext, z)
-    b_first = b.add(a["b_off"], b.select(tb, b.mul(c0, ldb), c0))
-    b_ext = b.select(tb, b.add(b.mul(b.sub(tn, one), ldb), kk), b.add(b.mul(b.sub(kk, one), ldb),
-                                                                    tn))
+    b_first = sat_add(a["b_off"], b.select(tb, sat_mul(c0, ldb), c0))
+    b_ext = b.select(tb, sat_add(sat_mul(b.sub(tn, one), ldb), kk),
+                     sat_add(sat_mul(b.sub(kk, one), ldb), tn))
     b_ext = b.select(b.icmp_signed(">", k, z), b_ext, z)
     pa = _gm_pointer(fb, a["a_arg"], a_first, a_ext, es_in, 0, site)
     pb = _gm_pointer(fb, a["b_arg"], b_first, b_ext, es_in, 1, site)
@@ -232,26 +239,29 @@ def matmul(fb: FnBuilder, site, **a):
     bias_slot = fb.alloca_builder.alloca(I64, name="bias")
     b.store(z, bias_slot)
     with b.if_then(has_bias):
-        pbias = _gm_pointer(fb, a["bias_arg"], b.add(a["bias_off"], c0), tn, es_bias, 2, site)
+        pbias = _gm_pointer(fb, a["bias_arg"], sat_add(a["bias_off"], c0), tn, es_bias, 2,
+                            site)
         b.store(b.ptrtoint(pbias, I64), bias_slot)
     pbias = b.inttoptr(b.load(bias_slot, typ=I64), PTR)
     # C: GM (c_a = argument) or a local memory (c_a = byte address); non-sequential tiles land
     # at their place in C
-    c_first = b.add(a["c_off"], b.select(b.and_(tiled, b.icmp_signed("==", a["seq"], z)),
-                                         b.add(b.mul(r0, ldc), c0), z))
-    c_ext = b.add(b.mul(b.sub(tm, one), ldc), tn)
+    c_first = sat_add(a["c_off"], b.select(b.and_(tiled, b.icmp_signed("==", a["seq"], z)),
+                                           sat_add(sat_mul(r0, ldc), c0), z))
+    c_ext = sat_add(sat_mul(b.sub(tm, one), ldc), tn)
     c_slot = fb.alloca_builder.alloca(I64, name="c")
     with b.if_else(b.icmp_signed("==", a["c_mem"], z)) as (gm, local):
         with gm:
             b.store(b.ptrtoint(_gm_pointer(fb, a["c_a"], c_first, c_ext, es_c, 3, site), I64),
                     c_slot)
         with local:
-            addr = b.add(a["c_a"], b.mul(c_first, es_c))
+            addr = sat_add(a["c_a"], sat_mul(c_first, es_c))
             fb.st(abi.ERR_D, fb.i64(3))
-            fb.fail_with(b.icmp_signed(">", b.add(c_first, c_ext), a["c_size"]),
-                         E.LOCAL_OUT_OF_RANGE, site, addr, b.add(addr, b.mul(c_ext, es_c)),
-                         b.add(a["c_a"], b.mul(a["c_size"], es_c)))
-            call_rt(fb, "check_local", a["c_mem"], addr, b.mul(c_ext, es_c), one, fb.i64(3), site)
+            fb.fail_with(b.or_(b.icmp_signed("<", c_first, z),
+                               b.icmp_signed(">", sat_add(c_first, c_ext), a["c_size"])),
+                         E.TENSOR_EXTENT, site, sat_mul(c_first, es_c),
+                         sat_mul(sat_add(c_first, c_ext), es_c), sat_mul(a["c_size"], es_c))
+            call_rt(fb, "check_local", a["c_mem"], addr, sat_mul(c_ext, es_c), one, fb.i64(3),
+                    site)
             base = fb.ld(b.add(fb.i64(abi.MEM_BASE), a["c_mem"]))
             b.store(b.add(base, addr), c_slot)
     pc = b.inttoptr(b.load(c_slot, typ=I64), PTR)

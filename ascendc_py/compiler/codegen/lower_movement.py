@@ -89,18 +89,18 @@ def data_copy(fb: FnBuilder, path, dst_mem, dst_a, dst_off, src_mem, src_a, src_
     the hardware does). Operand offsets are in elements."""
     b = fb.b
     fb.fail_with(b.icmp_signed("<", count, fb.i64(0)), E.NEGATIVE_COUNT, site, count)
-    requested = b.mul(count, esize)
+    requested = fb.sat_mul(count, esize)
     nbytes = b.and_(requested, fb.i64(~(ALIGN - 1)))
     with b.if_then(b.and_(b.icmp_signed("!=", nbytes, requested),
                           b.icmp_signed("!=", fb.ld(abi.SANITIZE), fb.i64(0)))):
         warn(fb, WARN_TRUNCATED, site, requested, nbytes)  # hardware drops the tail
-    dst = operand_pointer(fb, dst_mem, dst_a, b.mul(dst_off, esize), nbytes, esize,
+    dst = operand_pointer(fb, dst_mem, dst_a, fb.sat_mul(dst_off, esize), nbytes, esize,
                           fb.i64(0), fb.i64(1), site)
-    src = operand_pointer(fb, src_mem, src_a, b.mul(src_off, esize), nbytes, esize,
+    src = operand_pointer(fb, src_mem, src_a, fb.sat_mul(src_off, esize), nbytes, esize,
                           fb.i64(1), fb.i64(1), site)
     _memmove(fb, dst, src, nbytes)
-    san_copy_on_path(fb, path, dst_mem, dst_a, b.mul(dst_off, esize), src_mem, src_a,
-                     b.mul(src_off, esize), nbytes, site)
+    san_copy_on_path(fb, path, dst_mem, dst_a, fb.sat_mul(dst_off, esize), src_mem, src_a,
+                     fb.sat_mul(src_off, esize), nbytes, site)
     call_tm(fb, "dma", path, nbytes, op, site)
 
 
@@ -115,9 +115,9 @@ def data_copy_blocks(fb: FnBuilder, path, dst_mem, dst_a, dst_off, src_mem, src_
     count = b.select(b.icmp_signed("==", length, fb.i64(0)), fb.i64(0), count)  # NOP
 
     def one(i):
-        soff = b.add(b.mul(src_off, esize), b.mul(i, b.mul(b.add(length, src_gap),
+        soff = fb.sat_add(fb.sat_mul(src_off, esize), b.mul(i, b.mul(b.add(length, src_gap),
                                                           fb.i64(ALIGN))))
-        doff = b.add(b.mul(dst_off, esize), b.mul(i, b.mul(b.add(length, dst_gap),
+        doff = fb.sat_add(fb.sat_mul(dst_off, esize), b.mul(i, b.mul(b.add(length, dst_gap),
                                                           fb.i64(ALIGN))))
         d = operand_pointer(fb, dst_mem, dst_a, doff, burst, esize, fb.i64(0), fb.i64(1), site)
         s = operand_pointer(fb, src_mem, src_a, soff, burst, esize, fb.i64(1), fb.i64(1), site)
@@ -141,7 +141,7 @@ def lower_data_copy(cg: Codegen, s: ir.Intrinsic) -> None:
     values = [cg._as_i64(cg.expr(e)) for e in s.args[2:]]
     name = "data_copy_blocks" if s.attr("form") == "params" else "data_copy"
     call_checked(cg, runtime_lib.declare_rt(cg.module, name), head + values + tail,
-                 "data_copy", ("dst", "src"))
+                 "data_copy", ("dst", "src"), operands=s.args[:2])
 
 
 # ----------------------------------------------------------------------------- data_copy_pad
@@ -168,9 +168,9 @@ def data_copy_pad(fb: FnBuilder, path, dst_mem, dst_a, dst_off, src_mem, src_a, 
             unit = _round_up(fb, length)
 
             def one_out(i):
-                soff = b.add(b.mul(src_off, esize),
+                soff = fb.sat_add(fb.sat_mul(src_off, esize),
                              b.mul(i, b.add(unit, b.mul(src_gap, fb.i64(ALIGN)))))
-                doff = b.add(b.mul(dst_off, esize), b.mul(i, b.add(length, dst_gap)))
+                doff = fb.sat_add(fb.sat_mul(dst_off, esize), b.mul(i, b.add(length, dst_gap)))
                 d = operand_pointer(fb, dst_mem, dst_a, doff, length, esize, fb.i64(0),
                                     fb.i64(0), site)
                 s = operand_pointer(fb, src_mem, src_a, soff, unit, esize, fb.i64(1),
@@ -186,8 +186,8 @@ def data_copy_pad(fb: FnBuilder, path, dst_mem, dst_a, dst_off, src_mem, src_a, 
                                 b.icmp_signed("==", right, fb.i64(0)))
 
             def one_in(i):
-                soff = b.add(b.mul(src_off, esize), b.mul(i, b.add(length, src_gap)))
-                doff = b.add(b.mul(dst_off, esize),
+                soff = fb.sat_add(fb.sat_mul(src_off, esize), b.mul(i, b.add(length, src_gap)))
+                doff = fb.sat_add(fb.sat_mul(dst_off, esize),
                              b.mul(i, b.add(unit, b.mul(dst_gap, fb.i64(ALIGN)))))
                 d = operand_pointer(fb, dst_mem, dst_a, doff, unit, esize, fb.i64(0),
                                     fb.i64(1), site)
@@ -226,4 +226,4 @@ def lower_data_copy_pad(cg: Codegen, s: ir.Intrinsic) -> None:
     args += [_bits(cg, s.args[9], dtype), cg.i64(dtype.sizeof()),
              cg.i64(TP.OP_INDEX["data_copy_pad"])]
     call_checked(cg, runtime_lib.declare_rt(cg.module, "data_copy_pad"), args, "data_copy_pad",
-                 ("dst", "src"))
+                 ("dst", "src"), operands=s.args[:2])

@@ -27,6 +27,7 @@ from ..ops.reduce import (BLOCK_OPS, FULL_OPS, KINDS, REDUCE_DTYPES, WHOLE_OPS, 
                           whole_layout)
 from . import runtime_lib
 from .core import Codegen, FnBuilder, lowering
+from .footprint import check_strides, highest_lane, lane_span, operand_end
 from .intrinsics import call_checked
 from .rtfuncs import call_rt, call_tm, counted, lanes_mask
 from .types import I1, I16, I32, I64, PTR, intrinsic, llvm_type
@@ -88,7 +89,7 @@ class _Red:
         return L.Constant(self.T, 0.0)
 
     def ceil_div(self, a, d):
-        return self.b.sdiv(self.b.add(a, self.i(d - 1)), self.i(d))
+        return self.fb.ceil_div(a, self.i(d))
 
     def bit_active(self, lo, hi, lane):
         b = self.b
@@ -204,15 +205,22 @@ def define_group_reduce(module: L.Module, dtype) -> str:
     has_work = b.icmp_signed(">", repeats, fb.i64(0))
     group = a["group"]
     nres = b.sdiv(fb.i64(r.epr), group)
-    last = b.sub(repeats, fb.i64(1))
-    src_ext = b.mul(b.add(b.add(b.mul(last, a["src_rep"]), b.mul(a["src_blk"], fb.i64(7))),
-                          fb.i64(1)), fb.i64(32))
-    dst_ext = b.add(b.add(b.mul(b.mul(last, a["dst_rep"]), a["rep_unit"]),
-                          b.mul(b.sub(nres, fb.i64(1)), a["res_stride"])), a["res_bytes"])
-    r.check(a["dst"], b.select(has_work, dst_ext, fb.i64(0)), a["dst_align"], 0)
-    r.check(a["src"], b.select(has_work, src_ext, fb.i64(0)), fb.i64(1), 1)
-    r.sanitize([(a["src"], b.select(has_work, src_ext, fb.i64(0)))],
-               [(a["dst"], b.select(has_work, dst_ext, fb.i64(0)))])
+    check_strides(fb, site, [(0, fb.i64(0), a["dst_rep"]), (1, a["src_blk"], a["src_rep"])])
+    span = lane_span(fb, counter, lo, hi, lo, repeats, r.epr)
+    src_ext = operand_end(fb, repeats, a["src_blk"], a["src_rep"], span, r.esize)
+    # the groups with an enabled lane write a result: up to the highest lane's group
+    def dst_end(rep, h):
+        base = fb.sat_mul(fb.sat_mul(rep, a["dst_rep"]), a["rep_unit"])
+        return fb.sat_add(fb.sat_add(base, b.mul(b.sdiv(h, group), a["res_stride"])),
+                          a["res_bytes"])
+    dst_ext = fb.smax(dst_end(b.sub(repeats, fb.i64(1)), span[1]),
+                      b.select(b.icmp_signed(">=", repeats, fb.i64(2)),
+                               dst_end(b.sub(repeats, fb.i64(2)), span[0]), fb.i64(0)))
+    dst_ext = b.select(b.and_(has_work, b.icmp_signed(">=", span[1], fb.i64(0))), dst_ext,
+                       fb.i64(0))
+    r.check(a["dst"], dst_ext, a["dst_align"], 0)
+    r.check(a["src"], src_ext, fb.i64(1), 1)
+    r.sanitize([(a["src"], src_ext)], [(a["dst"], dst_ext)])
     is_sum = b.icmp_signed("==", a["kind"], fb.i64(SUM))
 
     def per_repeat(rep):
@@ -456,10 +464,11 @@ def define_full_reduce(module: L.Module, dtype) -> str:
     reps = b.select(count_form, r.ceil_div(n, epr), b.select(empty, fb.i64(0), R))
     has_work = b.icmp_signed(">", reps, fb.i64(0))
     # --- operand checks (nothing is touched when there is no work: a NOP, as on A2/A3)
+    check_strides(fb, site, [(1, fb.i64(1), a["src_rep"])])
     with b.if_then(has_work):
-        src_ext = b.select(count_form, b.mul(n, fb.i64(esize)),
-                           b.mul(b.add(b.mul(b.sub(R, fb.i64(1)), a["src_rep"]), fb.i64(8)),
-                                 fb.i64(32)))
+        h = highest_lane(fb, lo, hi, epr)
+        src_ext = b.select(count_form, fb.sat_mul(n, fb.i64(esize)),
+                           operand_end(fb, R, fb.i64(1), a["src_rep"], (h, h), esize))
         dst_ext = b.select(b.and_(b.xor(is_sum, L.Constant(I1, 1)),
                                   b.icmp_signed("!=", idx, fb.i64(0))),
                            fb.i64(2 * esize), fb.i64(esize))
@@ -601,7 +610,8 @@ def lower_repeat_reduce(cg: Codegen, s: ir.Intrinsic) -> None:
     rest = [cg._as_i64(cg.expr(e)) for e in s.args[2:]]
     fn = _declare(cg.module, f"asc_rgrp_{dtype.name}", GROUP_PARAMS)
     args = [_addr(cg, dst), _addr(cg, src)] + [cg.i64(c) for c in consts] + rest
-    call_checked(cg, fn, args + [cg.i64(TP.OP_INDEX[s.op])], s.op, ("dst", "src"))
+    call_checked(cg, fn, args + [cg.i64(TP.OP_INDEX[s.op])], s.op, ("dst", "src"),
+                 operands=s.args[:2])
 
 
 @lowering(*FULL_OPS)
@@ -615,4 +625,4 @@ def lower_full_reduce(cg: Codegen, s: ir.Intrinsic) -> None:
     fn = _declare(cg.module, f"asc_rfull_{dtype.name}", FULL_PARAMS)
     args = [_addr(cg, dst), _addr(cg, src), _addr(cg, tmp), cg.i64(kind), cg.i64(form), count,
             mkind, lo, hi, repeat, stride, cal_index, cg.i64(TP.OP_INDEX[s.op])]
-    call_checked(cg, fn, args, s.op, ("dst", "src", "shared_tmp_buffer"))
+    call_checked(cg, fn, args, s.op, ("dst", "src", "shared_tmp_buffer"), operands=s.args[:3])

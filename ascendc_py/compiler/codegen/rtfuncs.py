@@ -14,6 +14,7 @@ from llvmlite import ir as L
 from ...dsl.types import EVENT_IDS_PER_EVENT, PipeID
 from ...simulator import abi
 from .core import FnBuilder, counted_loop
+from .footprint import check_strides, lane_span, operand_end
 from ..ops import Family
 from .types import I1, I64, I8, PTR, intrinsic, memory_type
 
@@ -83,21 +84,34 @@ def _res(fb: FnBuilder, *values) -> None:
 # ----------------------------------------------------------------------------- bounds checks
 @rt("mem", "addr", "nbytes", "aligned", "which")
 def check_local(fb: FnBuilder, mem, addr, nbytes, aligned, which, site):
-    """[addr, addr+nbytes) must lie in local memory ``mem``; addr 32-B aligned if asked.
-    ``mem`` must exist on this sub-core (base address not 0), except for ``aligned`` == 2:
-    placing a static LocalTensor is bookkeeping, as on hardware (each core type compiles the
-    kernel separately)."""
+    """[addr, addr+nbytes) must lie in local memory ``mem`` and, when the instruction gave
+    operand ``which`` a tensor window (``abi.TWIN``), inside that LocalTensor; addr 32-B
+    aligned if asked. ``mem`` must exist on this sub-core (base address not 0), except for
+    ``aligned`` == 2: placing a static LocalTensor is bookkeeping, as on hardware (each core
+    type compiles the kernel separately). Overflow-safe: the end saturates."""
     b = fb.b
     absent = b.and_(b.icmp_signed("==", fb.ld(b.add(fb.i64(abi.MEM_BASE), mem)), fb.i64(0)),
                     b.icmp_signed("!=", aligned, fb.i64(2)))
     fb.st(abi.ERR_D, b.add(which, b.mul(mem, fb.i64(256))))
     fb.fail_with(absent, E.MEMORY_NOT_ON_CORE, site, mem, fb.ld(abi.CORE_TYPE))
     limit = fb.ld(b.add(fb.i64(abi.MEM_SIZE), mem))
-    end = b.add(addr, nbytes)
-    bad = b.or_(b.or_(b.icmp_signed("<", addr, fb.i64(0)), b.icmp_signed("<", nbytes, fb.i64(0))),
-                b.icmp_signed(">", end, limit))
-    fb.st(abi.ERR_D, b.add(which, b.mul(mem, fb.i64(256))))
-    fb.fail_with(bad, E.LOCAL_OUT_OF_RANGE, site, addr, end, limit)
+    end = fb.sat_add(addr, nbytes)
+    negative = b.or_(b.icmp_signed("<", addr, fb.i64(0)), b.icmp_signed("<", nbytes, fb.i64(0)))
+    fb.fail_with(negative, E.LOCAL_OUT_OF_RANGE, site, addr, end, limit)
+    # the tensor the instruction was given (before the memory: it names the real mistake)
+    w = b.and_(which, fb.i64(abi.MAX_WINDOWS - 1))
+    has = b.and_(b.and_(b.icmp_signed("<", which, fb.i64(abi.MAX_WINDOWS)),
+                        b.icmp_signed("!=", aligned, fb.i64(2))),
+                 b.icmp_signed("!=", b.and_(b.ashr(fb.ld(abi.TWIN_MASK), w), fb.i64(1)),
+                               fb.i64(0)))
+    with b.if_then(has):
+        lo = fb.ld(b.add(fb.i64(abi.TWIN), b.mul(w, fb.i64(2))))
+        hi = fb.ld(b.add(fb.i64(abi.TWIN + 1), b.mul(w, fb.i64(2))))
+        outside = b.and_(b.icmp_signed(">", nbytes, fb.i64(0)),
+                         b.or_(b.icmp_signed("<", addr, lo), b.icmp_signed(">", end, hi)))
+        fb.fail_with(outside, E.TENSOR_EXTENT, site, b.sub(addr, lo), fb.sat_add(
+            b.sub(addr, lo), nbytes), b.sub(hi, lo))
+    fb.fail_with(b.icmp_signed(">", end, limit), E.LOCAL_OUT_OF_RANGE, site, addr, end, limit)
     mis = b.and_(b.icmp_signed("!=", aligned, fb.i64(0)),
                  b.icmp_signed("!=", b.and_(addr, fb.i64(ALIGN - 1)), fb.i64(0)))
     fb.fail_with(mis, E.LOCAL_MISALIGNED, site, addr, aligned)
@@ -109,14 +123,16 @@ def check_gm(fb: FnBuilder, arg, start, nbytes, elem_size, which, site):
     b = fb.b
     sizes = fb.ctx_ptr(abi.GM_SIZES)
     limit = b.load(b.gep(sizes, [arg], source_etype=I64), typ=I64)
-    end = b.add(start, nbytes)
-    bad = b.or_(b.icmp_signed("<", start, fb.i64(0)), b.icmp_signed(">", end, limit))
+    end = fb.sat_add(start, nbytes)
+    bad = b.or_(b.or_(b.icmp_signed("<", start, fb.i64(0)), b.icmp_signed("<", nbytes,
+                                                                            fb.i64(0))),
+                b.icmp_signed(">", end, limit))
     first = b.sdiv(start, elem_size)
-    last = b.sdiv(b.add(end, b.sub(elem_size, fb.i64(1))), elem_size)
+    last = b.sdiv(fb.sat_add(end, b.sub(elem_size, fb.i64(1))), elem_size)
     # lenient mode: an overrun into the device-like slack is recorded as a warning
     slack_ok = b.and_(b.icmp_signed("!=", fb.ld(abi.LENIENT), fb.i64(0)),
                       b.and_(b.icmp_signed(">=", start, fb.i64(0)),
-                             b.icmp_signed("<=", end, b.add(limit, fb.ld(abi.GM_SLACK)))))
+                             b.icmp_signed("<=", end, fb.sat_add(limit, fb.ld(abi.GM_SLACK)))))
     with b.if_then(b.and_(bad, slack_ok)):
         warn(fb, WARN_GM_SLACK, site, arg, first, last)
     fb.st(abi.ERR_D, which)
@@ -148,7 +164,7 @@ def operand_pointer(fb: FnBuilder, mem, a, off_bytes, nbytes, esize, which, alig
             base = b.load(b.gep(fb.ctx_ptr(abi.GM_PTRS), [a], source_etype=I64), typ=I64)
             b.store(b.add(base, off_bytes), result)
         with local:
-            addr = b.add(a, off_bytes)
+            addr = fb.sat_add(a, off_bytes)
             call_rt(fb, "check_local", mem, addr, nbytes, aligned, which, site)
             base = fb.ld(b.add(fb.i64(abi.MEM_BASE), mem))
             b.store(b.add(base, addr), result)
@@ -176,17 +192,17 @@ def set_vector_mask(fb: FnBuilder, kind, lo, hi, lanes, site):
 def scalar_access(fb: FnBuilder, mem, a, index, esize, store, op, site):
     """Check one element for get_value/set_value and return its address in RES0."""
     b = fb.b
-    ptr = operand_pointer(fb, mem, a, b.mul(index, esize), esize, esize, fb.i64(0), fb.i64(0),
-                          site)
+    ptr = operand_pointer(fb, mem, a, fb.sat_mul(index, esize), esize, esize, fb.i64(0),
+                          fb.i64(0), site)
     fb.st(abi.RES0, b.ptrtoint(ptr, I64))
     call_tm(fb, "scalar_access", store, op)
     s_pipe = fb.i64(int(PipeID.PIPE_S))
     call_rt(fb, "san_issue", s_pipe, site)
-    addr = b.add(a, b.mul(index, esize))
+    addr = fb.sat_add(a, fb.sat_mul(index, esize))
     with b.if_else(b.icmp_signed("==", mem, fb.i64(0))) as (gm, local):
         with gm:
             with b.if_then(b.icmp_signed("!=", store, fb.i64(0))):
-                call_rt(fb, "san_gm_write", a, b.mul(index, esize), esize, site)
+                call_rt(fb, "san_gm_write", a, fb.sat_mul(index, esize), esize, site)
         with local:
             call_rt(fb, "san_access", s_pipe, mem, addr, esize, store, site)
 
@@ -425,10 +441,10 @@ def define_vector_op(module: L.Module, spec, dtype, src_dtype=None) -> None:
     count, site = args[-2], args[-1]
     esize = dtype.sizeof()
     fb.fail_with(b.icmp_signed("<", count, fb.i64(0)), E.NEGATIVE_COUNT, site, count)
-    nbytes = b.mul(count, fb.i64(esize))
+    nbytes = fb.sat_mul(count, fb.i64(esize))
     ub = fb.i64(int(Memory.UB))
     base = fb.ld(abi.MEM_BASE + int(Memory.UB))
-    sizes = [nbytes] + [b.mul(count, fb.i64((src_dtype or dtype).sizeof()))] * n_src
+    sizes = [nbytes] + [fb.sat_mul(count, fb.i64((src_dtype or dtype).sizeof()))] * n_src
     ptrs = []
     for which, addr in enumerate(addrs):
         call_rt(fb, "check_local", ub, addr, sizes[which], fb.i64(1), fb.i64(which), site)
@@ -560,7 +576,7 @@ def define_masked_vector_op(module: L.Module, spec, dtype, src_dtype=None) -> No
     total = lo  # counter mode: the element count
     fb.fail_with(b.and_(counter, b.icmp_signed("<", total, fb.i64(0))), E.NEGATIVE_COUNT, site,
                  total)
-    repeats = b.select(counter, b.sdiv(b.add(total, fb.i64(epr - 1)), fb.i64(epr)), repeat)
+    repeats = b.select(counter, fb.ceil_div(total, fb.i64(epr)), repeat)
     # (name, address, block stride, repeat stride, element size): a repeat covers ``epr``
     # lanes of the widest type; a narrower source (mixed axpy) uses fewer of its blocks
     ssize = (src_dtype or dtype).sizeof()
@@ -571,14 +587,13 @@ def define_masked_vector_op(module: L.Module, spec, dtype, src_dtype=None) -> No
         operands.append(("src1", a["src1"], a["src1_blk"], a["src1_rep"], ssize))
     ub = fb.i64(int(Memory.UB))
     base = fb.ld(abi.MEM_BASE + int(Memory.UB))
-    has_work = b.icmp_signed(">", repeats, fb.i64(0))
     contiguous_layout = L.Constant(I1, 1)
     extents = []
+    check_strides(fb, site, [(w, o[2], o[3]) for w, o in enumerate(operands)])
+    span = lane_span(fb, counter, lo, hi, total, repeats, epr)
     for which, (_, addr, blk, rep, ek) in enumerate(operands):
         bpr = epr * ek // 32  # blocks of this operand per repeat
-        extent = b.mul(b.add(b.add(b.mul(b.sub(repeats, fb.i64(1)), rep),
-                                   b.mul(blk, fb.i64(bpr - 1))), fb.i64(1)), fb.i64(32))
-        extent = b.select(has_work, extent, fb.i64(0))
+        extent = operand_end(fb, repeats, blk, rep, span, ek)
         extents.append(extent)
         call_rt(fb, "check_local", ub, addr, extent, fb.i64(1), fb.i64(which), site)
         contiguous_layout = b.and_(contiguous_layout, b.and_(

@@ -41,6 +41,9 @@ register(OpSpec("set_value", Family.SCALAR_MEM, PipeID.PIPE_S, CostClass.SCALAR,
                 flops_per_elem=0))
 register(OpSpec("check_local", Family.SYSTEM, None, CostClass.NONE, (), (),
                 doc="Check that a static LocalTensor lies inside its memory.", flops_per_elem=0))
+register(OpSpec("check_offset", Family.SYSTEM, None, CostClass.NONE, (), (),
+                doc="Check that a run-time LocalTensor slice offset is not negative and keeps "
+                    "the address inside 32 bits.", flops_per_elem=0))
 register(OpSpec("kernel_assert", Family.SYSTEM, None, CostClass.NONE, (), (),
                 doc="A runtime `assert` inside a kernel.", flops_per_elem=0))
 

@@ -10,7 +10,7 @@ import builtins as py_builtins
 import contextlib
 import difflib
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 from ...dsl.types import DataType, bool_, int32, int64
@@ -523,8 +523,10 @@ class Analyzer:
 
     def e_call(self, e: A.Call) -> SVal:
         func = self.expr(e.func)
-        args = [self.expr(a) for a in e.args]
-        kwargs = {k.name: self.expr(k.value) for k in e.keywords}
+        if isinstance(func, BoundMethodV) and isinstance(e.func, A.Attribute):
+            func = replace(func, self_val=_named(func.self_val, e.func.value))
+        args = [_named(self.expr(a), a) for a in e.args]
+        kwargs = {k.name: _named(self.expr(k.value), k.value) for k in e.keywords}
         return self.builtins.call(self, func, args, kwargs, e)
 
     # ------------------------------------------------------------------ inlining
@@ -641,3 +643,17 @@ EXPR_HANDLERS = {
 def analyze(kernel, specs: tuple[ArgSpec, ...]) -> SemaResult:
     """Analyse ``kernel`` for the given argument specialisation and return verified-ready IR."""
     return Analyzer(kernel, specs).run()
+
+
+def _named(value: SVal, node) -> SVal:
+    """A LocalTensor argument carries the source text the user wrote for it (``c``,
+    ``buf[i * 64:]``), so a run-time error can name the operand."""
+    if not isinstance(value, LocalTensorV):
+        return value
+    loc = node.loc
+    text = ""
+    if loc.end_line == loc.line and loc.end_col > loc.col:
+        text = loc.source_line()[loc.col - 1:loc.end_col - 1].strip()
+    if not text and isinstance(node, A.Name):
+        text = node.id
+    return replace(value, name=text) if text else value

@@ -6,6 +6,8 @@ dtype/arity rules come from the op registry (``compiler/ops.py``).
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import enum
 from typing import Callable
 
@@ -68,9 +70,30 @@ def bind_args(what: str, params: tuple[str, ...], args: list[SVal], kwargs: dict
 
 
 def want_int(v: SVal, what: str, loc: SourceLoc, dtype=int32) -> ir.Expr:
+    """An integer operand as an IR expression of ``dtype``. Never a silent wrap: a constant
+    that does not fit is a ConstantRangeError here, and a run-time value of a wider type is
+    narrowed by a checked cast (the kernel stops with ValueRangeError at the line if it does
+    not fit). 64-bit fields also take unsigned constants up to 2**64 - 1 (bit masks)."""
     if not isinstance(v, (ConstV, RtV)) or v.dtype.is_float or v.dtype == bool_:
         raise KernelTypeError(f"{what} must be an integer, got {v.describe()}", loc)
+    if isinstance(v, ConstV):
+        lo, hi = _int_range(dtype)
+        if dtype.bits == 64:
+            hi = (1 << 64) - 1
+        if not lo <= int(v.value) <= hi:
+            raise ConstantRangeError(f"{what} is {v.value}, which does not fit in "
+                                     f"{dtype.name} ({lo}..{_int_range(dtype)[1]})", loc)
+        return S.to_expr(v, dtype)
+    if v.dtype.bits > dtype.bits or (v.dtype.bits == dtype.bits and
+                                     v.dtype.is_signed != dtype.is_signed):
+        return ir.Cast(v.expr, dtype, checked=True, what=what)
     return S.to_expr(v, dtype)
+
+
+def _int_range(dtype) -> tuple[int, int]:
+    if dtype.is_signed:
+        return -(1 << (dtype.bits - 1)), (1 << (dtype.bits - 1)) - 1
+    return 0, (1 << dtype.bits) - 1
 
 
 def want_const_int(v: SVal, what: str, loc: SourceLoc) -> int:
@@ -161,11 +184,18 @@ def subscript(an, base: SVal, index, loc: SourceLoc) -> SVal:
     else:
         off = an.expr(index)
     if isinstance(base, LocalTensorV):
-        o = want_int(off, "a LocalTensor offset", loc)
+        o = want_int(off, "the LocalTensor offset", loc)
         size = base.dtype.sizeof()
+        if isinstance(o, ir.Const):
+            if not 0 <= o.value * size < 1 << 31:
+                raise ConstantRangeError(f"the LocalTensor offset {o.value} is outside "
+                                         f"0..{(1 << 31) // size - 1} elements", loc,
+                                         hint="offsets count elements from the tensor's start")
+        else:   # a run-time offset: negative or past 2**31 bytes stops the kernel (no wrap)
+            an.emit(ir.Intrinsic("check_offset", (o, base.addr), (), loc,
+                                 (("esize", size),)))
         addr = ir.Bin("add", base.addr, ir.Bin("mul", o, ir.Const(size, int32), int32), int32)
-        return LocalTensorV(base.dtype, base.position, addr,
-                            ir.Bin("sub", base.size, o, int32), base.tag)
+        return replace(base, addr=addr, size=ir.Bin("sub", base.size, o, int32))
     if isinstance(base, GmTensorV):
         if base.dtype is None:
             raise KernelTypeError("index a GlobalTensor only after set_global_buffer", loc)

@@ -1,6 +1,8 @@
 """Kernel-language objects: GlobalTensor, LocalTensor, TPipe, TQue, TBuf and their methods."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ...dsl.types import Memory, TPosition, int32, int64
 from .. import ir
 from ..errors import (ArgumentError, ConstantRangeError, DtypeError, KernelTypeError,
@@ -91,9 +93,11 @@ def _local_tensor(an, args, kwargs, loc):
     pos = TPosition.VECIN if b["pos"] is None else want_enum(b["pos"], TPosition, "pos", loc)
     if pos.memory == Memory.GM:
         raise ConstantRangeError(f"a LocalTensor cannot live at {pos.name}", loc)
-    addr = want_int(b["addr"], "addr", loc)
+    addr = want_int(b["addr"], "the LocalTensor address", loc)
     size = want_int(b["tile_size"], "tile_size", loc)
-    t = LocalTensorV(dtype, pos, addr, size, ir.Const(-1, int32))
+    sized = "tile_size" in kwargs or len(args) > 3
+    t = LocalTensorV(dtype, pos, addr, size, ir.Const(-1, int32), bounded=sized,
+                     origin=loc, made_by="LocalTensor(...)")
     an.emit(ir.Intrinsic("check_local", (t.ref(),), (), loc))
     return t
 
@@ -129,7 +133,7 @@ def _reinterpret(an, t, name, args, kwargs, loc):
     dtype = want_dtype(b["dtype"], "dtype", loc)
     nbytes = ir.Bin("mul", t.size, ir.Const(t.dtype.sizeof(), int32), int32)
     size = ir.Bin("floordiv", nbytes, ir.Const(dtype.sizeof(), int32), int32)
-    return LocalTensorV(dtype, t.position, t.addr, size, t.tag)
+    return replace(t, dtype=dtype, size=size)
 
 
 # ----------------------------------------------------------------------------- TPipe / TQue / TBuf
@@ -204,7 +208,8 @@ def _tensor_from_queue(an, op, q: QueueV, dtype, loc, extra=()) -> LocalTensorV:
                          ir.Var(f"{op}.tag", int32))
     an.emit(ir.Intrinsic(op, extra, (addr, nbytes, tag), loc, _queue_attrs(q)))
     size = ir.Bin("floordiv", ir.Load(nbytes), ir.Const(dtype.sizeof(), int32), int32)
-    return LocalTensorV(dtype, q.position, ir.Load(addr), size, ir.Load(tag))
+    return LocalTensorV(dtype, q.position, ir.Load(addr), size, ir.Load(tag), origin=loc,
+                        made_by="TBuf.get" if op == "tbuf_get" else op)
 
 
 @method(QueueV, "alloc_tensor")
@@ -241,7 +246,7 @@ def _tbuf_get(an, q: QueueV, name, args, kwargs, loc):
     dtype = want_dtype(b["dtype"], "dtype", loc)
     t = _tensor_from_queue(an, "tbuf_get", q, dtype, loc)
     if b["len"] is not None:
-        t = LocalTensorV(dtype, t.position, t.addr, want_int(b["len"], "len", loc), t.tag)
+        t = replace(t, size=want_int(b["len"], "len", loc))
     return t
 
 

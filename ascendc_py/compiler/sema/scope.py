@@ -1,7 +1,7 @@
 """Name binding for semantic analysis: function scopes, slots for reassigned names, merges."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import replace, dataclass, field
 from typing import Any, Optional
 
 from ... import dsl
@@ -90,7 +90,7 @@ def read_slot(slot: Slot) -> SVal:
     if isinstance(t, (ConstV, RtV)):
         return RtV(loads[0])
     if isinstance(t, LocalTensorV):
-        return LocalTensorV(t.dtype, t.position, *loads)
+        return replace(t, addr=loads[0], size=loads[1], tag=loads[2])
     if isinstance(t, GmAddrV):
         return GmAddrV(t.dtype, loads[0], loads[1], t.arg_name)
     if isinstance(t, GmTensorV):
@@ -117,7 +117,10 @@ def slot_accepts(slot: Slot, value: SVal) -> bool:
     if type(t) is not type(value):
         return False
     if isinstance(t, LocalTensorV):
-        return (t.dtype, t.position.memory) == (value.dtype, value.position.memory)
+        # a tensor without a length (LocalTensor(...) with no tile_size) cannot take the
+        # place of one with a length: reads of the variable already check against its length
+        return ((t.dtype, t.position.memory) == (value.dtype, value.position.memory)
+                and value.bounded >= t.bounded)
     if isinstance(t, (GmAddrV, GmTensorV)):
         return t.dtype == value.dtype
     return False
@@ -125,6 +128,13 @@ def slot_accepts(slot: Slot, value: SVal) -> bool:
 
 def store_slot(slot: Slot, name: str, value: SVal, loc: SourceLoc) -> list[ir.Assign]:
     """Assignments storing ``value`` into the slot (checking it fits)."""
+    if (isinstance(slot.template, LocalTensorV) and isinstance(value, LocalTensorV)
+            and value.bounded < slot.template.bounded and slot_accepts(
+                Slot(replace(slot.template, bounded=False)), value)):
+        raise ReassignmentError(
+            f"'{name}' held a LocalTensor with a length and is now assigned one without "
+            f"(asc.LocalTensor(...) with no tile_size)", loc,
+            hint="give the LocalTensor a tile_size, or use a new name")
     if not slot_accepts(slot, value):
         raise ReassignmentError(
             f"'{name}' was {slot.template.describe()} and is now assigned "
@@ -141,6 +151,9 @@ def store_slot(slot: Slot, name: str, value: SVal, loc: SourceLoc) -> list[ir.As
             raise ReassignmentError(f"'{name}' is a bool variable; assigned {value.describe()}",
                                   loc)
         return [ir.Assign(var, to_expr(value, var.dtype), loc)]
+    if isinstance(value, LocalTensorV) and (value.origin, value.made_by) != (
+            slot.template.origin, slot.template.made_by):
+        slot.template = replace(slot.template, origin=None, made_by="")  # several origins
     return [ir.Assign(var, e, loc) for var, e in zip(slot.vars, runtime_fields(value))]
 
 

@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 from ...dsl.types import DataType, Memory, TPosition
 from .. import ir
+from ..errors import SourceLoc, TensorInfo
 
 
 class SVal:
@@ -138,11 +139,20 @@ class GmTensorV(SVal):
 
 @dataclass(frozen=True)
 class LocalTensorV(SVal):
+    """A LocalTensor: ``size`` elements at byte ``addr`` of the position's memory. ``bounded``
+    (see ``ir.LocalRef``); ``name`` (the source text the user wrote for it at the current
+    instruction), ``origin`` and ``made_by`` (where and how it was created) are for messages
+    and take no part in comparisons."""
+
     dtype: DataType
     position: TPosition
     addr: ir.Expr  # int32 bytes
     size: ir.Expr  # int32 elements
     tag: ir.Expr   # int32
+    bounded: bool = True
+    name: str = field(default="", compare=False)
+    origin: Optional[SourceLoc] = field(default=None, compare=False)
+    made_by: str = field(default="", compare=False)
 
     @property
     def memory(self) -> Memory:
@@ -152,7 +162,10 @@ class LocalTensorV(SVal):
         return f"LocalTensor[{self.dtype.name}, {self.position.name}]"
 
     def ref(self) -> ir.LocalRef:
-        return ir.LocalRef(self.memory, self.dtype, self.addr, self.size, self.tag)
+        info = TensorInfo(self.name, self.dtype.name, self.dtype.sizeof(), self.origin,
+                          self.made_by)
+        return ir.LocalRef(self.memory, self.dtype, self.addr, self.size, self.tag,
+                           self.bounded, info)
 
 
 @dataclass(eq=False)
