@@ -96,8 +96,8 @@ def check_local(fb: FnBuilder, mem, addr, nbytes, aligned, which, site):
     fb.fail_with(absent, E.MEMORY_NOT_ON_CORE, site, mem, fb.ld(abi.CORE_TYPE))
     limit = fb.ld(b.add(fb.i64(abi.MEM_SIZE), mem))
     end = fb.sat_add(addr, nbytes)
-    negative = b.or_(b.icmp_signed("<", addr, fb.i64(0)), b.icmp_signed("<", nbytes, fb.i64(0)))
-    fb.fail_with(negative, E.LOCAL_OUT_OF_RANGE, site, addr, end, limit)
+    fb.fail_with(b.icmp_signed("<", nbytes, fb.i64(0)), E.LOCAL_OUT_OF_RANGE, site, addr, end,
+                 limit)
     # the tensor the instruction was given (before the memory: it names the real mistake)
     w = b.and_(which, fb.i64(abi.MAX_WINDOWS - 1))
     has = b.and_(b.and_(b.icmp_signed("<", which, fb.i64(abi.MAX_WINDOWS)),
@@ -111,7 +111,8 @@ def check_local(fb: FnBuilder, mem, addr, nbytes, aligned, which, site):
                          b.or_(b.icmp_signed("<", addr, lo), b.icmp_signed(">", end, hi)))
         fb.fail_with(outside, E.TENSOR_EXTENT, site, b.sub(addr, lo), fb.sat_add(
             b.sub(addr, lo), nbytes), b.sub(hi, lo))
-    fb.fail_with(b.icmp_signed(">", end, limit), E.LOCAL_OUT_OF_RANGE, site, addr, end, limit)
+    fb.fail_with(b.or_(b.icmp_signed("<", addr, fb.i64(0)), b.icmp_signed(">", end, limit)),
+                 E.LOCAL_OUT_OF_RANGE, site, addr, end, limit)
     mis = b.and_(b.icmp_signed("!=", aligned, fb.i64(0)),
                  b.icmp_signed("!=", b.and_(addr, fb.i64(ALIGN - 1)), fb.i64(0)))
     fb.fail_with(mis, E.LOCAL_MISALIGNED, site, addr, aligned)
