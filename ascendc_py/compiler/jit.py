@@ -21,6 +21,16 @@ from .cachedir import cache_dir
 from .errors import InternalCompilerError, KernelCompileError, KernelError
 
 _llvm_lock = threading.Lock()
+
+
+def _new_lock_after_fork() -> None:
+    """A lock another thread held when the process forked stays held in the child: replace it."""
+    global _llvm_lock
+    _llvm_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock_after_fork)
 _target_machine = None
 _engines: list = []  # keep MCJIT engines (and their code) alive for the process
 CACHE_FORMAT = 2

@@ -45,6 +45,16 @@ __all__ = ["install", "run_program", "main", "Backend", "Platform", "KernelType"
 LENIENT_ENV = "ASCENDC_PY_LENIENT"
 
 _lock = threading.RLock()
+
+
+def _new_lock_after_fork() -> None:
+    """A lock another thread held when the process forked stays held in the child: replace it."""
+    global _lock
+    _lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock_after_fork)
 _depth = 0
 _finder: Optional[shim.AscFinder] = None
 _saved_asc: dict = {}

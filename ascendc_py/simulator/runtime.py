@@ -10,6 +10,7 @@ import concurrent.futures
 import ctypes
 import itertools
 import os
+import signal
 import struct
 import threading
 import time
@@ -35,8 +36,18 @@ def _executor() -> concurrent.futures.ThreadPoolExecutor:
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = concurrent.futures.ThreadPoolExecutor(WORKERS, thread_name_prefix="asc-core")
+            _pool = concurrent.futures.ThreadPoolExecutor(WORKERS, thread_name_prefix="asc-core",
+                                                          initializer=block_interrupts)
         return _pool
+
+
+def block_interrupts() -> None:
+    """Run in each of our host threads: Ctrl-C (SIGINT) is then delivered to a thread that
+    can act on it (the launching thread waits in Python), never to a thread busy in a block."""
+    try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    except (AttributeError, OSError, ValueError):  # no pthread_sigmask on this platform
+        pass
 
 
 @dataclass(frozen=True)
@@ -215,6 +226,68 @@ def _stage_with_slack(gm_args):
     return out, staged
 
 
+class LaunchStop:
+    """Stops every block of one launch early: the watchdog when the launch runs out of time,
+    Ctrl-C (KeyboardInterrupt) in the launching thread. Each running block's loop budget gets
+    ``abi.WATCHDOG_BUDGET``, so it leaves at its next loop iteration, cross-core wait or
+    long-instruction check (a matmul row chunk); blocks not started yet do not start."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.ctxs: list[np.ndarray] = []
+        self.stopped = threading.Event()
+
+    def register(self, ctx: np.ndarray) -> None:
+        """A block is about to run with ``ctx``: stop it at once if the launch is stopping."""
+        with self.lock:
+            if not any(c is ctx for c in self.ctxs):   # a thread's core serves many blocks
+                self.ctxs.append(ctx)
+            if self.stopped.is_set():
+                ctx[abi.LOOP_BUDGET] = abi.WATCHDOG_BUDGET
+
+    def stop(self) -> None:
+        with self.lock:
+            self.stopped.set()
+            for ctx in self.ctxs:
+                ctx[abi.LOOP_BUDGET] = abi.WATCHDOG_BUDGET
+
+
+def wait_for_blocks(waits: list, stop: LaunchStop, on_interrupt=None) -> None:
+    """Call every ``wait()`` (each returns when its host thread finished its blocks), in the
+    launching thread, where Ctrl-C arrives. On KeyboardInterrupt: stop the launch, wait for
+    every thread anyway (a further Ctrl-C only repeats the stop), then re-raise, so that when
+    a launch returns or raises no block of it is still running or writing the arrays."""
+    try:
+        for wait in waits:
+            # short timed waits: a SIGINT that another thread of the process received is
+            # acted on (KeyboardInterrupt raised here) within STOP_POLL_SECONDS
+            while True:
+                try:
+                    if wait(STOP_POLL_SECONDS) is not False:
+                        break
+                except concurrent.futures.TimeoutError:
+                    pass
+    except KeyboardInterrupt:
+        for wait in waits:
+            while True:   # the stop is repeated: a block may overwrite it once (core.py)
+                stop.stop()
+                if on_interrupt is not None:
+                    on_interrupt()
+                try:
+                    if wait(STOP_POLL_SECONDS) is not False:
+                        break
+                except KeyboardInterrupt:
+                    pass
+                except concurrent.futures.TimeoutError:
+                    pass
+                except Exception:  # noqa: BLE001 - the interrupt is what the user sees
+                    break
+        raise
+
+
+STOP_POLL_SECONDS = 0.05
+
+
 class _Watchdog:
     """Stops launches that run past ``abi.launch_timeout()`` seconds: one daemon thread writes
     ``abi.WATCHDOG_BUDGET`` into the loop budget of every block of an expired launch, so its
@@ -227,13 +300,13 @@ class _Watchdog:
         self.ids = itertools.count()
         self.thread: Optional[threading.Thread] = None
 
-    def watch(self, ctxs: list, expired: threading.Event) -> Optional[int]:
+    def watch(self, stop: "LaunchStop") -> Optional[int]:
         limit = abi.launch_timeout()
         if limit <= 0:
             return None
         with self.lock:
             key = next(self.ids)
-            self.launches[key] = (time.monotonic() + limit, ctxs, expired)
+            self.launches[key] = (time.monotonic() + limit, stop)
             if self.thread is None:
                 self.thread = threading.Thread(target=self._loop, name="ascendc-py-watchdog",
                                                daemon=True)
@@ -246,19 +319,32 @@ class _Watchdog:
                 self.launches.pop(key, None)
 
     def _loop(self) -> None:
+        block_interrupts()
         while True:
             time.sleep(0.1)
             now = time.monotonic()
             with self.lock:   # under the lock: once forget() returns, no write can follow
-                for deadline, ctxs, expired in self.launches.values():
+                for deadline, stop in self.launches.values():   # repeated every 0.1 s
                     if now >= deadline:
-                        expired.set()
-                        for ctx in list(ctxs):
-                            ctx[abi.LOOP_BUDGET] = abi.WATCHDOG_BUDGET
+                        stop.stop()
 
 
 _WATCHDOG = _Watchdog()
 _UNPLANNED = object()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has only the forking thread: the pool's threads, the watchdog's thread
+    and any lock another thread held are gone. Start them afresh (torch DataLoader workers,
+    multiprocessing with fork), or the child's first launch would wait forever."""
+    global _pool, _pool_lock
+    _pool = None
+    _pool_lock = threading.Lock()
+    _WATCHDOG.__init__()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_capacity, timing,
@@ -290,8 +376,7 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
     gm_logs: dict[int, np.ndarray] = {}
     printed: dict[int, np.ndarray] = {}   # block -> its print buffer (used part)
     prints = any(s.op in ("printf", "dump_tensor") for s in compiled.sites)
-    running_ctxs: list[np.ndarray] = []
-    expired = threading.Event()
+    stop = LaunchStop()
 
     def worker():
         core = _core_for_thread(platform, ctx_slots, compiled.memories)
@@ -305,10 +390,7 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
             trace_buf = np.empty((trace_capacity, abi.TRACE_FIELDS), np.int64) if trace else None
             ctx = core.prepare(block, block_dim, gm_ptrs, gm_sizes, scalars, costs,
                                compiled.num_queues, trace_buf)
-            if not any(c is ctx for c in running_ctxs):   # a thread's core serves many blocks
-                running_ctxs.append(ctx)
-            if expired.is_set():
-                ctx[abi.LOOP_BUDGET] = abi.WATCHDOG_BUDGET
+            stop.register(ctx)
             ctx[abi.TIMING_ON] = int(timing)
             ctx[abi.WARN_PTR] = warn_buf.ctypes.data
             ctx[abi.WARN_CAP] = sanitizer.WARNINGS_CAP
@@ -337,13 +419,11 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
 
     t0 = time.perf_counter()
     nworkers = min(WORKERS, block_dim)
-    # the calling thread is one of the workers; the pool supplies the others
-    watch = _WATCHDOG.watch(running_ctxs, expired)
+    # every block runs on a pool thread; the calling thread waits where Ctrl-C can reach it
+    watch = _WATCHDOG.watch(stop)
     try:
-        futures = [_executor().submit(worker) for _ in range(nworkers - 1)]
-        worker()
-        for f in futures:
-            f.result()
+        futures = [_executor().submit(worker) for _ in range(nworkers)]
+        wait_for_blocks([f.result for f in futures], stop, abort.set)
     finally:
         _WATCHDOG.forget(watch)
     wall = time.perf_counter() - t0

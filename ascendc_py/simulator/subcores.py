@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import itertools
+import os
 import queue
 import threading
 import time
@@ -33,8 +34,9 @@ from ..dsl.kernel_types import (AIC_MEMORIES, AIV_MEMORIES, SUBCORE_SYNC_OPS,
 from ..dsl.types import Memory
 from . import abi, sanitizer, timing_params
 from . import xcore_layout as X
-from .runtime import (LENIENT_SLACK, WORKERS, BlockTiming, LaunchResult, _Core, _WATCHDOG,
-                      _block_timing, local_memory_sizes, pack_scalars)
+from .runtime import (LENIENT_SLACK, WORKERS, BlockTiming, LaunchResult, LaunchStop, _Core,
+                      _WATCHDOG, _block_timing, block_interrupts, local_memory_sizes,
+                      pack_scalars, wait_for_blocks)
 
 XCORE_OPS = SUBCORE_SYNC_OPS
 E = abi.ErrorCode
@@ -99,6 +101,7 @@ class _Worker:
         threading.Thread(target=self._loop, name="asc-subcore", daemon=True).start()
 
     def _loop(self) -> None:
+        block_interrupts()
         while True:
             task = self.inbox.get()
             try:
@@ -121,28 +124,38 @@ class _Gang:
         self.lock = threading.Lock()
         self.idle: list[_Worker] = []
 
-    def run(self, tasks: list[Callable]) -> None:
-        """The calling thread runs the first task itself."""
+    def run(self, tasks: list[Callable], stop: LaunchStop, on_interrupt=None) -> None:
+        """Every task on a worker thread; the calling thread waits where Ctrl-C reaches it
+        (``runtime.wait_for_blocks``: on an interrupt ``stop`` stops them, all finish, then
+        KeyboardInterrupt is raised)."""
         with self.lock:
-            workers = [self.idle.pop() if self.idle else _Worker() for _ in tasks[1:]]
-        for w, task in zip(workers, tasks[1:]):
+            workers = [self.idle.pop() if self.idle else _Worker() for _ in tasks]
+        for w, task in zip(workers, tasks):
             w.submit(task)
-        first = None
         try:
-            tasks[0]()
-        except BaseException as exc:  # noqa: BLE001 - raised once the others are done
-            first = exc
+            wait_for_blocks([w.done.wait for w in workers], stop, on_interrupt)
+        finally:
+            with self.lock:
+                self.idle.extend(workers)
         for w in workers:
-            w.done.wait()
-            first = first or w.exc
-        with self.lock:
-            self.idle.extend(workers)
-        if first is not None:
-            raise first
+            if w.exc is not None:
+                raise w.exc
 
 
-_GANG = _Gang()
+_GANG = _Gang()    # the sub-cores of the groups being run
+_SLOTS = _Gang()   # the threads that pick the next block (each runs groups on _GANG)
 _local = threading.local()
+
+
+
+def _after_fork_in_child() -> None:
+    """Forget the worker threads, which a forked child does not have (see runtime.py)."""
+    _GANG.__init__()
+    _SLOTS.__init__()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _core_for(platform, ctx_slots: int, memories, core_type: int) -> _Core:
@@ -245,8 +258,8 @@ def run(compiled, plan: Plan, platform, block_dim, gm_args, scalar_values, trace
     found: list[np.ndarray] = []
     gm_logs: dict[int, list] = {}
     printed: dict[tuple, np.ndarray] = {}
-    running_ctxs: list[np.ndarray] = []
-    expired = threading.Event()
+    stop = LaunchStop()
+    groups: list = []
 
     def new_group(blocks: list) -> _Group:
         g = _Group(blocks)
@@ -288,11 +301,7 @@ def run(compiled, plan: Plan, platform, block_dim, gm_args, scalar_values, trace
                 ctx[abi.MEM_SIZE + int(mem)] = sizes[mem]
         ctx[abi.XC_STATE] = g.state.ctypes.data
         ctx[abi.XC_UNIT] = u
-        with lock:
-            if not any(c is ctx for c in running_ctxs):
-                running_ctxs.append(ctx)
-        if expired.is_set():
-            ctx[abi.LOOP_BUDGET] = abi.WATCHDOG_BUDGET
+        stop.register(ctx)
         ctx[abi.TIMING_ON] = int(timing)
         ctx[abi.WARN_PTR] = core.warnings.ctypes.data
         ctx[abi.WARN_CAP] = sanitizer.WARNINGS_CAP
@@ -334,10 +343,19 @@ def run(compiled, plan: Plan, platform, block_dim, gm_args, scalar_values, trace
 
     def run_group(blocks: list) -> None:
         g = new_group(blocks)
-        _GANG.run([functools.partial(run_unit, g, u) for u in range(len(g.units))])
+        with lock:
+            groups.append(g)
+        _GANG.run([functools.partial(run_unit, g, u) for u in range(len(g.units))], stop,
+                  interrupted)
+
+    def interrupted() -> None:
+        abort.set()
+        with lock:
+            for g in groups:
+                g.state[X.ABORT] = 1   # cross-core waiters leave too
 
     t0 = time.perf_counter()
-    watch = _WATCHDOG.watch(running_ctxs, expired)
+    watch = _WATCHDOG.watch(stop)
     try:
         if plan.global_sync:
             run_group(list(range(block_dim)))
@@ -345,13 +363,13 @@ def run(compiled, plan: Plan, platform, block_dim, gm_args, scalar_values, trace
             counter = itertools.count()
 
             def slot_loop() -> None:
-                while not abort.is_set():
+                while not abort.is_set() and not stop.stopped.is_set():
                     block = next(counter)
                     if block >= block_dim:
                         return
                     run_group([block])
             nslots = max(1, min(block_dim, WORKERS // lay.per_block))
-            _GANG.run([slot_loop] * nslots)
+            _SLOTS.run([slot_loop] * nslots, stop, interrupted)
     finally:
         _WATCHDOG.forget(watch)
     wall = time.perf_counter() - t0

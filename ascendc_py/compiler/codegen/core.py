@@ -281,8 +281,12 @@ class Codegen(FnBuilder):
     def spend_iteration(self, kind: str) -> None:
         """Take one iteration from the block's loop budget (shared by all its loops); an
         exhausted budget is a LoopLimitError, so a loop that never ends cannot hang a launch."""
-        left = self.b.sub(self.ld(abi.LOOP_BUDGET), self.i64(1))
-        self.st(abi.LOOP_BUDGET, left)
+        # an atomic (monotonic) load: the budget is never kept in a register, so a stop
+        # written by another thread (the watchdog, Ctrl-C; both repeat it until the launch
+        # ends, in case this store overwrites one) is seen at the next iteration
+        slot = self.slot_ptr(abi.LOOP_BUDGET)
+        left = self.b.sub(self.b.load_atomic(slot, "monotonic", 8, typ=I64), self.i64(1))
+        self.b.store(left, slot)
         self.fail_if(self.b.icmp_signed("<", left, self.i64(0)), abi.ErrorCode.LOOP_LIMIT, kind)
 
     def s_while(self, s: ir.While) -> None:

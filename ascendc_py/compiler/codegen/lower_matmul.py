@@ -153,6 +153,10 @@ def _malloc(module: L.Module) -> tuple[L.Function, L.Function]:
     return m, f
 
 
+#: multiply-adds of one chunk of a Matmul call's product (see ``matmul``): ~0.1 s on a host core
+CHUNK_MACS = 1 << 27
+
+
 # ----------------------------------------------------------------------------- the library call
 def _esize_of(fb: FnBuilder, code) -> L.Value:
     """Bytes per element of a dtype code (0 f16, 1 bf16, 2 f32, 3 int8, 4 int32)."""
@@ -265,14 +269,28 @@ def matmul(fb: FnBuilder, site, **a):
             base = fb.ld(b.add(fb.i64(abi.MEM_BASE), a["c_mem"]))
             b.store(b.add(base, addr), c_slot)
     pc = b.inttoptr(b.load(c_slot, typ=I64), PTR)
-    # the arithmetic
+    # the arithmetic, in chunks of rows of C (about 2**27 multiply-adds each): between chunks
+    # the call stops if the launch is being stopped (watchdog, Ctrl-C), so even a product of
+    # whole GM matrices cannot keep a launch running
     module = fb.module
-    with b.if_else(b.icmp_signed("==", a["a_dt"], fb.i64(DTYPE_CODES[int8]))) as (i8, fl):
-        with i8:
-            b.call(_declare(module, "asc_mm_int8", _I8),
-                   [pa, lda, a["trans_a"], pb, ldb, a["trans_b"], tm, tn, k, pbias, pc, ldc])
-        with fl:
-            _float_product(fb, a, pa, pb, pbias, pc, tm, tn, k, lda, ldb, ldc)
+    chunk = smax(b.sdiv(fb.i64(CHUNK_MACS), smax(b.mul(tn, kk), one)), one)
+
+    def rows(ci):
+        fb.fail_with(b.icmp_signed("<", b.load_atomic(fb.slot_ptr(abi.LOOP_BUDGET), "monotonic",
+                                                      8, typ=I64), z), E.LOOP_LIMIT, site)
+        r = b.mul(ci, chunk)
+        cm = smin(chunk, b.sub(tm, r))
+        pa_r = b.inttoptr(b.add(b.ptrtoint(pa, I64), b.mul(b.select(ta, r, b.mul(r, lda)),
+                                                          es_in)), PTR)
+        pc_r = b.inttoptr(b.add(b.ptrtoint(pc, I64), b.mul(b.mul(r, ldc), es_c)), PTR)
+        with b.if_else(b.icmp_signed("==", a["a_dt"], fb.i64(DTYPE_CODES[int8]))) as (i8, fl):
+            with i8:
+                b.call(_declare(module, "asc_mm_int8", _I8),
+                       [pa_r, lda, a["trans_a"], pb, ldb, a["trans_b"], cm, tn, k, pbias, pc_r,
+                        ldc])
+            with fl:
+                _float_product(fb, a, pa_r, pb, pbias, pc_r, cm, tn, k, lda, ldb, ldc)
+    counted(fb, ceil_div(tm, chunk), rows)
     _sanitize(fb, a, c_first, tm, tn, ldc, es_c, site)
     # books: one instruction, m*n*k MACs; then the timing of the instruction sequence
     counters = fb.ctx_ptr(abi.COUNTERS)

@@ -9,6 +9,7 @@ per-kernel compile time small (the kernel module holds only control flow and cal
 """
 from __future__ import annotations
 
+import os
 import threading
 
 from llvmlite import ir as L
@@ -18,6 +19,16 @@ from ..ops import REGISTRY, Family
 from .types import I1, I64, PTR, ElemBuilder, convert, memory_type
 
 _lock = threading.Lock()
+
+
+def _new_lock_after_fork() -> None:
+    """A lock another thread held when the process forked stays held in the child: replace it."""
+    global _lock
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock_after_fork)
 _loaded = False
 
 #: extra library builders: fn(module) -> iterable of the symbol names it defined

@@ -18,6 +18,7 @@ import hashlib
 import keyword
 import re
 import sys
+import os
 import threading
 import warnings
 from pathlib import Path
@@ -31,6 +32,16 @@ from .source import KernelSource
 GRAMMAR_PATH = Path(__file__).with_name("grammar.lark")
 
 _lock = threading.Lock()       # guards the parser and _lex_state
+
+
+def _new_lock_after_fork() -> None:
+    """A lock another thread held when the process forked stays held in the child: replace it."""
+    global _lock
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock_after_fork)
 _parser = None
 _terminal_text: dict[str, str] = {}
 _lex_state: dict[str, list] = {"brackets": []}
