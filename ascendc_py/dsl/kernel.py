@@ -459,13 +459,20 @@ def _scalar_dtype(kernel: str, p: _Param, v) -> DataType:
         return bool_
     if isinstance(v, (int, np.integer)):
         if p.annotation in (float, "float"):
+            try:
+                float(v)
+            except OverflowError:
+                raise LaunchArgumentError(f"{kernel}: argument '{p.name}' is an integer of "
+                                          f"{len(str(abs(int(v))))} digits, too large for a "
+                                          f"float") from None
             return float32
         v = int(v)
         if -(2 ** 31) <= v < 2 ** 31:
             return int32
         if -(2 ** 63) <= v < 2 ** 63:
             return int64
-        raise LaunchArgumentError(f"{kernel}: argument '{p.name}' = {v} does not fit in 64 bits")
+        raise LaunchArgumentError(f"{kernel}: argument '{p.name}' = {_short(v)} does not fit "
+                                  f"in 64 bits")
     if isinstance(v, (float, np.floating)):
         if p.annotation in (int, "int"):
             raise LaunchArgumentError(f"{kernel}: argument '{p.name}' is declared int but "
@@ -473,6 +480,11 @@ def _scalar_dtype(kernel: str, p: _Param, v) -> DataType:
         return float32
     raise LaunchArgumentError(f"{kernel}: argument '{p.name}' must be an int, float or bool, got "
                             f"{type(v).__name__}")
+
+
+def _short(v: int) -> str:
+    text = str(v)
+    return text if len(text) <= 24 else f"{text[:12]}…({len(text)} digits)"
 
 
 def code_fingerprint(code) -> str:

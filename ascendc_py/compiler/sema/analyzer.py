@@ -477,6 +477,8 @@ class Analyzer:
         return result
 
     def compare(self, op: str, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
+        if isinstance(a, EnumV) != isinstance(b, EnumV):   # an IntEnum against a number
+            a, b = S.numeric(a), S.numeric(b)
         if op in ("is", "is not", "==", "!=") and not isinstance(a, (ConstV, RtV)):
             same = _eq(a, b)
             return ConstV(same if op in ("is", "==") else not same, bool_)

@@ -74,6 +74,7 @@ def want_int(v: SVal, what: str, loc: SourceLoc, dtype=int32) -> ir.Expr:
     that does not fit is a ConstantRangeError here, and a run-time value of a wider type is
     narrowed by a checked cast (the kernel stops with ValueRangeError at the line if it does
     not fit). 64-bit fields also take unsigned constants up to 2**64 - 1 (bit masks)."""
+    v = S.numeric(v)
     if not isinstance(v, (ConstV, RtV)) or v.dtype.is_float or v.dtype == bool_:
         raise KernelTypeError(f"{what} must be an integer, got {v.describe()}", loc)
     if isinstance(v, ConstV):
@@ -276,6 +277,7 @@ def _max(an, args, kwargs, loc):
 @function("py_abs")
 def _abs(an, args, kwargs, loc):
     (v,) = bind_args("abs()", ("x",), args, kwargs, loc).values()
+    v = S.numeric(v)
     if isinstance(v, ConstV):
         return ConstV(abs(v.value), v.dtype)
     if not isinstance(v, RtV):
@@ -287,6 +289,7 @@ def _abs(an, args, kwargs, loc):
 @function("py_int")
 def _int(an, args, kwargs, loc):
     (v,) = bind_args("int()", ("x",), args, kwargs, loc).values()
+    v = S.numeric(v)
     if isinstance(v, ConstV):
         return S.const_of(int(v.value), loc)
     return S.cast(v, int32 if v.dtype.bits <= 32 else int64, loc)

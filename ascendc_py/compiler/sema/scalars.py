@@ -18,7 +18,7 @@ from ...dsl.types import (DataType, bool_, float16, float32, float64, int32, int
 from .. import ir
 from ..errors import (ConstantRangeError, KernelTypeError, KernelValueError, NotConstantError,
                       OperandKindError, SourceLoc)
-from .values import ConstV, RtV, SVal
+from .values import ConstV, EnumV, RtV, SVal
 
 INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
@@ -131,9 +131,18 @@ def _fold_const(op: str, a, b, dtype: DataType, loc: SourceLoc):
     return value
 
 
+def numeric(v: SVal) -> SVal:
+    """An IntEnum member (``asc.TPosition.VECIN``, a ``ConstExpr[asc.RoundMode]``) used as a
+    number is its integer value, as in Python; any other value is returned as it is."""
+    if isinstance(v, EnumV) and isinstance(v.member, int) and not isinstance(v.member, bool):
+        return ConstV(int(v.member), int32)
+    return v
+
+
 def binary(op_text: str, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
     """``a <op> b`` for scalar values."""
     op = BINOP_NAMES.get(op_text, op_text)
+    a, b = numeric(a), numeric(b)
     for v in (a, b):
         if not isinstance(v, (ConstV, RtV)):
             raise OperandKindError(f"operator '{op_text}' needs numbers, got {v.describe()}", loc)
@@ -174,6 +183,7 @@ def _runtime_pow(a: SVal, b: SVal, dtype: DataType, loc: SourceLoc) -> SVal:
 
 def compare(op_text: str, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
     op = CMPOP_NAMES[op_text]
+    a, b = numeric(a), numeric(b)
     for v in (a, b):
         if not isinstance(v, (ConstV, RtV)):
             raise OperandKindError(f"cannot compare {a.describe()} with {b.describe()}", loc)
@@ -187,6 +197,7 @@ def compare(op_text: str, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
 
 def truth(v: SVal, loc: SourceLoc) -> SVal:
     """The value as a bool (Python truthiness for numbers)."""
+    v = numeric(v)
     if isinstance(v, ConstV):
         return ConstV(bool(v.value), bool_)
     if isinstance(v, RtV):
@@ -203,6 +214,7 @@ def unary(op: str, v: SVal, loc: SourceLoc) -> SVal:
         if isinstance(t, ConstV):
             return ConstV(not t.value, bool_)
         return RtV(ir.Un("not", t.expr, bool_))
+    v = numeric(v)
     if not isinstance(v, (ConstV, RtV)):
         raise OperandKindError(f"unary '{op}' needs a number, got {v.describe()}", loc)
     dtype = arith_type(v.dtype)
@@ -251,6 +263,7 @@ def select(cond: SVal, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
 
 
 def cast(v: SVal, dtype: DataType, loc: SourceLoc) -> SVal:
+    v = numeric(v)
     if isinstance(v, ConstV):
         return ConstV(convert_const(v.value, dtype), dtype)
     if isinstance(v, RtV):
@@ -259,6 +272,7 @@ def cast(v: SVal, dtype: DataType, loc: SourceLoc) -> SVal:
 
 
 def min_max(name: str, values: list[SVal], loc: SourceLoc) -> SVal:
+    values = [numeric(v) for v in values]
     result = values[0]
     for v in values[1:]:
         if not isinstance(v, (ConstV, RtV)) or not isinstance(result, (ConstV, RtV)):

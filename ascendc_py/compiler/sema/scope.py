@@ -196,12 +196,12 @@ def python_to_sval(obj: Any, loc: SourceLoc) -> SVal:
 
     if obj is None:
         return NoneV()
+    if isinstance(obj, enum.Enum):   # before numbers: an IntEnum member keeps its type
+        return EnumV(obj)
     if isinstance(obj, (bool, int, float, np.integer, np.floating, np.bool_)):
         return const_of(obj, loc)
     if isinstance(obj, dsl.types.DataType):
         return DTypeV(obj)
-    if isinstance(obj, enum.Enum):
-        return EnumV(obj)
     if isinstance(obj, str):
         return StrV(obj)
     return PyObjV(obj)

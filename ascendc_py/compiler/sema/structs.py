@@ -11,6 +11,8 @@ Kept free of heavy imports: the launcher imports it to bind arguments.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from typing import Any, Optional
 
 from ...dsl.types import int32
@@ -37,7 +39,16 @@ def bind_struct(kernel: str, name: str, annotation: Any, value: Any):
     if not isinstance(value, cls):
         raise LaunchArgumentError(f"{kernel}: argument '{name}' must be an asc.adv.{kind}, got "
                                   f"{type(value).__name__}")
-    return ArgSpec(name, "struct", value=kind), [(int(getattr(value, f)), int32) for f in fields]
+    values = []
+    for f in fields:
+        v = getattr(value, f)
+        if not isinstance(v, (int, np.integer)) or \
+                not -(1 << 31) <= int(v) < 1 << 31:
+            shown = repr(v) if len(repr(v)) <= 24 else repr(v)[:20] + "…"
+            raise LaunchArgumentError(f"{kernel}: field '{f}' of argument '{name}' "
+                                      f"({kind}) is {shown}; it must be an int32 integer")
+        values.append((int(v), int32))
+    return ArgSpec(name, "struct", value=kind), values
 
 
 def struct_value(kind: str, first_scalar: int):
