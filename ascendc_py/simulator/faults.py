@@ -42,8 +42,10 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
         return err.GMOutOfBoundsError(
             f"{op} {what} touches elements [{b}, {c}) of global argument '{name}'"
             f"{f' ({dtype.name})' if dtype else ''}, outside the buffer{where}", loc,
-            hint=f"check the offsets and counts against the size of '{name}'; on an NPU this is "
-                 f"'MTE address out of range' or silent corruption")
+            hint=(f"check the offsets and counts against the size of '{name}'; on an NPU this "
+                  f"is 'MTE address out of range' or silent corruption"
+                  + ("; a Matmul block at the edge of the matrix needs mm.set_tail(tail_m, "
+                     "tail_n) before iterate_all" if op.startswith("matmul") else "")))
     if code == E.LOCAL_OUT_OF_RANGE:
         mem = Memory(mem_id).name if mem_id in Memory._value2member_map_ else "local memory"
         return err.LocalOutOfRangeError(
@@ -200,6 +202,14 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
         from .cube_faults import cube_fault
         return cube_fault(code, op, detail, a, b, c, where, loc)
     if code.name == "MATMUL_OPERAND_MISSING":
+        if which == 5:
+            org_m, org_n = c >> 32, c & 0xFFFFFFFF
+            return err.MatmulStateError(
+                f"{op} computes a {a} x {b} block of C (the tiling's single_core_m x "
+                f"single_core_n, or set_tail's) but the matrix is {org_m} x {org_n}{where}",
+                loc, hint="the tiling rounds single_core_m/n up; a block at the edge of the "
+                          "matrix calls mm.set_tail(tail_m, tail_n) before iterate_all (as "
+                          "CANN requires; samples/matmul.py shows how)")
         if which in (0, 1):
             m = "AB"[which]
             return err.MatmulStateError(

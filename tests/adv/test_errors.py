@@ -122,3 +122,21 @@ def test_matmul_in_a_vector_kernel_is_an_error_at_the_call(kernel):
                   ["matmul_iterate_all", "needs the cube unit", "is a vector kernel",
                    "AIV (block 0)", "MIX_AIC_1_2", "AIC_ONLY"], F16, F16, F32, _tiling())
     assert kernel.options["kernel_type"].name in str(err)
+
+
+def test_block_larger_than_the_matrix_says_to_call_set_tail():
+    """Issue 12 item 10: M, N not multiples of 16 and no set_tail. CANN's tiling rounds
+    single_core_m/n up and requires set_tail at the edge (the hardware would read and write
+    past A and C); with exactly sized operands the error says so, at the call."""
+    m, n, k = 100, 70, 32
+    t = host.MultiCoreMatmulTiling()
+    t.set_dim(1)
+    t.set_shape(m, n, k)
+    tiling = asc.adv.TCubeTiling()
+    t.get_tiling(tiling)
+    assert (tiling.single_core_m, tiling.single_core_n) == (112, 80)
+    err = _raises(E.c_too_small, asc.MatmulStateError,
+                  ["computes a 112 x 80 block of C", "the matrix is 100 x 70", "set_tail"],
+                  np.zeros((m, k), np.float16), np.zeros((k, n), np.float16),
+                  np.zeros((m, n), np.float32), tiling)
+    assert "set_tail(tail_m, tail_n)" in str(err)

@@ -199,6 +199,12 @@ def matmul(fb: FnBuilder, site, **a):
                      b.icmp_signed("<=", a["base_k"], z))
     fb.st(abi.ERR_D, fb.i64(4))
     fb.fail_with(bad_base, E.MATMUL_OPERAND_MISSING, site)
+    # a block larger than the whole matrix: single_core_m/n rounded up by the tiling, and no
+    # set_tail for the edge (CANN requires it: the hardware would read and write past A and C)
+    fb.st(abi.ERR_D, fb.i64(5))
+    fb.fail_with(b.or_(b.icmp_signed(">", m, a["org_m"]), b.icmp_signed(">", n, a["org_n"])),
+                 E.MATMUL_OPERAND_MISSING, site, m, n, b.add(b.mul(a["org_m"], fb.i64(1 << 32)),
+                                                             a["org_n"]))
     # the region of C: rows [r0, r0+tm), columns [c0, c0+tn)
     tiled = b.icmp_signed("!=", a["mode"], z)
     m_tiles = ceil_div(m, a["base_m"])
