@@ -44,6 +44,10 @@ def _export_error_classes():
 
 _export_error_classes()
 
+from .compiler.errors import install_excepthook as _install_excepthook  # noqa: E402
+
+_install_excepthook()
+
 __version__ = "0.1.0"
 
 

@@ -12,16 +12,30 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class SourceLoc:
-    """A span in a kernel's source file (1-based lines, 1-based columns)."""
+    """A span in a kernel's source file (1-based lines, 1-based columns).
+
+    ``inlined_from``: for code of an inlined kernel function, the chain of calls that brought
+    it into the kernel, innermost first: ``(callee, caller, call site)`` triples."""
 
     file: str
     line: int
     col: int
     end_line: int = 0
     end_col: int = 0
+    inlined_from: tuple = ()
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"
+
+    def chain_text(self) -> str:
+        """``in load_tile (kernels.py:30), inlined from k at user.py:11`` ('' if not inlined)."""
+        if not self.inlined_from:
+            return ""
+        short = lambda f: f.rsplit("/", 1)[-1]  # noqa: E731
+        text = f"in {self.inlined_from[0][0]} ({short(self.file)}:{self.line})"
+        for _, caller, site in self.inlined_from:
+            text += f", inlined from {caller} at {short(site.file)}:{site.line}"
+        return text
 
     def source_line(self) -> str:
         """The text of the first line of the span ('' if the file cannot be read)."""
@@ -55,9 +69,15 @@ class TensorInfo:
     origin: SourceLoc | None = None
     made_by: str = ""          # 'alloc_tensor', 'deque', 'TBuf.get', 'LocalTensor(...)'
 
-    def describe(self) -> str:
-        where = f" at line {self.origin.line}" if self.origin and self.origin.line else ""
-        return f"{self.made_by}{where}" if self.made_by else ""
+    def describe(self, at: "SourceLoc | None" = None) -> str:
+        """'alloc_tensor at line 12' (with the file's name when it is not ``at``'s file)."""
+        if not self.made_by:
+            return ""
+        if not (self.origin and self.origin.line):
+            return self.made_by
+        if at is not None and at.file != self.origin.file:
+            return f"{self.made_by} at {self.origin.file.rsplit('/', 1)[-1]}:{self.origin.line}"
+        return f"{self.made_by} at line {self.origin.line}"
 
 
 @dataclass(frozen=True)
@@ -81,12 +101,19 @@ class KernelError(Exception):
     """
 
     kind = "error"
+    user_facing = True   # shown without ascendc_py's frames (see user_boundary below)
 
     def __init__(self, message: str, loc: SourceLoc | None = None, hint: str = ""):
         self.message = message
         self.loc = loc
         self.hint = hint
         super().__init__(self._render())
+
+    def relocated(self, loc: SourceLoc) -> "KernelError":
+        """The error at ``loc`` instead (the same location with its inlining chain)."""
+        self.loc = loc
+        self.args = (self._render(),)
+        return self
 
     def _render(self) -> str:
         head = f"{self.loc}: {self.message}" if self.loc and self.loc.line else self.message
@@ -95,6 +122,8 @@ class KernelError(Exception):
             ex = self.loc.excerpt()
             if ex:
                 parts.append(ex)
+            if self.loc.inlined_from:
+                parts.append(f"  {self.loc.chain_text()}")
         if self.hint:
             parts.append(f"  hint: {self.hint}")
         return "\n".join(parts)
@@ -398,6 +427,8 @@ class MatmulStateError(KernelRuntimeError):
 class InternalCompilerError(KernelCompileError):
     """A bug in ascendc_py itself; the message includes the kernel location being compiled."""
 
+    user_facing = False   # keeps every frame: it is ours to fix
+
 
 class KernelWarning(UserWarning):
     """Something hardware would run but that is probably a mistake (e.g. a lenient-mode GM
@@ -423,3 +454,121 @@ class FlagLeftSetWarning(KernelWarning):
 
 class LateSetWarning(KernelWarning):
     """Sanitize mode: a wait_flag satisfied only by a set_flag later in program order."""
+
+
+# ----------------------------------------------------------------------------- presentation
+# A user's mistake is shown as its message plus the user's own frames: the compiler's and the
+# simulator's frames say nothing to a kernel author (and under pytest a long traceback printed
+# their source and locals). ``ASCENDC_PY_FULL_TRACEBACK=1`` keeps every frame; an
+# InternalCompilerError (a bug of ours) always keeps them.
+import functools as _functools  # noqa: E402
+import os as _os  # noqa: E402
+import sys as _sys  # noqa: E402
+import types as _types  # noqa: E402
+
+PACKAGE_DIR = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+FULL_TRACEBACK_ENV = "ASCENDC_PY_FULL_TRACEBACK"
+
+
+def is_internal_file(filename: str) -> bool:
+    """True for a source file inside the ascendc_py package."""
+    try:
+        return _os.path.abspath(filename).startswith(PACKAGE_DIR + _os.sep)
+    except (TypeError, ValueError):
+        return False
+
+
+def user_facing(exc: BaseException) -> bool:
+    """An error about the user's kernel or call (not a bug of ours: its class says so with
+    ``user_facing = True``), shown without our frames."""
+    return (getattr(type(exc), "user_facing", False)
+            and _os.environ.get(FULL_TRACEBACK_ENV, "") in ("", "0"))
+
+
+def user_boundary(fn):
+    """Decorate an entry point users call (a launch, a torch op): a user-facing KernelError
+    leaves it with the internal frames below it dropped and no chained internal exception;
+    the entry point's own frame is marked ``__tracebackhide__`` (pytest, IPython) and the
+    excepthook installed at import drops it in scripts."""
+    @_functools.wraps(fn)
+    def user_entry_point(*args, **kwargs):
+        __tracebackhide__ = True  # noqa: F841 - read by pytest and IPython
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - only user-facing errors are trimmed
+            if not user_facing(exc):
+                raise
+            exc.__cause__ = None
+            exc.__suppress_context__ = True
+            raise exc.with_traceback(None) from None
+    return user_entry_point
+
+
+def without_internal_frames(tb):
+    """The traceback ``tb`` without the frames of files inside the package, or inside torch
+    (its dispatcher's plumbing between the user's call of a torch op and ours)."""
+    torch = _sys.modules.get("torch")
+    torch_dir = _os.path.dirname(_os.path.abspath(torch.__file__)) + _os.sep \
+        if getattr(torch, "__file__", None) else None
+    kept = []
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if not is_internal_file(name) and not (torch_dir and _os.path.abspath(name).startswith(
+                torch_dir)):
+            kept.append(tb)
+        tb = tb.tb_next
+    new = None
+    for entry in reversed(kept):
+        new = _types.TracebackType(new, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+    return new
+
+
+def _excepthook(etype, value, tb):
+    if user_facing(value):
+        tb = without_internal_frames(tb)
+        value.__traceback__ = tb   # Python 3.11's hook prints the exception's own traceback
+    _previous_excepthook(etype, value, tb)
+
+
+_previous_excepthook = _sys.excepthook
+
+
+def install_excepthook() -> None:
+    """In a script, Python's default excepthook prints every frame: chain a hook in front of
+    it that drops ours for user-facing errors (only if no one replaced the default hook;
+    IPython and pytest have their own and honour ``__tracebackhide__``)."""
+    global _previous_excepthook
+    if _sys.excepthook is _sys.__excepthook__:
+        _previous_excepthook = _sys.excepthook
+        _sys.excepthook = _excepthook
+
+
+def user_frame():
+    """The innermost frame outside ascendc_py (and torch's dispatcher): the user's line that
+    launched the kernel, or None."""
+    torch = _sys.modules.get("torch")
+    torch_dir = _os.path.dirname(_os.path.abspath(torch.__file__)) + _os.sep \
+        if getattr(torch, "__file__", None) else None
+    frame = _sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not is_internal_file(name) and not (torch_dir and _os.path.abspath(name).startswith(
+                torch_dir)):
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def warn_at_user(warning: Warning, registry: dict) -> None:
+    """Issue ``warning`` at the user's launch line. ``registry`` (one per compiled kernel, or
+    per kernel function) is where the warnings filter records what it has shown: a warning
+    is shown once per (message, launch line) and kernel — again after a recompile, again from
+    another line — under the default filter, and every time under "always"."""
+    import warnings
+    frame = user_frame()
+    if frame is None:
+        warnings.warn(warning, stacklevel=2)
+        return
+    warnings.warn_explicit(warning, type(warning), frame.f_code.co_filename, frame.f_lineno,
+                           module=frame.f_globals.get("__name__", "__main__"),
+                           registry=registry, module_globals=frame.f_globals)

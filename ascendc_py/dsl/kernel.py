@@ -13,7 +13,6 @@ import hashlib
 import inspect
 import os
 import time
-import warnings
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -21,7 +20,7 @@ import numpy as np
 
 from ..compiler.errors import (BlockDimError, DeviceError, KernelLaunchError,
                                LaunchArgumentError, NonContiguousArrayError, SourceLoc,
-                               UnsupportedArrayError)
+                               UnsupportedArrayError, user_boundary, warn_at_user)
 from . import api
 from .types import DataType, dtype_of_array
 
@@ -211,6 +210,7 @@ class Kernel:
         return sources, consts
 
     # ------------------------------------------------------------------ launching
+    @user_boundary
     def __getitem__(self, grid) -> "Launcher":
         if isinstance(grid, tuple):
             if not 1 <= len(grid) <= 3:
@@ -225,6 +225,7 @@ class Kernel:
             raise BlockDimError(f"block_dim must be in 1..65535, got {block_dim}")
         return Launcher(self, int(block_dim))
 
+    @user_boundary
     def __call__(self, *args, **kwargs):
         raise BlockDimError(f"launch a kernel with {self.__name__}[block_dim](...); device "
                                 f"functions can only be called from inside kernels")
@@ -284,8 +285,9 @@ class Kernel:
                 changed = _changed_globals(entry.globals_read, self)
                 if not changed:
                     return entry, "memory"
-                warnings.warn(f"{self.__name__}: global {changed} changed since the kernel "
-                              f"was compiled; recompiling", stacklevel=4)
+                warn_at_user(UserWarning(f"{self.__name__}: global {changed} changed since "
+                                         f"the kernel was compiled; recompiling"),
+                             self.__dict__.setdefault("_warnings_shown", {}))
             del self._compiled[mem_key]
         guard = self.dependency_guard()
         sources, consts = self.dependencies()
@@ -314,6 +316,7 @@ class Launcher:
         self.kernel = kernel
         self.block_dim = block_dim
 
+    @user_boundary
     def __call__(self, *args, platform=None, trace=None, sanitize=None, lenient=False,
                  **kwargs):
         from ..simulator import config

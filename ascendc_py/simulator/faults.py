@@ -234,7 +234,7 @@ def _tensor_extent(op, what, which, mem, site, a, b, c, where, loc):
     esize = info.esize if info is not None else 1
     unit = "elements" if info is not None else "bytes"
     name = f" '{info.name}'" if info is not None and info.name else ""
-    made = info.describe() if info is not None else ""
+    made = info.describe(loc) if info is not None else ""
     first, end, size = a // esize, -(-b // esize), max(c, 0) // esize
     about = f" ({made}, in {mem})" if made else f" (in {mem})"
     if op in ("get_value", "set_value"):

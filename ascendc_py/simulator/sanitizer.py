@@ -10,7 +10,6 @@ recorded warning records into ``KernelWarning``s that name the kernel line.
 from __future__ import annotations
 
 import os
-import warnings
 from typing import Optional
 
 import numpy as np
@@ -115,8 +114,9 @@ def _flag_name(flag: int) -> str:
         return f"flag {flag}"
 
 
-def emit_warnings(compiled, records: np.ndarray, stacklevel: int = 4) -> None:
-    """One KernelWarning per (kind, kernel line), widest range first seen."""
+def emit_warnings(compiled, records: np.ndarray) -> None:
+    """One KernelWarning per (kind, kernel line), widest range first seen, issued at the
+    user's launch line (``errors.warn_at_user``, with the compiled kernel's registry)."""
     merged: dict[tuple, list] = {}
     for kind, site, a, b, c in records.tolist():
         key = (kind, site, a if kind != WARN_GM_SLACK else a)
@@ -149,4 +149,4 @@ def emit_warnings(compiled, records: np.ndarray, stacklevel: int = 4) -> None:
             w = err.FlagLeftSetWarning(
                 f"flag {_flag_name(a)} is still set when the kernel ends (a set_flag without "
                 f"its wait_flag)", loc, hint="pair every set_flag with a wait_flag")
-        warnings.warn(w, stacklevel=stacklevel)
+        err.warn_at_user(w, compiled.__dict__.setdefault("_warnings_shown", {}))

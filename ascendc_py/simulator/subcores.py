@@ -376,7 +376,7 @@ def run(compiled, plan: Plan, platform, block_dim, gm_args, scalar_values, trace
     if errors:
         raise subcore_faults.first_fault(compiled, errors, lay, _output(compiled, printed))
     if found:
-        sanitizer.emit_warnings(compiled, np.concatenate(found), stacklevel=5)
+        sanitizer.emit_warnings(compiled, np.concatenate(found))
     if gm_logs and not plan.global_sync:
         _check_gm_overlaps(compiled, plan, gm_logs)
     return SubcoreLaunch(block_dim, wall, [timings[k] for k in sorted(timings)],

@@ -45,6 +45,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import torch
 
+from ..compiler.errors import user_boundary
 from . import profile as _profile
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
@@ -55,6 +56,8 @@ UB_BUDGET_BYTES = 160 * 1024   # of the 192 KB Unified Buffer: leaves room for a
 
 class OpInputError(ValueError):
     """An op was called with inputs it does not accept (shape, dtype or device)."""
+
+    user_facing = True   # shown without ascendc_py's frames (compiler.errors.user_boundary)
 
 
 class OpDtypeError(OpInputError, TypeError):
@@ -180,9 +183,11 @@ class AscendOp:
         if isinstance(shape_rule, same_shape):
             self.shape_rule = shape_rule.for_signature(self.signature)
 
+        @user_boundary
         def impl(*args, **kwargs):
             return self._run(args, kwargs)
 
+        @user_boundary
         def fake(*args, **kwargs):
             bound, shapes, dtype = self._check(args, kwargs)
             like = next((v for v in bound.arguments.values() if isinstance(v, torch.Tensor)),

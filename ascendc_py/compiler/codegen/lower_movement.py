@@ -41,6 +41,14 @@ def _check_fields(fb: FnBuilder, values, limits, site) -> None:
                      fb.i64(limit), fb.i64(k))
 
 
+def _bursts(fb: FnBuilder, count, one) -> None:
+    """``one(i, move)`` for every burst: first all checks (``move`` False: only the operand
+    pointers, which check the burst), then the moves, so a copy that would fault part-way
+    writes nothing."""
+    counted(fb, count, lambda i: one(i, False))
+    counted(fb, count, lambda i: one(i, True))
+
+
 def _round_up(fb: FnBuilder, v):
     return fb.b.and_(fb.b.add(v, fb.i64(ALIGN - 1)), fb.i64(~(ALIGN - 1)))
 
@@ -114,16 +122,17 @@ def data_copy_blocks(fb: FnBuilder, path, dst_mem, dst_a, dst_off, src_mem, src_
     burst = b.mul(length, fb.i64(ALIGN))
     count = b.select(b.icmp_signed("==", length, fb.i64(0)), fb.i64(0), count)  # NOP
 
-    def one(i):
+    def one(i, move):
         soff = fb.sat_add(fb.sat_mul(src_off, esize), b.mul(i, b.mul(b.add(length, src_gap),
                                                           fb.i64(ALIGN))))
         doff = fb.sat_add(fb.sat_mul(dst_off, esize), b.mul(i, b.mul(b.add(length, dst_gap),
                                                           fb.i64(ALIGN))))
         d = operand_pointer(fb, dst_mem, dst_a, doff, burst, esize, fb.i64(0), fb.i64(1), site)
         s = operand_pointer(fb, src_mem, src_a, soff, burst, esize, fb.i64(1), fb.i64(1), site)
-        _memmove(fb, d, s, burst)
-        san_copy_on_path(fb, path, dst_mem, dst_a, doff, src_mem, src_a, soff, burst, site)
-    counted(fb, count, one)
+        if move:
+            _memmove(fb, d, s, burst)
+            san_copy_on_path(fb, path, dst_mem, dst_a, doff, src_mem, src_a, soff, burst, site)
+    _bursts(fb, count, one)
     call_tm(fb, "dma", path, b.mul(count, burst), op, site)
 
 
@@ -167,25 +176,26 @@ def data_copy_pad(fb: FnBuilder, path, dst_mem, dst_a, dst_off, src_mem, src_a, 
         with out:
             unit = _round_up(fb, length)
 
-            def one_out(i):
+            def one_out(i, move):
                 soff = fb.sat_add(fb.sat_mul(src_off, esize),
                              b.mul(i, b.add(unit, b.mul(src_gap, fb.i64(ALIGN)))))
                 doff = fb.sat_add(fb.sat_mul(dst_off, esize), b.mul(i, b.add(length, dst_gap)))
                 d = operand_pointer(fb, dst_mem, dst_a, doff, length, esize, fb.i64(0),
                                     fb.i64(0), site)
-                s = operand_pointer(fb, src_mem, src_a, soff, unit, esize, fb.i64(1),
+                s = operand_pointer(fb, src_mem, src_a, soff, length, esize, fb.i64(1),
                                     fb.i64(1), site)
-                _memmove(fb, d, s, length)
-                san_copy_on_path(fb, path, dst_mem, dst_a, doff, src_mem, src_a, soff, length,
-                                 site)
-            counted(fb, count, one_out)
+                if move:
+                    _memmove(fb, d, s, length)
+                    san_copy_on_path(fb, path, dst_mem, dst_a, doff, src_mem, src_a, soff,
+                                     length, site)
+            _bursts(fb, count, one_out)
         with into:
             unit = _round_up(fb, b.add(b.add(lbytes, length), rbytes))
             pad = b.icmp_signed("!=", is_pad, fb.i64(0))
             no_padding = b.and_(b.icmp_signed("==", left, fb.i64(0)),
                                 b.icmp_signed("==", right, fb.i64(0)))
 
-            def one_in(i):
+            def one_in(i, move):
                 soff = fb.sat_add(fb.sat_mul(src_off, esize), b.mul(i, b.add(length, src_gap)))
                 doff = fb.sat_add(fb.sat_mul(dst_off, esize),
                              b.mul(i, b.add(unit, b.mul(dst_gap, fb.i64(ALIGN)))))
@@ -193,6 +203,8 @@ def data_copy_pad(fb: FnBuilder, path, dst_mem, dst_a, dst_off, src_mem, src_a, 
                                     fb.i64(1), site)
                 s = operand_pointer(fb, src_mem, src_a, soff, length, esize, fb.i64(1),
                                     fb.i64(0), site)
+                if not move:
+                    return
                 base = b.ptrtoint(d, I64)
                 _memmove(fb, b.inttoptr(b.add(base, lbytes), PTR), s, length)
                 san_copy_on_path(fb, path, dst_mem, dst_a, doff, src_mem, src_a, soff, unit,
@@ -204,7 +216,7 @@ def data_copy_pad(fb: FnBuilder, path, dst_mem, dst_a, dst_off, src_mem, src_a, 
                     first = _load_bits(fb, base, esize)
                     _fill(fb, base, b.add(lbytes, length), unit, b.select(pad, pad_bits, first),
                           esize)
-            counted(fb, count, one_in)
+            _bursts(fb, count, one_in)
     call_tm(fb, "dma", path, b.mul(count, _round_up(fb, length)), op, site)
 
 

@@ -50,6 +50,7 @@ class Analyzer:
         self.globals_read: dict[tuple[str, ...], Any] = {}
         self.queues: list[QueueV] = []
         self.inline_stack: list = []
+        self.inline_sites: list = []     # (callee, caller, call site) of each active inlining
         self._labels = itertools.count()
         self.scope: FunctionScope = None  # type: ignore[assignment]
         from . import builtins as B
@@ -92,7 +93,13 @@ class Analyzer:
 
     # ------------------------------------------------------------------ emission helpers
     def emit(self, stmt) -> None:
+        if self.inline_sites and not stmt.loc.inlined_from:
+            stmt = replace(stmt, loc=self.chained(stmt.loc))
         self.blocks[-1].append(stmt)
+
+    def chained(self, loc: SourceLoc) -> SourceLoc:
+        """``loc`` (in the function being inlined) with the chain of calls that inlined it."""
+        return replace(loc, inlined_from=tuple(reversed(self.inline_sites)))
 
     @contextlib.contextmanager
     def capture(self):
@@ -571,13 +578,20 @@ class Analyzer:
         saved_static = getattr(self, "_static_labels", None)
         self._static_labels = None
         self.inline_stack.append(callee)
+        self.inline_sites.append((fdef.name, outer.name, node.loc))
         try:
             for name, value in bound.items():
                 self.bind(name, value, node.loc)
             with self.capture() as body:
-                self.stmts(fdef.body)
+                try:
+                    self.stmts(fdef.body)
+                except KernelError as exc:   # raised inside the callee: name the chain
+                    if exc.loc is not None and not exc.loc.inlined_from:
+                        exc.relocated(self.chained(exc.loc))
+                    raise
             returned = self.scope.returned
         finally:
+            self.inline_sites.pop()
             self.inline_stack.pop()
             self.scope, inner = outer, self.scope
             self._static_labels = saved_static
