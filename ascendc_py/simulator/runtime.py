@@ -69,6 +69,8 @@ def local_memory_sizes(platform) -> dict[Memory, int]:
 
 
 _thread_cores = threading.local()
+#: the byte every local memory holds when a block starts (float NaN, integer -1)
+FRESH_MEMORY_BYTE = 0xFF
 
 
 def _core_for_thread(platform, ctx_slots: int, memories) -> "_Core":
@@ -133,8 +135,11 @@ class _Core:
             ctx[abi.TRACE_PTR] = trace_buf.ctypes.data
             ctx[abi.TRACE_CAP] = trace_buf.shape[0]
         for mem, (_, view) in self.memories.items():
-            # local memory keeps what earlier blocks left, as on hardware (it starts zeroed
-            # when the core is created); sanitize mode reports reads of unwritten bytes
+            # every block starts with its local memories filled with FRESH_MEMORY_BYTE (NaN
+            # for floats, -1 for integers): nothing carries over from an earlier block or
+            # launch, so a kernel that reads bytes it never wrote gets the same recognisable
+            # values whichever host thread ran it (sanitize mode reports such reads)
+            view.fill(FRESH_MEMORY_BYTE)
             ctx[abi.MEM_BASE + int(mem)] = view.ctypes.data
             ctx[abi.MEM_SIZE + int(mem)] = view.size
         return ctx
