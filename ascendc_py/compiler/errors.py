@@ -305,6 +305,8 @@ class UseAfterFreeError(QueueError):
     """A tensor is used (enqueued, computed on) after its buffer was freed."""
 
 
+
+
 class DoubleFreeError(QueueError):
     """free_tensor of a buffer that is already free."""
 
@@ -409,6 +411,12 @@ class CubeParamError(KernelRuntimeError):
 
 class DataRaceError(KernelRuntimeError):
     """Sanitize mode: two pipes access the same 32-byte block without synchronisation."""
+
+
+class HandoverError(DataRaceError):
+    """Default mode: a TQue tensor one pipe wrote is read by another pipe with no hand-over
+    between them (a forgotten enque/deque, a copy-in through a VECOUT queue): the race it is
+    on hardware, found without sanitize mode at the granularity of queue buffers."""
 
 
 class BlockOverlapError(KernelRuntimeError):

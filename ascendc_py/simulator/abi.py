@@ -87,14 +87,24 @@ TRACE_FIELDS = 6     # start, occupancy, latency, pipe, site, op
 QUEUE_DEPTH = 32     # per-pipe instruction queue (ring of start times)
 
 # ----------------------------------------------------------------------------- queue records
-QUEUE_SLOTS = 48
+QUEUE_SLOTS = 80
 Q_BASE, Q_BUF_LEN, Q_STRIDE, Q_NUM, Q_INITED, Q_CURSOR, Q_HEAD, Q_COUNT = range(8)
 Q_STATE = 8          # 8 slots: 0 free, 1 allocated, 2 enqueued
 Q_FIFO = 16          # 8 slots: buffer indices in enque order
 Q_MEM = 24           # the Memory the buffers live in
 Q_READY = 32         # 8 slots: cycle each buffer's enque (producer's set) fired
 Q_FREED = 40         # 8 slots: cycle each buffer's free_tensor (consumer's set) fired
+Q_GEN = 48           # 8 slots: generation of each buffer (bumped by free_tensor)
+Q_WRITER = 56        # 8 slots: bit mask of the pipes that wrote the buffer since its hand-over
+Q_WSITE = 64         # 8 slots: the error site of the latest of those writes (not the S pipe's)
+Q_FREE_SITE = 72     # 8 slots: the site of the buffer's last free_tensor
 Q_MAX_BUFFERS = 8
+
+# A queue tensor's tag: generation << TAG_GEN_SHIFT | queue id << 8 | buffer index (-1: a
+# static LocalTensor or a TBuf's). A tensor used after its buffer was freed has a stale
+# generation.
+TAG_GEN_SHIFT = 16
+TAG_GEN_MASK = (1 << 14) - 1
 
 BUF_FREE, BUF_ALLOCATED, BUF_ENQUEUED = 0, 1, 2
 
@@ -179,6 +189,8 @@ class ErrorCode(enum.IntEnum):
     TENSOR_EXTENT = 50          # an operand runs past the LocalTensor it was given
     VALUE_RANGE = 51            # a run-time value outside the range its use allows
     STRIDE_RANGE = 52           # a block/repeat stride outside its hardware field
+    USE_AFTER_FREE = 53         # a queue tensor used after free_tensor returned its buffer
+    NO_HANDOVER = 54            # a queue tensor another pipe wrote, used with no hand-over
 
 
 LOOP_BUDGET_ENV = "ASCENDC_PY_LOOP_BUDGET"

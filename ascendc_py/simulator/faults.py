@@ -51,6 +51,43 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
         return err.LocalOutOfRangeError(
             f"{op} {what} covers bytes [{a}, {b}) of {mem}, which has {c} bytes{where}", loc,
             hint="the tensor runs past the end of local memory: reduce the count or the tile")
+    if code == E.USE_AFTER_FREE:
+        freed = compiled.sites[a] if 0 <= a < len(compiled.sites) else None
+        at = f" at {_line_of(freed.loc, loc)}" if freed is not None and freed.loc else ""
+        tensors = getattr(site, "tensors", ()) or ()
+        info = tensors[which] if which < len(tensors) else None
+        name = f" '{info.name}'" if info is not None and info.name else ""
+        if op == "free_tensor":
+            return err.DoubleFreeError(f"free_tensor of a tensor whose buffer is already free "
+                                       f"(free_tensor{at} returned it: a double free){where}",
+                                       loc,
+                                       hint="free each tensor once")
+        role = f"{what}{name}" if op != "enque" else f"the tensor{name}"
+        return err.UseAfterFreeError(
+            f"{op} uses {role} after free_tensor{at} returned its buffer to the queue{where}:"
+            f" on hardware the buffer may already hold another tensor", loc,
+            hint="use a tensor only between alloc_tensor/deque and free_tensor; allocate a new "
+                 "one (or deque it again) to use the buffer afterwards")
+    if code == E.NO_HANDOVER:
+        from ..dsl.types import PIPE_NAMES
+        writer, reader = (PIPE_NAMES[p] if 0 <= p < len(PIPE_NAMES) else "?" for p in (a, b))
+        wrote = compiled.sites[c] if 0 <= c < len(compiled.sites) else None
+        tensors = getattr(site, "tensors", ()) or ()
+        info = tensors[which] if which < len(tensors) else None
+        name = f" '{info.name}'" if info is not None and info.name else ""
+        event = f"{writer}_{reader}"
+        flags = (f" or asc.set_flag(HardEvent.{event}, id) after the write and asc.wait_flag"
+                 f"(HardEvent.{event}, id) before this use" if event in HardEvent.__members__
+                 else "")
+        return err.HandoverError(
+            f"{op} on pipe {reader} uses {what}{name}, which pipe {writer} wrote"
+            f"{f' ({wrote.op} at {_line_of(wrote.loc, loc)})' if wrote and wrote.loc else ''} "
+            f"with no hand-over between them{where}: on hardware {reader} may run before "
+            f"{writer} has finished", loc,
+            hint=f"pass the tensor through its TQue (enque after the write, deque before the "
+                 f"use; the queue's position orders its producer pipe before its consumer: "
+                 f"VECIN MTE2→V, VECOUT V→MTE3, A1/B1 MTE2→MTE1, A2/B2 MTE1→M, CO1 M→FIX)"
+                 f"{flags}")
     if code == E.TENSOR_EXTENT:
         return _tensor_extent(op, what, which, _memory_name(mem_id), site, a, b, c, where, loc)
     if code == E.VALUE_RANGE:
@@ -224,6 +261,13 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
         return err.DataCopyParamError(f"{op}: a copy parameter is out of range ({a}){where}",
                                       loc)
     return err.KernelRuntimeError(f"kernel failed with error {code.name}{where}", loc)
+
+
+def _line_of(other, here) -> str:
+    """'line 14' for a place in the same file as ``here``, else 'file.py:14'."""
+    if here is not None and other.file == here.file:
+        return f"line {other.line}"
+    return f"{other.file.rsplit('/', 1)[-1]}:{other.line}"
 
 
 def _tensor_extent(op, what, which, mem, site, a, b, c, where, loc):

@@ -63,6 +63,11 @@ def copy_path_exists(src: Memory, dst: Memory) -> bool:
     return (_MEMORY_NAMES[src], _MEMORY_NAMES[dst]) in PATHS
 
 
+def memory_name(mem: Memory) -> str:
+    """A memory's name in the DMA path table ("GM", "UB", "L1" …)."""
+    return _MEMORY_NAMES[mem]
+
+
 def path_index(src: Memory, dst: Memory) -> int:
     return PATHS.index((_MEMORY_NAMES[src], _MEMORY_NAMES[dst]))
 

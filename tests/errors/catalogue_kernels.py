@@ -320,13 +320,30 @@ def k_ForeignTensorError(x: asc.GlobalAddress):
 
 @asc.kernel
 def k_UseAfterFreeError(x: asc.GlobalAddress):
-    """Enqueueing a tensor after its buffer was freed."""
+    """Computing on a tensor after free_tensor returned its buffer (any later alloc_tensor may
+    hand the buffer out again)."""
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.VECCALC, 1)
+    pipe.init_buffer(q, 1, 256)
+    a = q.alloc_tensor(asc.float32)
+    asc.duplicate(a, 1.0, 64)
+    q.free_tensor(a)
+    asc.adds(a, a, 1.0, 64)  # <-
+
+
+@asc.kernel
+def k_HandoverError(x: asc.GlobalAddress):
+    """A forgotten enque/deque: the vector unit reads a tile the copy engine (MTE2) may still
+    be writing."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
     pipe = asc.TPipe()
     q = asc.TQue(asc.TPosition.VECIN, 1)
     pipe.init_buffer(q, 1, 256)
     a = q.alloc_tensor(asc.float32)
+    asc.data_copy(a, xg, 64)
+    asc.adds(a, a, 1.0, 64)  # <-
     q.free_tensor(a)
-    q.enque(a)  # <-
 
 
 @asc.kernel
@@ -659,6 +676,7 @@ ENTRIES = [
     Entry("ForeignTensorError", f"k_ForeignTensorError[1]({X})"),
     Entry("UseAfterFreeError", f"k_UseAfterFreeError[1]({X})"),
     Entry("DoubleFreeError", f"k_DoubleFreeError[1]({X})"),
+    Entry("HandoverError", f"k_HandoverError[1]({X})"),
     Entry("DoubleEnqueError", f"k_DoubleEnqueError[1]({X})"),
     Entry("QueueNotInitializedError", f"k_QueueNotInitializedError[1]({X})"),
     Entry("QueueReinitError", f"k_QueueReinitError[1]({X})"),

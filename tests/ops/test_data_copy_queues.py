@@ -149,6 +149,7 @@ def buffers_distinct(z: asc.GlobalAddress):
     b = q.alloc_tensor(asc.int32)
     asc.duplicate(a, 1, 16)
     asc.duplicate(b, 2, 16)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)   # V's results before MTE3 copies them out
     asc.data_copy(zg, a, 16)
     asc.data_copy(zg[16:], b, 16)
     zg.set_value(40, a.get_size())

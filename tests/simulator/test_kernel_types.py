@@ -58,7 +58,9 @@ def k_both(x: asc.GlobalAddress, y: asc.GlobalAddress):
         q = asc.TQue(asc.TPosition.VECIN, 1)
         pipe.init_buffer(q, 1, N * 4)
         t = q.alloc_tensor(asc.float32); asc.data_copy(t, xg, N); q.enque(t)
-        t = q.deque(asc.float32); asc.adds(t, t, 1.0, N); asc.data_copy(yg, t, N)
+        t = q.deque(asc.float32); asc.adds(t, t, 1.0, N)
+        asc.pipe_barrier(asc.PipeID.PIPE_ALL)   # V's result before MTE3 copies it out
+        asc.data_copy(yg, t, N)
         q.free_tensor(t)
 
 
@@ -256,6 +258,7 @@ def k_guarded(x: asc.GlobalAddress, y: asc.GlobalAddress):
         if asc.get_sub_block_idx() == 0:
             asc.data_copy(static, xg, N)
             asc.muls(t, static, 3.0, N)
+            asc.pipe_barrier(asc.PipeID.PIPE_ALL)
             asc.data_copy(yg, t, N)
     q.free_tensor(t)
 

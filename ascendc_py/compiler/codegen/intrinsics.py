@@ -40,7 +40,52 @@ def call_checked(cg: Codegen, fn: L.Function, args: list, op: str, detail: tuple
     inside local memory."""
     tensors = set_windows(cg, operands)
     site = cg.i64(cg.site(op, detail, tensors))
+    track_queue_tensors(cg, op, operands, site)
     cg.leave_on_error(cg.b.call(fn, [cg.ctx] + list(args) + [site]))
+
+
+#: operand positions an instruction writes, where it is not just operand 0
+WRITTEN = {"get_value": (), "reduce_sum": (0, 2), "reduce_max": (0, 2), "reduce_min": (0, 2)}
+#: instructions whose operands are not tracked (debug output reads whatever is there)
+UNTRACKED = {"dump_tensor"}
+
+
+def instruction_pipe(op: str, operands) -> "PipeID | None":
+    """The pipe that executes an instruction: a copy's DMA path decides for data movement."""
+    from ...dsl.types import PipeID
+    from ...simulator.config import ASCEND910B2
+    refs = [a for a in operands[:2] if isinstance(a, (ir.LocalRef, ir.GlobalRef))]
+    if op in ("data_copy", "data_copy_pad", "load_data", "load_data_with_transpose") and \
+            len(refs) == 2:
+        dst, src = (r.memory if isinstance(r, ir.LocalRef) else Memory.GM for r in refs)
+        try:
+            return PipeID["PIPE_" + ASCEND910B2.dma.path(TP.memory_name(src),
+                                                         TP.memory_name(dst)).pipe]
+        except (KeyError, ValueError):
+            return None
+    if op == "init_const_value" and refs:
+        return PipeID.PIPE_MTE2 if refs[0].memory == Memory.L1 else PipeID.PIPE_MTE1
+    spec = REGISTRY.get(op)
+    return spec.pipe if spec is not None else None
+
+
+def track_queue_tensors(cg: Codegen, op: str, operands, site) -> None:
+    """Default-mode checks of TQue tensors, once per operand (``rtfuncs.tensor_use``): not
+    used after free_tensor, and another pipe's write handed over before this pipe uses it."""
+    if op in UNTRACKED:
+        return
+    pipe = instruction_pipe(op, operands)
+    if pipe is None:
+        return
+    written = WRITTEN.get(op, (0,))
+    tracked = [(which, ref) for which, ref in enumerate(operands[:abi.MAX_WINDOWS])
+               if isinstance(ref, ir.LocalRef) and not (isinstance(ref.tag, ir.Const)
+                                                        and ref.tag.value < 0)]
+    # the reads first: an in-place op (add(a, a, b)) reads what other pipes wrote before it
+    for which, ref in sorted(tracked, key=lambda t: t[0] in written):
+        call = [cg.ctx, cg._as_i64(cg.expr(ref.tag)), cg.i64(int(pipe)),
+                cg.i64(int(which in written)), cg.i64(which), site]
+        cg.leave_on_error(cg.b.call(runtime_lib.declare_rt(cg.module, "tensor_use"), call))
 
 
 def set_windows(cg: Codegen, operands) -> tuple:

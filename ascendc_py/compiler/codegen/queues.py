@@ -50,6 +50,8 @@ def lower_take(cg: Codegen, s: ir.Intrinsic) -> None:
     args = [_qbase(cg, s), cg.i64(s.attr("queue")), cg.i64(int(pipe)), cg.i64(TP.OP_INDEX[s.op])]
     if s.op == "alloc_tensor":
         args.append(cg.i64(int(s.attr("position"))))
+    else:
+        args.append(cg.i64(int(producer)))   # deque hands the producer's writes over
     _call(cg, s.op, args, s.op)
     _tensor_results(cg, s)
 
@@ -77,8 +79,9 @@ def lower_flag(cg: Codegen, s: ir.Intrinsic) -> None:
     event, eid = s.args
     ev = HardEvent(event)
     pipe = ev.src_pipe if s.op == "set_flag" else ev.dst_pipe
+    extra = [cg.i64(int(ev.src_pipe))] if s.op == "wait_flag" else []
     _call(cg, s.op, [cg.i64(abi.flag_base(cg.nq)), cg.i64(event), cg.expr(eid),
-                     cg.i64(int(pipe)), cg.i64(TP.OP_INDEX[s.op])], s.op)
+                     cg.i64(int(pipe)), cg.i64(TP.OP_INDEX[s.op])] + extra, s.op)
 
 
 @lowering("pipe_barrier")
@@ -86,6 +89,8 @@ def lower_pipe_barrier(cg: Codegen, s: ir.Intrinsic) -> None:
     if cg.timing is not None:
         cg.timing.barrier(cg, s.args[0])
     _call(cg, "san_barrier", [cg.i64(s.args[0])], "pipe_barrier")  # sanitize mode
+    if s.args[0] == int(PipeID.PIPE_ALL):   # every queue tensor's writes are handed over
+        _call(cg, "barrier_handover", [cg.i64(abi.flag_base(cg.nq))], "pipe_barrier")
 
 
 @lowering("__kernel_end__")

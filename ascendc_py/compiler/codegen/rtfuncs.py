@@ -252,7 +252,8 @@ def init_buffer(fb: FnBuilder, qbase, mem, num, length, site):
 def _buffer_result(fb: FnBuilder, qbase, qid, index) -> None:
     b = fb.b
     addr = b.add(fb.ld(_q(fb, qbase, abi.Q_BASE)), b.mul(index, fb.ld(_q(fb, qbase, abi.Q_STRIDE))))
-    tag = b.add(b.mul(qid, fb.i64(256)), index)
+    gen = fb.ld(_q(fb, qbase, abi.Q_GEN, index))
+    tag = b.add(b.shl(gen, fb.i64(abi.TAG_GEN_SHIFT)), b.add(b.mul(qid, fb.i64(256)), index))
     _res(fb, addr, fb.ld(_q(fb, qbase, abi.Q_BUF_LEN)), tag)
 
 
@@ -279,6 +280,7 @@ def alloc_tensor(fb: FnBuilder, qbase, qid, pipe, op, pos, site):
     idx = b.load(found, typ=I64)
     fb.fail_with(b.icmp_signed("<", idx, fb.i64(0)), E.QUEUE_NO_FREE_BUFFER, site, num)
     fb.st(_q(fb, qbase, abi.Q_STATE, idx), fb.i64(abi.BUF_ALLOCATED))
+    fb.st(_q(fb, qbase, abi.Q_WRITER, idx), fb.i64(0))   # a fresh tensor: no pending writes
     fb.st(_q(fb, qbase, abi.Q_CURSOR), b.urem(b.add(idx, fb.i64(1)), num))
     fb.st(live_slot, b.add(live, fb.i64(1)))
     _buffer_result(fb, qbase, qid, idx)
@@ -286,19 +288,26 @@ def alloc_tensor(fb: FnBuilder, qbase, qid, pipe, op, pos, site):
     call_rt(fb, "san_wait", pipe, _q(fb, qbase, abi.Q_FREED, idx), site)
 
 
-def _tensor_index(fb: FnBuilder, qid, tag, site):
+def _tensor_index(fb: FnBuilder, qbase, qid, tag, site):
+    """The buffer index of a tensor handed back to queue ``qid``: it must be this queue's,
+    and not one whose buffer was freed since (a stale generation)."""
     b = fb.b
     foreign = b.or_(b.icmp_signed("<", tag, fb.i64(0)),
-                    b.icmp_signed("!=", b.sdiv(tag, fb.i64(256)), qid))
+                    b.icmp_signed("!=", b.and_(b.ashr(tag, fb.i64(8)), fb.i64(255)), qid))
     fb.fail_with(foreign, E.QUEUE_FOREIGN_TENSOR, site, tag)
-    return b.srem(tag, fb.i64(256))
+    idx = b.and_(tag, fb.i64(255))
+    stale = b.icmp_signed("!=", b.ashr(tag, fb.i64(abi.TAG_GEN_SHIFT)),
+                          fb.ld(_q(fb, qbase, abi.Q_GEN, idx)))
+    fb.st(abi.ERR_D, fb.i64(0))
+    fb.fail_with(stale, E.USE_AFTER_FREE, site, fb.ld(_q(fb, qbase, abi.Q_FREE_SITE, idx)))
+    return idx
 
 
 @rt("qbase", "qid", "depth", "tag", "pipe", "op")
 def enque(fb: FnBuilder, qbase, qid, depth, tag, pipe, op, site):
     _require_init(fb, qbase, site)
     b = fb.b
-    idx = _tensor_index(fb, qid, tag, site)
+    idx = _tensor_index(fb, qbase, qid, tag, site)
     state = fb.ld(_q(fb, qbase, abi.Q_STATE, idx))
     fb.fail_with(b.icmp_signed("!=", state, fb.i64(abi.BUF_ALLOCATED)), E.QUEUE_BAD_STATE, site,
                  state)
@@ -313,8 +322,8 @@ def enque(fb: FnBuilder, qbase, qid, depth, tag, pipe, op, site):
     call_rt(fb, "san_set", pipe, _q(fb, qbase, abi.Q_READY, idx), site)
 
 
-@rt("qbase", "qid", "pipe", "op")
-def deque(fb: FnBuilder, qbase, qid, pipe, op, site):
+@rt("qbase", "qid", "pipe", "op", "producer")
+def deque(fb: FnBuilder, qbase, qid, pipe, op, producer, site):
     _require_init(fb, qbase, site)
     b = fb.b
     count = fb.ld(_q(fb, qbase, abi.Q_COUNT))
@@ -324,6 +333,10 @@ def deque(fb: FnBuilder, qbase, qid, pipe, op, site):
     fb.st(_q(fb, qbase, abi.Q_HEAD), b.urem(b.add(head, fb.i64(1)), fb.i64(abi.Q_MAX_BUFFERS)))
     fb.st(_q(fb, qbase, abi.Q_COUNT), b.sub(count, fb.i64(1)))
     fb.st(_q(fb, qbase, abi.Q_STATE, idx), fb.i64(abi.BUF_ALLOCATED))
+    # the queue's flags order its producer pipe's writes before the consumer (another pipe's
+    # write, e.g. a copy-in through a VECOUT queue, stays unordered)
+    writers = _q(fb, qbase, abi.Q_WRITER, idx)
+    fb.st(writers, b.and_(fb.ld(writers), b.xor(b.shl(fb.i64(1), producer), fb.i64(-1))))
     _buffer_result(fb, qbase, qid, idx)
     call_tm(fb, "wait_time", pipe, _q(fb, qbase, abi.Q_READY, idx), fb.i64(0), op)
     call_rt(fb, "san_wait", pipe, _q(fb, qbase, abi.Q_READY, idx), site)
@@ -332,15 +345,77 @@ def deque(fb: FnBuilder, qbase, qid, pipe, op, site):
 @rt("qbase", "qid", "tag", "pipe", "op", "pos")
 def free_tensor(fb: FnBuilder, qbase, qid, tag, pipe, op, pos, site):
     _require_init(fb, qbase, site)
-    idx = _tensor_index(fb, qid, tag, site)
+    b = fb.b
+    idx = _tensor_index(fb, qbase, qid, tag, site)
     state = fb.ld(_q(fb, qbase, abi.Q_STATE, idx))
-    fb.fail_with(fb.b.icmp_signed("!=", state, fb.i64(abi.BUF_ALLOCATED)), E.QUEUE_BAD_STATE,
+    fb.fail_with(b.icmp_signed("!=", state, fb.i64(abi.BUF_ALLOCATED)), E.QUEUE_BAD_STATE,
                  site, state)
     fb.st(_q(fb, qbase, abi.Q_STATE, idx), fb.i64(abi.BUF_FREE))
+    gen = _q(fb, qbase, abi.Q_GEN, idx)   # tensors of this allocation are stale from now on
+    fb.st(gen, b.and_(b.add(fb.ld(gen), fb.i64(1)), fb.i64(abi.TAG_GEN_MASK)))
+    fb.st(_q(fb, qbase, abi.Q_FREE_SITE, idx), site)
     live_slot = fb.b.add(fb.i64(abi.POS_LIVE), pos)
     fb.st(live_slot, fb.b.sub(fb.ld(live_slot), fb.i64(1)))
     call_tm(fb, "set_time", pipe, _q(fb, qbase, abi.Q_FREED, idx), op)
     call_rt(fb, "san_set", pipe, _q(fb, qbase, abi.Q_FREED, idx), site)
+
+
+@rt("tag", "pipe", "write", "which")
+def tensor_use(fb: FnBuilder, tag, pipe, write, which, site):
+    """An instruction on ``pipe`` uses queue tensor ``tag`` (operand ``which``; ``write``: it
+    writes it): the tensor's buffer must not have been freed since it was handed out, and a
+    write of another pipe must have been handed over (enque/deque through the queue, a
+    matching wait_flag, pipe_barrier(PIPE_ALL)) — else the hardware would race. Tensors not
+    from a TQue (tag -1) are not tracked."""
+    b = fb.b
+    with b.if_then(b.icmp_signed("<", tag, fb.i64(0))):
+        b.ret(fb.i64(0))
+    qid = b.and_(b.ashr(tag, fb.i64(8)), fb.i64(255))
+    idx = b.and_(tag, fb.i64(255))
+    qbase = b.add(fb.i64(abi.HEADER_SLOTS), b.mul(qid, fb.i64(abi.QUEUE_SLOTS)))
+    stale = b.or_(b.icmp_signed("==", fb.ld(_q(fb, qbase, abi.Q_STATE, idx)),
+                                fb.i64(abi.BUF_FREE)),
+                  b.icmp_signed("!=", b.ashr(tag, fb.i64(abi.TAG_GEN_SHIFT)),
+                                fb.ld(_q(fb, qbase, abi.Q_GEN, idx))))
+    fb.st(abi.ERR_D, which)
+    fb.fail_with(stale, E.USE_AFTER_FREE, site, fb.ld(_q(fb, qbase, abi.Q_FREE_SITE, idx)))
+    # reads only: writes of different pipes into one tensor are often to different bytes (a
+    # DMA body and a scalar tail); sanitize mode checks those byte by byte
+    writers = _q(fb, qbase, abi.Q_WRITER, idx)
+    seen = b.or_(b.shl(fb.i64(1), pipe), fb.i64(1 << int(PipeID.PIPE_S)))  # S: seen by all
+    pending = b.and_(fb.ld(writers), b.xor(seen, fb.i64(-1)))
+    lowest = b.call(intrinsic(fb.module, "llvm.cttz.i64", I64, [I64, I1]),
+                    [pending, L.Constant(I1, 1)])
+    check = b.and_(b.icmp_signed("==", write, fb.i64(0)),   # sanitize mode: byte by byte
+                   b.icmp_signed("==", fb.ld(abi.SANITIZE), fb.i64(0)))
+    fb.fail_with(b.and_(check, b.icmp_signed("!=", pending, fb.i64(0))),
+                 E.NO_HANDOVER, site, lowest, pipe, fb.ld(_q(fb, qbase, abi.Q_WSITE, idx)))
+    with b.if_then(b.icmp_signed("!=", write, fb.i64(0))):
+        fb.st(writers, b.or_(fb.ld(writers), b.shl(fb.i64(1), pipe)))
+        with b.if_then(b.icmp_signed("!=", pipe, fb.i64(int(PipeID.PIPE_S)))):
+            fb.st(_q(fb, qbase, abi.Q_WSITE, idx), site)
+
+
+def clear_writers(fb: FnBuilder, flag_base, src_pipe) -> None:
+    """Writes of ``src_pipe`` (of every pipe, when it is -1) to queue buffers count as handed
+    over: a wait_flag of an event from that pipe, or pipe_barrier(PIPE_ALL), orders them."""
+    b = fb.b
+    nq = b.sdiv(b.sub(flag_base, fb.i64(abi.HEADER_SLOTS)), fb.i64(abi.QUEUE_SLOTS))
+    keep = b.select(b.icmp_signed("<", src_pipe, fb.i64(0)), fb.i64(0),
+                    b.xor(b.shl(fb.i64(1), b.and_(src_pipe, fb.i64(63))), fb.i64(-1)))
+
+    def per_queue(q):
+        qbase = b.add(fb.i64(abi.HEADER_SLOTS), b.mul(q, fb.i64(abi.QUEUE_SLOTS)))
+        for k in range(abi.Q_MAX_BUFFERS):
+            slot = _q(fb, qbase, abi.Q_WRITER, fb.i64(k))
+            fb.st(slot, b.and_(fb.ld(slot), keep))
+    counted(fb, nq, per_queue)
+
+
+@rt("flag_base")
+def barrier_handover(fb: FnBuilder, flag_base, site):
+    """pipe_barrier(PIPE_ALL): every pipe's work is done, every queue tensor handed over."""
+    clear_writers(fb, flag_base, fb.i64(-1))
 
 
 @rt("qbase")
@@ -374,8 +449,8 @@ def set_flag(fb: FnBuilder, flag_base, event, eid, pipe, op, site):
         call_rt(fb, "san_wait", waiter, time_slot, site)
 
 
-@rt("flag_base", "event", "eid", "pipe", "op")
-def wait_flag(fb: FnBuilder, flag_base, event, eid, pipe, op, site):
+@rt("flag_base", "event", "eid", "pipe", "op", "src_pipe")
+def wait_flag(fb: FnBuilder, flag_base, event, eid, pipe, op, src_pipe, site):
     """A wait issued before its set stays pending; a later set_flag satisfies it."""
     flag = _flag(fb, event, eid, site)
     slot = fb.b.add(flag_base, flag)
@@ -386,6 +461,7 @@ def wait_flag(fb: FnBuilder, flag_base, event, eid, pipe, op, site):
         with fb.b.if_then(fb.b.icmp_signed("!=", fb.ld(abi.SANITIZE), fb.i64(0))):
             warn(fb, WARN_LATE_SET, site, flag)
     fb.st(slot, fb.b.sub(v, fb.i64(1)))
+    clear_writers(fb, flag_base, src_pipe)
     time_slot = fb.b.add(fb.ld(abi.FLAG_TIME_BASE), flag)
     call_tm(fb, "wait_time", pipe, time_slot, pending, op)
     with fb.b.if_else(pending) as (later, now):
