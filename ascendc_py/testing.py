@@ -236,23 +236,41 @@ def assert_close(actual: Any, golden: Any, *, msg: Optional[str] = None,
 
     Returns the Comparison when it passes. ``msg`` is prefixed to the failure text.
     """
+    __tracebackhide__ = True  # noqa: F841 - pytest shows the caller's line
     result = compare(actual, golden, **kw)
     if not result.passed:
-        raise AssertionError(f"{msg}\n{result}" if msg else str(result))
+        text = f"{msg}\n{result}" if msg else str(result)
+        raise AssertionError(text + _sanitize_hint())
     return result
 
 
+def _sanitize_hint() -> str:
+    """A line for a failed comparison when this thread's latest launch ran without sanitize
+    mode: races and uninitialised reads give wrong numbers that only it explains."""
+    from .simulator.sanitizer import last_launch_sanitized
+    if last_launch_sanitized() is False:
+        return ("\n  hint: the kernel ran without sanitize mode; run it with sanitize=True "
+                "(or asc.testing.check_kernel, which does) to check races between pipes and "
+                "reads of memory nothing wrote")
+    return ""
+
+
 def check_kernel(run: Callable[..., Any], golden: Callable[..., Any], *inputs: Any,
-                 **kw: Any) -> Any:
+                 sanitize: bool = True, **kw: Any) -> Any:
     """Run ``golden(*inputs)`` then ``run(*inputs)`` and ``assert_close`` their results.
 
     ``golden`` runs first, so a ``run`` that writes into its arguments cannot change the golden
-    inputs. If both return a tuple/list of outputs, they are compared pairwise and a tuple of
-    Comparisons is returned; otherwise one Comparison. ``kw`` goes to ``compare`` (``dtype``,
-    ``rtol``, ``atol``, ``fraction``, ``msg``).
+    inputs. The kernels ``run`` launches run in sanitize mode (races between pipes,
+    uninitialised reads, blocks writing the same GM bytes) unless ``sanitize=False`` or a
+    launch says otherwise. If both return a tuple/list of outputs, they are compared pairwise
+    and a tuple of Comparisons is returned; otherwise one Comparison. ``kw`` goes to
+    ``compare`` (``dtype``, ``rtol``, ``atol``, ``fraction``, ``msg``).
     """
+    __tracebackhide__ = True  # noqa: F841 - pytest shows the caller's line
+    from .simulator.sanitizer import sanitizing
     expected = golden(*inputs)
-    got = run(*inputs)
+    with sanitizing(sanitize):
+        got = run(*inputs)
     name = getattr(run, "__name__", "kernel")
     msg = kw.pop("msg", None)
     if isinstance(expected, (tuple, list)) and isinstance(got, (tuple, list)):

@@ -328,8 +328,9 @@ class Launcher:
             trace = os.environ.get("ASCENDC_PY_TRACE", "") not in ("", "0")
         if not lenient:
             lenient = os.environ.get("ASCENDC_PY_LENIENT", "") not in ("", "0")
-        from ..simulator.sanitizer import sanitizer_enabled
+        from ..simulator.sanitizer import note_launch, sanitizer_enabled
         sanitize = sanitizer_enabled(sanitize)
+        note_launch(sanitize)
         t0 = time.perf_counter()
         specs, gm, scalars = self.kernel.bind(args, kwargs)
         compiled, origin = self.kernel.compiled_for(specs, chip)
@@ -348,6 +349,7 @@ class Launcher:
         report = Report.from_launch(kernel=self.kernel.__name__, platform=chip, result=result,
                                     compiled=compiled, wall_seconds=time.perf_counter() - t1,
                                     prepare_seconds=t1 - t0, code_origin=origin,
+                                    sanitized=bool(sanitize),
                                     compile_seconds=compiled.compile_seconds,
                                     stage_seconds=dict(compiled.stage_seconds))
         from .. import profiler

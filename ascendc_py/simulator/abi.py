@@ -82,6 +82,10 @@ BLAS_THREADS = 159   # address of openblas_set_num_threads_local (0: none); see 
 TWIN_MASK = 160      # tensor windows of the instruction being issued: bit w set = operand w has one
 TWIN = 161           # + 2*w, + 2*w + 1: [lo, hi) bytes of the LocalTensor given as operand w
 MAX_WINDOWS = 8      #   (operands 0..7; slots 161..176)
+TRUNC_SITE = 177     # the latest data_copy the hardware truncated: 1 + its site (0: none),
+TRUNC_MEM = 178      #   the destination memory and the bytes [LO, HI) it did not copy
+TRUNC_LO = 179       #   (sanitize mode names it when those bytes are read uninitialised)
+TRUNC_HI = 180
 HEADER_SLOTS = 192
 TRACE_FIELDS = 6     # start, occupancy, latency, pipe, site, op
 QUEUE_DEPTH = 32     # per-pipe instruction queue (ring of start times)

@@ -214,12 +214,13 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
         else:
             fix = (f"there is no {event}: asc.pipe_barrier(asc.PipeID.PIPE_ALL) between them (or "
                    f"order them through another pipe's flags)")
+        cause = _flag_cause(compiled, ctx, f"{names[0]}_{names[1]}", loc)
         return err.DataRaceError(
             f"data race: {op} on pipe {names[1]} {kind.get(race_kind, 'touches data used')} by "
             f"pipe {names[0]} at {other.loc if other else '?'} with no synchronisation between "
             f"them ({mem} bytes [{which_raw}, {which_raw + 32})){where}"
             + (f"\n    other access: {other.loc.source_line().strip()}"
-               if other and other.loc else ""), loc,
+               if other and other.loc else "") + cause, loc,
             hint=f"order them: {fix}")
     if code == E.UNINITIALIZED_READ:
         mem_code, granules = c % 256, max(1, c // 256)
@@ -228,9 +229,11 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
         fill = ("copy data in (data_copy/duplicate) before reading it" if mem_code in (0, 1) else
                 "fill it first: data_copy/init_const_value into L1, load_data into L0A/L0B, "
                 "mmad (cmatrix_init_val=True) into L0C, data_copy into BT; and check the offsets")
+        cause = _truncation_cause(compiled, ctx, mem_code, a, a + 32 * granules, loc)
         return err.UninitializedReadError(
             f"{op} reads {mem} bytes [{a}, {a + 32 * granules}) that nothing has written{whole}"
-            f"{where}", loc, hint=fill)
+            f"{where}{cause}", loc,
+            hint="copy whole 32-byte blocks and the tail with data_copy_pad" if cause else fill)
     if code == E.TOO_MANY_LIVE_TENSORS:
         return err.TooManyLiveTensorsError(
             f"{op}: more than 8 tensors allocated at once in one TPosition{where} (a hang on "
@@ -261,6 +264,50 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
         return err.DataCopyParamError(f"{op}: a copy parameter is out of range ({a}){where}",
                                       loc)
     return err.KernelRuntimeError(f"kernel failed with error {code.name}{where}", loc)
+
+
+def _truncation_cause(compiled, ctx, mem: int, lo: int, hi: int, loc) -> str:
+    """The root cause of an uninitialised read, when a truncated data_copy left exactly those
+    bytes unwritten (``abi.TRUNC_*``, recorded by the copy)."""
+    if ctx is None or not ctx[abi.TRUNC_SITE] or int(ctx[abi.TRUNC_MEM]) != mem:
+        return ""
+    t_lo, t_hi = int(ctx[abi.TRUNC_LO]), int(ctx[abi.TRUNC_HI])
+    if hi <= t_lo or lo >= t_hi:
+        return ""
+    site = compiled.sites[int(ctx[abi.TRUNC_SITE]) - 1]
+    at = _line_of(site.loc, loc) if site.loc else "?"
+    return (f"\n    root cause: the data_copy at {at} asked for {t_hi - t_lo} bytes more than it "
+            f"copied: the hardware truncates a copy to whole 32-byte blocks, so bytes "
+            f"[{t_lo}, {t_hi}) were never written")
+
+
+def _flag_cause(compiled, ctx, event_name: str, loc) -> str:
+    """The root cause of a race between two pipes, when their HardEvent was used but its set and
+    wait did not pair up (a wait_flag still pending, a set_flag nobody waited for)."""
+    if ctx is None or event_name not in HardEvent.__members__:
+        return ""
+    event = int(HardEvent[event_name])
+    base = abi.flag_base(compiled.num_queues)
+    sites = abi.flag_site_base(compiled.num_queues)
+    pending, unwaited = [], []
+    for eid in range(EVENT_IDS_PER_EVENT):
+        flag = event * EVENT_IDS_PER_EVENT + eid
+        value = int(ctx[base + flag])
+        if value < 0:
+            site = int(ctx[sites + flag])
+            wait = compiled.sites[site] if 0 <= site < len(compiled.sites) else None
+            pending.append(f"wait_flag(HardEvent.{event_name}, {eid})"
+                           + (f" at {_line_of(wait.loc, loc)}" if wait and wait.loc else ""))
+        elif value > 0:
+            unwaited.append(f"set_flag(HardEvent.{event_name}, {eid})")
+    if not pending and not unwaited:
+        return ""
+    parts = []
+    if pending:
+        parts.append(f"{', '.join(pending)} waits for a set_flag that never came before it")
+    if unwaited:
+        parts.append(f"{', '.join(unwaited)} was set and nothing waited for it")
+    return "\n    root cause: " + "; ".join(parts) + " (do the event ids of the pair match?)"
 
 
 def _line_of(other, here) -> str:

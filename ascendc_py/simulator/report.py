@@ -79,6 +79,7 @@ class Report:
     output: str = ""
     trace_dropped: int = 0
     kernel_type: str = "AIV_ONLY"   # the launch's KernelType (dsl/kernel_types.py)
+    sanitized: bool = False         # the launch ran in sanitize mode
     subcore_rows: list = field(default_factory=list)  # (label, text) per sub-core, mix/cube
     _blocks: list = field(default_factory=list, repr=False)
     _sites: list = field(default_factory=list, repr=False)
@@ -147,6 +148,14 @@ class Report:
             output=getattr(result, "output", ""),
             _blocks=blocks, _sites=list(compiled.sites), **host)
 
+    @property
+    def unchecked(self) -> tuple[str, ...]:
+        """What this launch did not check (empty in sanitize mode): the checks that need
+        per-byte bookkeeping run only with ``sanitize=True``."""
+        if self.sanitized:
+            return ()
+        return UNCHECKED_WITHOUT_SANITIZE
+
     # ------------------------------------------------------------------ presentation
     def rows(self) -> list[tuple[str, str]]:
         """The report as (label, value) rows (used by __str__ and the HTML view)."""
@@ -187,6 +196,8 @@ class Report:
                              f"{self.code_origin})"))
         if self.trace_dropped:
             rows.append(("trace", f"{self.trace_dropped:,} events did not fit the buffer"))
+        if self.unchecked:
+            rows.append(("not checked", f"{', '.join(self.unchecked)}: run with sanitize=True"))
         return rows
 
     def __str__(self) -> str:
@@ -210,6 +221,11 @@ class Report:
         """Write a PNG timeline (one lane per pipe) of ``core`` (default: the critical core)."""
         from .trace import plot_timeline
         return plot_timeline(self, path, self.critical_core if core is None else core)
+
+
+#: what a launch without sanitize mode does not check (README "Sanitize mode")
+UNCHECKED_WITHOUT_SANITIZE = ("races between pipes byte by byte", "uninitialised reads",
+                              "blocks writing the same GM bytes")
 
 
 def _bytes(n: int) -> str:

@@ -9,7 +9,10 @@ recorded warning records into ``KernelWarning``s that name the kernel line.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
+import threading
 from typing import Optional
 
 import numpy as np
@@ -32,12 +35,41 @@ def set_sanitizer(enabled: Optional[bool]) -> None:
     _override = enabled
 
 
+_scoped: contextvars.ContextVar = contextvars.ContextVar("ascendc_py_sanitize", default=None)
+_last_launch = threading.local()
+
+
+@contextlib.contextmanager
+def sanitizing(enabled: bool = True):
+    """Launches in this block (this thread or task) run with sanitize mode ``enabled`` unless
+    a launch passes ``sanitize=`` itself (``asc.testing.check_kernel`` uses it)."""
+    token = _scoped.set(bool(enabled))
+    try:
+        yield
+    finally:
+        _scoped.reset(token)
+
+
 def sanitizer_enabled(requested: Optional[bool] = None) -> bool:
+    """Whether a launch runs in sanitize mode: its ``sanitize=`` argument, else an enclosing
+    ``sanitizing()`` block, else ``set_sanitizer``, else ``ASCENDC_PY_SANITIZE``."""
     if requested is not None:
         return bool(requested)
+    if _scoped.get() is not None:
+        return _scoped.get()
     if _override is not None:
         return _override
     return os.environ.get("ASCENDC_PY_SANITIZE", "") not in ("", "0")
+
+
+def note_launch(sanitized: bool) -> None:
+    """Remember how this thread's latest launch ran (asc.testing's failure hint reads it)."""
+    _last_launch.sanitized = bool(sanitized)
+
+
+def last_launch_sanitized() -> Optional[bool]:
+    """Whether this thread's latest launch ran in sanitize mode (None: no launch yet)."""
+    return getattr(_last_launch, "sanitized", None)
 
 
 class SanitizerState:

@@ -710,7 +710,7 @@ ENTRIES = [
     Entry("BlockOverlapError", f"k_BlockOverlapError[2]({X}, sanitize=True)"),
     Entry("UninitializedReadError", f"k_UninitializedReadError[1]({X}, sanitize=True)"),
     Entry("GMOutOfBoundsWarning", f"k_GMOutOfBoundsWarning[1]({X}, lenient=True)"),
-    Entry("TruncatedCopyWarning", f"k_TruncatedCopyWarning[1]({X}, sanitize=True)"),
+    Entry("TruncatedCopyWarning", f"k_TruncatedCopyWarning[1]({X})"),
     Entry("FlagLeftSetWarning", f"k_FlagLeftSetWarning[1]({X})"),
     Entry("LateSetWarning", f"k_LateSetWarning[1]({X}, sanitize=True)"),
 ]

@@ -57,7 +57,11 @@ def test_gm_to_ub_truncates_to_32_bytes(count):
     n = 32
     x = np.arange(1, n + 1, dtype=np.float32)
     z = np.zeros(n, np.float32)
-    copy_count[1](x, z, n, count, n)
+    if count * 4 % 32:   # the hardware drops the tail: a warning at the line, in every mode
+        with pytest.warns(asc.TruncatedCopyWarning, match=f"data_copy of {count * 4} bytes"):
+            copy_count[1](x, z, n, count, n)
+    else:
+        copy_count[1](x, z, n, count, n)
     copied = (count * 4 // 32) * 8
     np.testing.assert_array_equal(z[:copied], x[:copied])
     np.testing.assert_array_equal(z[copied:], -1.0)
@@ -68,7 +72,8 @@ def test_ub_to_gm_truncates_to_32_bytes(count):
     n = 32
     x = np.arange(1, n + 1, dtype=np.float32)
     z = np.full(n, 42.0, np.float32)
-    copy_count[1](x, z, n, n, count)
+    with pytest.warns(asc.TruncatedCopyWarning):
+        copy_count[1](x, z, n, n, count)
     copied = (count * 4 // 32) * 8
     np.testing.assert_array_equal(z[:copied], x[:copied])
     np.testing.assert_array_equal(z[copied:], 42.0)

@@ -99,9 +99,13 @@ def data_copy(fb: FnBuilder, path, dst_mem, dst_a, dst_off, src_mem, src_a, src_
     fb.fail_with(b.icmp_signed("<", count, fb.i64(0)), E.NEGATIVE_COUNT, site, count)
     requested = fb.sat_mul(count, esize)
     nbytes = b.and_(requested, fb.i64(~(ALIGN - 1)))
-    with b.if_then(b.and_(b.icmp_signed("!=", nbytes, requested),
-                          b.icmp_signed("!=", fb.ld(abi.SANITIZE), fb.i64(0)))):
+    with b.if_then(b.icmp_signed("!=", nbytes, requested)):   # in every mode: O(1)
         warn(fb, WARN_TRUNCATED, site, requested, nbytes)  # hardware drops the tail
+        # sanitize mode names the truncation when the missing tail is read later
+        fb.st(abi.TRUNC_SITE, b.add(site, fb.i64(1)))
+        fb.st(abi.TRUNC_MEM, dst_mem)
+        fb.st(abi.TRUNC_LO, b.add(dst_a, b.add(fb.sat_mul(dst_off, esize), nbytes)))
+        fb.st(abi.TRUNC_HI, b.add(dst_a, b.add(fb.sat_mul(dst_off, esize), requested)))
     dst = operand_pointer(fb, dst_mem, dst_a, fb.sat_mul(dst_off, esize), nbytes, esize,
                           fb.i64(0), fb.i64(1), site)
     src = operand_pointer(fb, src_mem, src_a, fb.sat_mul(src_off, esize), nbytes, esize,
