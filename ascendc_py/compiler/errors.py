@@ -265,6 +265,17 @@ class DeviceError(KernelLaunchError):
     """A torch tensor that is not on the CPU."""
 
 
+class ReadOnlyArgumentError(KernelLaunchError):
+    """The kernel writes a GM argument (an instruction names it at compile time) that was passed
+    read-only: a numpy array with writeable=False, over a bytes object or a read-only memmap.
+    Nothing runs."""
+
+
+class RequiresGradArgumentError(KernelLaunchError):
+    """The kernel writes a torch tensor that requires grad while grad mode is on: autograd
+    would not see the write, and gradients through it would be silently wrong. Nothing runs."""
+
+
 # ----------------------------------------------------------------------------- run-time faults
 # One class per fault; each derives from the family above it so `except QueueError` still works.
 class LocalOutOfRangeError(LocalMemoryError):
@@ -388,6 +399,12 @@ class MaskRangeError(KernelRuntimeError):
 
 class RepeatRangeError(KernelRuntimeError):
     """repeat_times outside 0..255."""
+
+
+class ReadOnlyWriteError(KernelRuntimeError):
+    """An instruction whose destination GlobalTensor is chosen at run time was about to write
+    an argument that may not be written (read-only, or a torch tensor that requires grad); it
+    stopped before writing."""
 
 
 class ValueRangeError(KernelRuntimeError):

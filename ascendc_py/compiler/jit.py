@@ -122,6 +122,7 @@ class CompiledKernel:
     memories: tuple = ()
     kernel_type: str = "AIV_ONLY"               # dsl.kernel_types.KernelType member name
     source_sha256: Optional[dict] = None        # qualified name -> SHA-256 of its source text
+    gm_writes: Any = None                       # gm_writes.GmWrites: the GM arguments it may write
     compile_seconds: float = 0.0
     from_disk: bool = False
     stage_seconds: dict = field(default_factory=dict)
@@ -251,7 +252,8 @@ def _meta_to_compiled(name: str, address: int, meta: dict, **kw) -> CompiledKern
                           queue_names=meta["queue_names"], globals_read=meta["globals_read"],
                           memories=meta["memories"],
                           kernel_type=meta.get("kernel_type", "AIV_ONLY"),
-                          source_sha256=meta.get("source_sha256"), **kw)
+                          source_sha256=meta.get("source_sha256"),
+                          gm_writes=meta["gm_writes"], **kw)
 
 
 def elf_is_sound(obj: bytes) -> bool:
@@ -325,6 +327,7 @@ def _file_sha256(path: Path) -> Optional[str]:
 
 def compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
     """Run the whole pipeline for one specialisation and store the result on disk."""
+    from . import gm_writes
     from . import ir as kir
     from . import kernel_kind
     from .codegen.core import generate
@@ -365,7 +368,8 @@ def compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
                 memories=kir.memories_used(result.function),
                 kernel_type=kernel_kind.kernel_type(result.function,
                                                     getattr(kernel, "options", {})),
-                source_sha256=source_hashes(kernel))
+                source_sha256=source_hashes(kernel),
+                gm_writes=gm_writes.analyze(result.function))
     _link_in_background(obj, entry, meta)
     return _meta_to_compiled(kernel.__name__, address, meta,
                              compile_seconds=time.perf_counter() - t0, stage_seconds=times)

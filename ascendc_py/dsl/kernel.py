@@ -420,6 +420,7 @@ def _namespace_for(owner: str, kernel: Kernel, seen=None):
 
 
 def _gm_arg(kernel: str, name: str, v):
+    from ..simulator.gm_access import read_only_reason, torch_requires_grad
     from ..simulator.runtime import GmArg
     dtype = dtype_of_array(v)
     if isinstance(v, np.ndarray):
@@ -429,7 +430,7 @@ def _gm_arg(kernel: str, name: str, v):
             raise NonContiguousArrayError(f"{kernel}: argument '{name}' is not contiguous; pass "
                                     f"np.ascontiguousarray({name})")
         _check_alignment(kernel, name, v.ctypes.data, v.itemsize)
-        return GmArg(name, v.ctypes.data, v.nbytes, v)
+        return GmArg(name, v.ctypes.data, v.nbytes, v, read_only_reason(v))
     if type(v).__module__.startswith("torch"):
         if dtype is None:
             raise UnsupportedArrayError(f"{kernel}: argument '{name}' has unsupported dtype {v.dtype}")
@@ -440,7 +441,8 @@ def _gm_arg(kernel: str, name: str, v):
             raise NonContiguousArrayError(f"{kernel}: argument '{name}' is not contiguous; pass "
                                     f"{name}.contiguous()")
         _check_alignment(kernel, name, v.data_ptr(), v.element_size())
-        return GmArg(name, v.data_ptr(), v.numel() * v.element_size(), v)
+        return GmArg(name, v.data_ptr(), v.numel() * v.element_size(), v,
+                     requires_grad=torch_requires_grad(v))
     raise UnsupportedArrayError(f"{kernel}: argument '{name}' must be a numpy array or torch "
                             f"tensor, got {type(v).__name__}")
 

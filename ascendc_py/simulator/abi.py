@@ -60,6 +60,12 @@ WARN_CAP = 124
 WARN_LEN = 125
 PRINT_PTR = 126      # address of this block's printf/dump_tensor buffer (0: none); int64 words
                      # [capacity bytes, used bytes, dropped records] then the records
+GM_ACCESS = 127      # address of an int64 array (0: none): [number of GM arguments, then one word
+                     # per argument]: GM_READ_ONLY, GM_REQUIRES_GRAD set by the runtime, GM_WRITTEN
+                     # by instructions whose argument is chosen at run time (simulator/gm_access.py)
+GM_READ_ONLY = 1     #   the argument's memory may not be written (writeable=False, bytes, mmap)
+GM_WRITTEN = 2       #   an instruction wrote (or was about to write) the argument
+GM_REQUIRES_GRAD = 4  #  a torch tensor that requires grad (with grad mode on): not written
 SANITIZE = 128       # 1: sanitize mode (races, uninitialised reads, GM write log)
 SAN_PTR = 129        # address of the sanitizer state array (codegen/sanitize.py layout)
 SAN_GRAN = 130       # index of the first granule record in that array
@@ -195,6 +201,8 @@ class ErrorCode(enum.IntEnum):
     STRIDE_RANGE = 52           # a block/repeat stride outside its hardware field
     USE_AFTER_FREE = 53         # a queue tensor used after free_tensor returned its buffer
     NO_HANDOVER = 54            # a queue tensor another pipe wrote, used with no hand-over
+    # launch arguments (60..69)
+    READ_ONLY_WRITE = 60        # an instruction would write a GM argument that may not be written
 
 
 LOOP_BUDGET_ENV = "ASCENDC_PY_LOOP_BUDGET"

@@ -46,6 +46,10 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
                   f"is 'MTE address out of range' or silent corruption"
                   + ("; a Matmul block at the edge of the matrix needs mm.set_tail(tail_m, "
                      "tail_n) before iterate_all" if op.startswith("matmul") else "")))
+    if code == E.READ_ONLY_WRITE:
+        from .gm_access import read_only_write
+        return read_only_write(op, gm_names[a] if 0 <= a < len(gm_names) else f"#{a}", b,
+                               where, loc)
     if code == E.LOCAL_OUT_OF_RANGE:
         mem = Memory(mem_id).name if mem_id in Memory._value2member_map_ else "local memory"
         return err.LocalOutOfRangeError(

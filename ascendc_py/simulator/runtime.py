@@ -24,7 +24,7 @@ from typing import Optional
 
 from ..dsl.types import NUM_PIPES
 from ..compiler.ops.debug import PRINT_BUFFER_BYTES
-from . import abi, blas, sanitizer, timing_params
+from . import abi, blas, gm_access, sanitizer, timing_params
 from .faults import build_fault
 
 _pool = None
@@ -52,12 +52,16 @@ def block_interrupts() -> None:
 
 @dataclass(frozen=True)
 class GmArg:
-    """One GM kernel argument: its address and size in bytes (the array stays referenced)."""
+    """One GM kernel argument: its address and size in bytes (the array stays referenced).
+    ``read_only``: why the kernel may not write it ('' if it may); ``requires_grad``: a torch
+    tensor autograd tracks, which a launch may not write either (``gm_access.py``)."""
 
     name: str
     address: int
     nbytes: int
     owner: object
+    read_only: str = ""
+    requires_grad: bool = False
 
 
 def local_memory_sizes(platform) -> dict[Memory, int]:
@@ -210,15 +214,18 @@ def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_
     ``GMOutOfBoundsWarning``s naming the line, and only the bytes inside each buffer are copied
     back, so results inside the buffers are unaffected.
     """
-    staged = []
+    access = gm_access.before_launch(compiled, gm_args)
+    originals, staged = gm_args, []
     if lenient:
         gm_args, staged = _stage_with_slack(gm_args)
     try:
         return _run(compiled, platform, block_dim, gm_args, scalar_values, trace,
-                    trace_capacity, timing, lenient, sanitize)
+                    trace_capacity, timing, lenient, sanitize, access)
     finally:
         for original, copy in staged:
-            ctypes.memmove(original.address, copy.ctypes.data, original.nbytes)
+            if not original.read_only:
+                ctypes.memmove(original.address, copy.ctypes.data, original.nbytes)
+        gm_access.after_launch(compiled, originals, access)
 
 
 def _stage_with_slack(gm_args):
@@ -227,7 +234,8 @@ def _stage_with_slack(gm_args):
         copy = np.zeros(a.nbytes + LENIENT_SLACK, np.uint8)
         ctypes.memmove(copy.ctypes.data, a.address, a.nbytes)
         staged.append((a, copy))
-        out.append(GmArg(a.name, copy.ctypes.data, a.nbytes, copy))
+        out.append(GmArg(a.name, copy.ctypes.data, a.nbytes, copy, a.read_only,
+                         a.requires_grad))
     return out, staged
 
 
@@ -353,7 +361,7 @@ if hasattr(os, "register_at_fork"):
 
 
 def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_capacity, timing,
-         lenient, sanitize=False) -> LaunchResult:
+         lenient, sanitize=False, access=None) -> LaunchResult:
     plan = compiled.__dict__.get("_subcore_plan", _UNPLANNED)
     if plan is _UNPLANNED:
         if not needs_subcores(getattr(compiled, "kernel_type", "AIV_ONLY"), compiled.memories,
@@ -365,7 +373,7 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
     if plan is not None:  # cube and mix kernels, cross-core sync: simulator/subcores.py
         from . import subcores
         return subcores.run(compiled, plan, platform, block_dim, gm_args, scalar_values, trace,
-                            trace_capacity, timing, lenient, sanitize)
+                            trace_capacity, timing, lenient, sanitize, access)
     ctx_slots = abi.ctx_slots(compiled.num_queues)
     gm_ptrs = np.array([a.address for a in gm_args] or [0], np.int64)
     gm_sizes = np.array([a.nbytes for a in gm_args] or [0], np.int64)
@@ -397,6 +405,8 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
                                compiled.num_queues, trace_buf)
             stop.register(ctx)
             ctx[abi.TIMING_ON] = int(timing)
+            if access is not None:
+                ctx[abi.GM_ACCESS] = access.ctypes.data
             ctx[abi.WARN_PTR] = warn_buf.ctypes.data
             ctx[abi.WARN_CAP] = sanitizer.WARNINGS_CAP
             if lenient:

@@ -229,8 +229,9 @@ class _Group:
 
 # ----------------------------------------------------------------------------- the launch
 def run(compiled, plan: Plan, platform, block_dim, gm_args, scalar_values, trace,
-        trace_capacity, timing, lenient, sanitize) -> SubcoreLaunch:
-    """Run every block of ``compiled`` on its sub-cores; raise the first fault."""
+        trace_capacity, timing, lenient, sanitize, access=None) -> SubcoreLaunch:
+    """Run every block of ``compiled`` on its sub-cores; raise the first fault. ``access``:
+    the launch's GM access array (``gm_access.before_launch``) or None."""
     from . import subcore_faults
     lay = plan.layout
     cores = cores_for(lay, platform)
@@ -303,6 +304,8 @@ def run(compiled, plan: Plan, platform, block_dim, gm_args, scalar_values, trace
         ctx[abi.XC_UNIT] = u
         stop.register(ctx)
         ctx[abi.TIMING_ON] = int(timing)
+        if access is not None:
+            ctx[abi.GM_ACCESS] = access.ctypes.data
         ctx[abi.WARN_PTR] = core.warnings.ctypes.data
         ctx[abi.WARN_CAP] = sanitizer.WARNINGS_CAP
         if lenient:

@@ -15,7 +15,7 @@ import numpy as np
 
 import ascendc_py as asc
 
-try:  # only DeviceError's launch needs torch
+try:  # only DeviceError's and RequiresGradArgumentError's launches need torch
     import torch
 except ImportError:  # pragma: no cover
     torch = None
@@ -635,6 +635,41 @@ def k_LateSetWarning(x: asc.GlobalAddress):
     asc.set_flag(asc.HardEvent.MTE2_V, 0)
 
 
+# ============================================================================ arguments a kernel writes
+@asc.kernel
+def k_ReadOnlyArgumentError(x: asc.GlobalAddress, y: asc.GlobalAddress):
+    """Copying into an argument passed read-only (a numpy array over a bytes object)."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+    yg = asc.GlobalTensor()
+    yg.set_global_buffer(y, 64)
+    a = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, 64)
+    asc.data_copy(a, xg, 64)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.data_copy(yg, a, 64)  # <-
+
+
+@asc.kernel
+def k_RequiresGradArgumentError(x: asc.GlobalAddress, y: asc.GlobalAddress):
+    """Writing a torch parameter (a leaf that requires grad) outside torch.no_grad()."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+    yg = asc.GlobalTensor()
+    yg.set_global_buffer(y, 64)
+    yg.set_value(0, xg.get_value(0))  # <-
+
+
+@asc.kernel
+def k_ReadOnlyWriteError(x: asc.GlobalAddress, y: asc.GlobalAddress, which: int):
+    """A GlobalTensor pointed at a run-time choice of argument, which is the read-only one."""
+    dst = asc.GlobalTensor()
+    if which == 0:
+        dst.set_global_buffer(x, 64)
+    else:
+        dst.set_global_buffer(y, 64)
+    dst.set_value(0, 1.0)  # <-
+
+
 X = "np.zeros(64, np.float32)"
 ENTRIES = [
     Entry("KernelSyntaxError", f"k_KernelSyntaxError[1]({X})"),
@@ -665,6 +700,10 @@ ENTRIES = [
           "k_GMAlignmentError[1](np.zeros(65, np.float32).view(np.uint8)[2:258]"
           ".view(np.float32))",
           note="The address in the message varies from run to run; it is shown as `0x…`."),
+    Entry("ReadOnlyArgumentError",
+          f"k_ReadOnlyArgumentError[1]({X}, np.frombuffer(bytes(256), np.float32))"),
+    Entry("RequiresGradArgumentError",
+          f"k_RequiresGradArgumentError[1]({X}, torch.zeros(64, requires_grad=True))"),
     Entry("GMOutOfBoundsError", f"k_GMOutOfBoundsError[1]({X})"),
     Entry("LocalOutOfRangeError", f"k_LocalOutOfRangeError[1]({X})"),
     Entry("TensorExtentError", f"k_TensorExtentError[1]({X})"),
@@ -700,6 +739,8 @@ ENTRIES = [
     Entry("MaskRangeError", f"k_MaskRangeError[1]({X}, 100)"),
     Entry("RepeatRangeError", f"k_RepeatRangeError[1]({X}, 300)"),
     Entry("StrideRangeError", f"k_StrideRangeError[1]({X}, -8)"),
+    Entry("ReadOnlyWriteError",
+          f"k_ReadOnlyWriteError[1]({X}, np.frombuffer(bytes(256), np.float32), 1)"),
     Entry("ValueRangeError", f"k_ValueRangeError[1]({X}, 2 ** 40)"),
     Entry("DataCopyParamError", f"k_DataCopyParamError[1]({X}, 5000)"),
     Entry("CubeParamError", f"k_CubeParamError[1]({X}, 5000)"),

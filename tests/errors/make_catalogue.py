@@ -53,7 +53,8 @@ STAGES = [
     ("launch", "Launch errors",
      "Raised by `kernel[block_dim](...)` before compiling or running: the mistake is in the "
      "call, not in the kernel, so these messages name the kernel and the argument instead of a "
-     "source line."),
+     "source line (and also the instruction's line when the argument conflicts with what an "
+     "instruction does to it)."),
     ("run", "Run-time faults",
      "Raised by the simulator when a block reaches the faulting instruction (what would crash, "
      "hang or corrupt memory on a real NPU); the message names the block."),

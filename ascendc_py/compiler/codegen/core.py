@@ -331,6 +331,7 @@ class Codegen(FnBuilder):
         fn = LOWERINGS.get(s.op)
         if fn is None:
             raise InternalCompilerError(f"no lowering for intrinsic '{s.op}'", s.loc)
+        guard_gm_write(self, s)   # a GM write whose argument is chosen at run time: check it
         fn(self, s)
 
     # ------------------------------------------------------------------ expressions
@@ -518,3 +519,6 @@ def generate(fn: ir.Function, timing=None) -> CodegenResult:
     """Lower a verified kernel IR function to an LLVM module."""
     from . import intrinsics  # noqa: F401  (registers LOWERINGS)
     return Codegen(fn, timing).run()
+
+
+from .lower_readonly import guard_gm_write  # noqa: E402  (it builds on Codegen)
