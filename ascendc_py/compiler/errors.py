@@ -161,6 +161,10 @@ class GMOutOfBoundsError(KernelRuntimeError):
     """A global-memory access fell outside the buffer of the kernel argument it belongs to."""
 
 
+class GlobalTensorUnsetError(KernelRuntimeError):
+    """A GlobalTensor used before its set_global_buffer ran (it runs only on some paths)."""
+
+
 class LocalMemoryError(KernelRuntimeError):
     """A local-memory (UB/L1/L0) access is out of range or misaligned."""
 

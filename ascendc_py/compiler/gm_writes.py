@@ -78,8 +78,8 @@ class ArgumentTargets:
 
     def of(self, e) -> Optional[frozenset]:
         """The argument indices ``e`` can evaluate to, or None when they cannot be traced."""
-        if isinstance(e, ir.Const):
-            return frozenset({int(e.value)})
+        if isinstance(e, ir.Const):   # -1: a GlobalTensor before set_global_buffer (faults)
+            return frozenset({int(e.value)} if int(e.value) >= 0 else ())
         if isinstance(e, ir.Cast):
             return self.of(e.a)
         if isinstance(e, ir.Select):

@@ -201,6 +201,7 @@ class ErrorCode(enum.IntEnum):
     STRIDE_RANGE = 52           # a block/repeat stride outside its hardware field
     USE_AFTER_FREE = 53         # a queue tensor used after free_tensor returned its buffer
     NO_HANDOVER = 54            # a queue tensor another pipe wrote, used with no hand-over
+    GM_UNSET = 55               # a GlobalTensor used before its set_global_buffer ran
     # launch arguments (60..69)
     READ_ONLY_WRITE = 60        # an instruction would write a GM argument that may not be written
 

@@ -55,6 +55,11 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
         return err.LocalOutOfRangeError(
             f"{op} {what} covers bytes [{a}, {b}) of {mem}, which has {c} bytes{where}", loc,
             hint="the tensor runs past the end of local memory: reduce the count or the tile")
+    if code == E.GM_UNSET:
+        return err.GlobalTensorUnsetError(
+            f"{op} {what} is a GlobalTensor whose set_global_buffer has not run{where}", loc,
+            hint="call set_global_buffer on every path before the tensor is used (here it "
+                 "ran on none, or only on a branch this block did not take)")
     if code == E.USE_AFTER_FREE:
         freed = compiled.sites[a] if 0 <= a < len(compiled.sites) else None
         at = f" at {_line_of(freed.loc, loc)}" if freed is not None and freed.loc else ""

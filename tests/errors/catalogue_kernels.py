@@ -250,6 +250,15 @@ def k_LocalOutOfRangeError(x: asc.GlobalAddress):
 
 
 @asc.kernel
+def k_GlobalTensorUnsetError(x: asc.GlobalAddress, n: int):
+    """set_global_buffer only on a branch this launch does not take."""
+    xg = asc.GlobalTensor()
+    if n > 0:
+        xg.set_global_buffer(x, 64)
+    xg.set_value(0, 1.0)  # <-
+
+
+@asc.kernel
 def k_TensorExtentError(x: asc.GlobalAddress):
     """The classic count-in-bytes mistake: ``TILE * 4`` elements into a TILE-element tensor
     (the bytes after it are the next buffer's)."""
@@ -707,6 +716,7 @@ ENTRIES = [
     Entry("GMOutOfBoundsError", f"k_GMOutOfBoundsError[1]({X})"),
     Entry("LocalOutOfRangeError", f"k_LocalOutOfRangeError[1]({X})"),
     Entry("TensorExtentError", f"k_TensorExtentError[1]({X})"),
+    Entry("GlobalTensorUnsetError", f"k_GlobalTensorUnsetError[1]({X}, 0)"),
     Entry("MisalignedAddressError", f"k_MisalignedAddressError[1]({X})"),
     Entry("BufferCapacityError", f"k_BufferCapacityError[1]({X}, 256 * 1024)"),
     Entry("QueueEmptyError", f"k_QueueEmptyError[1]({X})"),

@@ -95,6 +95,8 @@ EXPECT = {
     "RepeatRangeError": ["repeat_times 300", "0..255", "hint:"],
     "StrideRangeError": ["adds dst repeat stride -8", "0..255", "hint:"],
     "ValueRangeError": ["the LocalTensor offset is 1099511627776", "2147483647", "hint:"],
+    "GlobalTensorUnsetError": ["set_value element is a GlobalTensor whose set_global_buffer "
+                               "has not run", "hint:"],
     "TensorExtentError": ["duplicate dst 'c' would use elements [0, 1024)", "256 elements",
                           "alloc_tensor at line", "hint:"],
     "DataCopyParamError": ["data_copy", "5000"],

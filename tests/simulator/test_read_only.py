@@ -205,3 +205,23 @@ def test_the_analysis_follows_variables_through_cycles():
     assert t.of(ir.Load(w)) == {2, 3} and t.of(ir.Load(v)) == {2, 3}
     assert t.known(ir.Load(w)) is None and t.known(ir.Const(1, int32)) == 1
     assert t.of(ir.Load(ir.Var("never", int32))) is None
+
+
+@asc.kernel
+def set_on_one_path(x: asc.GlobalAddress, y: asc.GlobalAddress, flag: int):
+    g = asc.GlobalTensor()
+    if flag > 0:
+        g.set_global_buffer(y, 8)
+    g.set_value(0, 5.0)
+
+
+def test_global_tensor_set_only_on_a_path_not_taken_faults_and_writes_nothing():
+    """Before: the GlobalTensor's argument index was an undefined variable (here it wrote
+    'y' anyway); now it starts unset and an access before set_global_buffer ran faults."""
+    x, y = np.zeros(8, np.float32), np.zeros(8, np.float32)
+    set_on_one_path[1](x, y, 1)
+    assert y[0] == 5.0
+    y[:] = 0
+    with pytest.raises(asc.GlobalTensorUnsetError, match="set_global_buffer has not run"):
+        set_on_one_path[1](x, y, 0)
+    assert not x.any() and not y.any()

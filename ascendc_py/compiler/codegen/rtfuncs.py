@@ -122,6 +122,8 @@ def check_local(fb: FnBuilder, mem, addr, nbytes, aligned, which, site):
 def check_gm(fb: FnBuilder, arg, start, nbytes, elem_size, which, site):
     """Bytes [start, start+nbytes) of GM argument ``arg`` must lie inside its buffer."""
     b = fb.b
+    fb.st(abi.ERR_D, which)
+    fb.fail_with(b.icmp_signed("<", arg, fb.i64(0)), E.GM_UNSET, site)
     sizes = fb.ctx_ptr(abi.GM_SIZES)
     limit = b.load(b.gep(sizes, [arg], source_etype=I64), typ=I64)
     end = fb.sat_add(start, nbytes)

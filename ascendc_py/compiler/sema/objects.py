@@ -25,6 +25,11 @@ def _global_tensor(an, args, kwargs, loc):
     n = an.new_label("gt")
     owned = (ir.Var(f"gt{n}.arg", int32), ir.Var(f"gt{n}.off", int64),
              ir.Var(f"gt{n}.size", int64))
+    # no argument until set_global_buffer runs (-1: every access faults, GM_UNSET), also when
+    # it runs only on some paths
+    for var, value in zip(owned, (ir.Const(-1, int32), ir.Const(0, int64),
+                                  ir.Const(-1, int64))):
+        an.emit(ir.Assign(var, value, loc))
     return GmTensorV(None, ir.Load(owned[0]), ir.Load(owned[1]), ir.Load(owned[2]),
                      owned_vars=owned)
 
