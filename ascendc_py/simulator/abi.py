@@ -224,6 +224,12 @@ def loop_budget() -> int:
 LAUNCH_TIMEOUT_ENV = "ASCENDC_PY_LAUNCH_TIMEOUT"
 DEFAULT_LAUNCH_TIMEOUT = 60.0
 WATCHDOG_BUDGET = -(1 << 62)   # written into LOOP_BUDGET when a launch runs out of time
+INTERRUPT_BUDGET = WATCHDOG_BUDGET + (1 << 40)   # ... when Ctrl-C stops it (same effect)
+
+
+def stopped_by_interrupt(budget: int) -> bool:
+    """A loop budget a stop wrote: True for Ctrl-C, False for the time limit."""
+    return budget > WATCHDOG_BUDGET + (1 << 39)
 
 
 def launch_timeout() -> float:

@@ -174,6 +174,10 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
         return err.UnsatisfiedWaitError(f"wait_flag {_flag_name(a)} is never satisfied: no set_flag for it "
                              f"follows{where}; a real NPU hangs here", loc,
                              hint="add the matching set_flag before (or after) this wait")
+    if code == E.LOOP_LIMIT and ctx is not None and ctx[abi.LOOP_BUDGET] < abi.WATCHDOG_BUDGET // 2 \
+            and abi.stopped_by_interrupt(int(ctx[abi.LOOP_BUDGET])):
+        return err.LoopLimitError(f"the launch was interrupted (Ctrl-C){where}; it stopped "
+                                  f"here", loc)
     if code == E.LOOP_LIMIT and ctx is not None and ctx[abi.LOOP_BUDGET] < abi.WATCHDOG_BUDGET // 2:
         return err.LoopLimitError(f"{op if op in ('for', 'while') else 'a'} loop: the launch ran "
                                   f"longer than {abi.launch_timeout():g} s{where} and was "

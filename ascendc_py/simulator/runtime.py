@@ -20,7 +20,7 @@ import numpy as np
 
 from ..dsl.kernel_types import needs_subcores
 from ..dsl.types import Memory
-from typing import Optional
+from typing import Callable, Optional
 
 from ..dsl.types import NUM_PIPES
 from ..compiler.ops.debug import PRINT_BUFFER_BYTES
@@ -99,7 +99,9 @@ class _Core:
         return self._sanitizer
 
     def __init__(self, platform, ctx_slots: int, memories):
+        from . import interrupts
         self.ctx = np.zeros(ctx_slots, np.int64)
+        interrupts.track(self, self.ctx)   # Ctrl-C stops it even while native code runs
         self.warnings = np.zeros((sanitizer.WARNINGS_CAP, sanitizer.WARN_FIELDS), np.int64)
         self._sanitizer = None
         self.counters = np.zeros(timing_params.COUNTER_SLOTS, np.int64)
@@ -240,15 +242,16 @@ def _stage_with_slack(gm_args):
 
 
 class LaunchStop:
-    """Stops every block of one launch early: the watchdog when the launch runs out of time,
-    Ctrl-C (KeyboardInterrupt) in the launching thread. Each running block's loop budget gets
-    ``abi.WATCHDOG_BUDGET``, so it leaves at its next loop iteration, cross-core wait or
+    """Stops every block of one launch early: the watchdog when the launch runs out of time
+    (``abi.WATCHDOG_BUDGET``), Ctrl-C (``abi.INTERRUPT_BUDGET``). Each running block's loop
+    budget gets the value, so it leaves at its next loop iteration, cross-core wait or
     long-instruction check (a matmul row chunk); blocks not started yet do not start."""
 
     def __init__(self):
         self.lock = threading.Lock()
         self.ctxs: list[np.ndarray] = []
         self.stopped = threading.Event()
+        self.budget = abi.WATCHDOG_BUDGET
 
     def register(self, ctx: np.ndarray) -> None:
         """A block is about to run with ``ctx``: stop it at once if the launch is stopping."""
@@ -256,21 +259,28 @@ class LaunchStop:
             if not any(c is ctx for c in self.ctxs):   # a thread's core serves many blocks
                 self.ctxs.append(ctx)
             if self.stopped.is_set():
-                ctx[abi.LOOP_BUDGET] = abi.WATCHDOG_BUDGET
+                ctx[abi.LOOP_BUDGET] = self.budget
 
-    def stop(self) -> None:
+    def stop(self, budget: int = abi.WATCHDOG_BUDGET) -> None:
         with self.lock:
+            if not self.stopped.is_set():
+                self.budget = budget
             self.stopped.set()
             for ctx in self.ctxs:
-                ctx[abi.LOOP_BUDGET] = abi.WATCHDOG_BUDGET
+                ctx[abi.LOOP_BUDGET] = self.budget
 
 
-def wait_for_blocks(waits: list, stop: LaunchStop, on_interrupt=None) -> None:
-    """Call every ``wait()`` (each returns when its host thread finished its blocks), in the
-    launching thread, where Ctrl-C arrives. On KeyboardInterrupt: stop the launch, wait for
-    every thread anyway (a further Ctrl-C only repeats the stop), then re-raise, so that when
-    a launch returns or raises no block of it is still running or writing the arrays."""
+def run_and_wait(own: Optional[Callable], waits: list, stop: LaunchStop,
+                 on_interrupt=None) -> None:
+    """Run ``own`` (the launching thread's share of the blocks, or None) and call every
+    ``wait()`` (each returns when its host thread finished its blocks). On KeyboardInterrupt
+    (Ctrl-C reaches the launching thread: in Python between native calls, and through the
+    runtime library's SIGINT handler while ``own`` runs native code): stop the launch, wait
+    for every thread anyway (a further Ctrl-C only repeats the stop), then re-raise — when a
+    launch returns or raises, no block of it is still running or writing the arrays."""
     try:
+        if own is not None:
+            own()
         for wait in waits:
             # short timed waits: a SIGINT that another thread of the process received is
             # acted on (KeyboardInterrupt raised here) within STOP_POLL_SECONDS
@@ -283,7 +293,7 @@ def wait_for_blocks(waits: list, stop: LaunchStop, on_interrupt=None) -> None:
     except KeyboardInterrupt:
         for wait in waits:
             while True:   # the stop is repeated: a block may overwrite it once (core.py)
-                stop.stop()
+                stop.stop(abi.INTERRUPT_BUDGET)
                 if on_interrupt is not None:
                     on_interrupt()
                 try:
@@ -296,6 +306,14 @@ def wait_for_blocks(waits: list, stop: LaunchStop, on_interrupt=None) -> None:
                 except Exception:  # noqa: BLE001 - the interrupt is what the user sees
                     break
         raise
+
+
+def runs_blocks_itself() -> bool:
+    """Whether the launching thread runs blocks itself (no hand-off to a pool thread): the
+    main thread, where Ctrl-C arrives, once the runtime library's SIGINT handler is in place
+    (``interrupts.py``); other threads hand every block to the pool."""
+    from . import interrupts
+    return threading.current_thread() is threading.main_thread() and interrupts.install()
 
 
 STOP_POLL_SECONDS = 0.05
@@ -434,11 +452,13 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
 
     t0 = time.perf_counter()
     nworkers = min(WORKERS, block_dim)
-    # every block runs on a pool thread; the calling thread waits where Ctrl-C can reach it
+    # the launching thread is one of the workers when Ctrl-C can still stop its blocks
+    # (runs_blocks_itself); otherwise every block runs on a pool thread while it waits
     watch = _WATCHDOG.watch(stop)
     try:
-        futures = [_executor().submit(worker) for _ in range(nworkers)]
-        wait_for_blocks([f.result for f in futures], stop, abort.set)
+        own = worker if runs_blocks_itself() else None
+        futures = [_executor().submit(worker) for _ in range(nworkers - (own is not None))]
+        run_and_wait(own, [f.result for f in futures], stop, abort.set)
     finally:
         _WATCHDOG.forget(watch)
     wall = time.perf_counter() - t0

@@ -36,7 +36,7 @@ from . import abi, sanitizer, timing_params
 from . import xcore_layout as X
 from .runtime import (LENIENT_SLACK, WORKERS, BlockTiming, LaunchResult, LaunchStop, _Core,
                       _WATCHDOG, _block_timing, block_interrupts, local_memory_sizes,
-                      pack_scalars, wait_for_blocks)
+                      pack_scalars, run_and_wait, runs_blocks_itself)
 
 XCORE_OPS = SUBCORE_SYNC_OPS
 E = abi.ErrorCode
@@ -125,21 +125,32 @@ class _Gang:
         self.idle: list[_Worker] = []
 
     def run(self, tasks: list[Callable], stop: LaunchStop, on_interrupt=None) -> None:
-        """Every task on a worker thread; the calling thread waits where Ctrl-C reaches it
-        (``runtime.wait_for_blocks``: on an interrupt ``stop`` stops them, all finish, then
-        KeyboardInterrupt is raised)."""
+        """The tasks on worker threads, the first on the calling thread itself when Ctrl-C can
+        stop it there (``runtime.runs_blocks_itself``); on an interrupt ``stop`` stops them
+        all, all finish, then KeyboardInterrupt is raised (``runtime.run_and_wait``)."""
+        own = tasks[0] if runs_blocks_itself() else None
+        rest = tasks[1:] if own is not None else tasks
         with self.lock:
-            workers = [self.idle.pop() if self.idle else _Worker() for _ in tasks]
-        for w, task in zip(workers, tasks):
+            workers = [self.idle.pop() if self.idle else _Worker() for _ in rest]
+        for w, task in zip(workers, rest):
             w.submit(task)
+        first = []
+
+        def own_task():
+            try:
+                own()
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - raised once the others are done
+                first.append(exc)
         try:
-            wait_for_blocks([w.done.wait for w in workers], stop, on_interrupt)
+            run_and_wait(own_task if own is not None else None,
+                         [w.done.wait for w in workers], stop, on_interrupt)
         finally:
             with self.lock:
                 self.idle.extend(workers)
-        for w in workers:
-            if w.exc is not None:
-                raise w.exc
+        for exc in first + [w.exc for w in workers if w.exc is not None]:
+            raise exc
 
 
 _GANG = _Gang()    # the sub-cores of the groups being run

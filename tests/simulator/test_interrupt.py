@@ -138,3 +138,56 @@ def test_the_watchdog_stops_a_long_single_instruction(tmp_path):
     r = run_case("matmul", tmp_path, timeout="1")
     assert r["outcome"] == "LoopLimitError", r
     assert r["latency"] < 5, r
+
+
+HANDLERS = r"""
+import json, os, signal, sys, threading, time
+import numpy as np
+import ascendc_py as asc
+
+@asc.kernel
+def spin(x: asc.GlobalAddress, n: int):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 8)
+    for i in range(n):
+        xg.set_value(0, i)
+
+x = np.zeros(8, np.int32)
+spin[1](x, 10)
+called = []
+if sys.argv[1] == "ignored":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    n = 1 << 22
+else:
+    signal.signal(signal.SIGINT, lambda *a: called.append(1))
+    n = 1 << 40
+threading.Thread(target=lambda: (time.sleep(0.5), os.kill(os.getpid(), signal.SIGINT)),
+                 daemon=True).start()
+try:
+    spin[1](x, n)
+    outcome = "returned"
+except asc.KernelError as exc:
+    outcome = type(exc).__name__ + ": " + str(exc).splitlines()[0]
+print(json.dumps({"outcome": outcome, "called": len(called), "last": int(x[0])}))
+"""
+
+
+@pytest.mark.parametrize("mode", ["ignored", "custom"])
+def test_the_processs_own_sigint_handling_is_kept(mode, tmp_path):
+    """Blocks running on the launching thread are stopped by the runtime library's SIGINT
+    handler, which then calls the handler it replaced: an ignored SIGINT stops nothing, a
+    program's own handler still runs (and the launch says it was interrupted)."""
+    script = tmp_path / "handlers.py"
+    script.write_text(HANDLERS)
+    env = dict(os.environ, ASCENDC_PY_LAUNCH_TIMEOUT="0", ASCENDC_PY_LOOP_BUDGET=str(1 << 50),
+               PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, str(script), mode], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    if mode == "ignored":
+        assert r == {"outcome": "returned", "called": 0, "last": (1 << 22) - 1}
+    else:
+        assert r["called"] == 1
+        assert r["outcome"].startswith("LoopLimitError") and "interrupted (Ctrl-C)" in \
+            r["outcome"], r

@@ -222,6 +222,12 @@ _LIBS: list = []
 _addresses: dict = {}
 
 
+def symbol_address(name: str) -> int:
+    """The address of one of the library's symbols (functions and globals; 0: none)."""
+    ensure_loaded()
+    return int(_addresses.get(name) or 0)
+
+
 def register_with_llvm() -> None:
     """Tell LLVM (MCJIT) where the library's symbols are, when kernels are loaded that way."""
     import llvmlite.binding as llvm
