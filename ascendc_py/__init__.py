@@ -40,6 +40,7 @@ def _export_error_classes():
         if isinstance(_obj, type) and issubclass(_obj, (_errors.KernelError,
                                                          _errors.KernelWarning)):
             globals()[_name] = _obj
+    globals()["CacheDirectoryWarning"] = _errors.CacheDirectoryWarning
 
 
 _export_error_classes()

@@ -469,6 +469,15 @@ class KernelWarning(UserWarning):
         super().__init__(text)
 
 
+class CacheDirectoryWarning(UserWarning):
+    """The compile cache directory cannot be used (not a directory, not writable, the disk is
+    full): compiled kernels stay in memory for the process. (About the machine, not a
+    kernel: no source line.)"""
+
+    def __init__(self, message: str, hint: str = ""):
+        super().__init__(f"{message}\n  hint: {hint}" if hint else message)
+
+
 class GMOutOfBoundsWarning(KernelWarning):
     """Lenient mode: a GM access ran past the end of its buffer into device-like slack."""
 
@@ -600,4 +609,4 @@ def warn_at_user(warning: Warning, registry: dict) -> None:
         return
     warnings.warn_explicit(warning, type(warning), frame.f_code.co_filename, frame.f_lineno,
                            module=frame.f_globals.get("__name__", "__main__"),
-                           registry=registry, module_globals=frame.f_globals)
+                           registry=registry)

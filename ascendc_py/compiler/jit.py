@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from . import cachedir
 from .cachedir import cache_dir
 from .errors import InternalCompilerError, KernelCompileError, KernelError
 
@@ -188,28 +189,42 @@ def _load_object(obj: bytes, entry_name: str, so_path: Optional[Path] = None) ->
     return address
 
 
-def load_blob(name: str) -> Optional[tuple[bytes, list]]:
-    """A checksummed binary and its symbol list from the cache directory, or None if missing
-    or corrupt."""
-    path = cache_dir() / f"{name.replace('/', '_').replace('|', '_')}.bin"
-    entry = _read_entry(path)
+def blob_path(name: str, suffix: str = ".bin") -> Optional[Path]:
+    """Where the cached binary ``name`` (the runtime library) lives; None: no usable cache."""
+    root = cache_dir()
+    return None if root is None else root / f"{name.replace('/', '_').replace('|', '_')}{suffix}"
+
+
+def load_blob(name: str) -> Optional[tuple[bytes, list, dict]]:
+    """A checksummed binary, its symbol list and its other metadata from the cache directory,
+    or None if missing or corrupt."""
+    path = blob_path(name)
+    entry = _read_entry(path) if path is not None else None
     if entry is None:
         return None
     obj, meta = entry
     if meta.get("name") != name or not isinstance(meta.get("symbols"), list):
         return None
-    return obj, meta["symbols"]
+    return obj, meta["symbols"], meta
 
 
-def store_blob(name: str, data: bytes, symbols: list) -> None:
-    path = cache_dir() / f"{name.replace('/', '_').replace('|', '_')}.bin"
-    _write_entry(path, data, {"name": name, "symbols": list(symbols)})
+def store_blob(name: str, data: bytes, symbols: list, **extra) -> None:
+    path = blob_path(name)
+    if path is not None:
+        _write_entry(path, data, {"name": name, "symbols": list(symbols), **extra})
 
 
 # ----------------------------------------------------------------------------- disk cache
-def _entry_path(key: CacheKey) -> Path:
-    d = cache_dir() / "kernels"
-    d.mkdir(parents=True, exist_ok=True)
+def _entry_path(key: CacheKey) -> Optional[Path]:
+    root = cache_dir()
+    if root is None:
+        return None
+    d = root / "kernels"
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        cachedir.problem(exc, d)
+        return None
     return d / f"{key.digest()}.kernel"
 
 
@@ -219,19 +234,12 @@ def _so_path(entry: Path) -> Path:
 
 def _write_entry(path: Path, obj: bytes, meta: dict) -> None:
     payload = pickle.dumps((obj, meta), protocol=pickle.HIGHEST_PROTOCOL)
-    blob = hashlib.sha256(payload).digest() + payload
-    tmp = path.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}")
-    try:
-        tmp.write_bytes(blob)
-        os.replace(tmp, path)
-    except OSError:
-        tmp.unlink(missing_ok=True)  # a read-only cache only costs recompiles
+    cachedir.write_file(path, hashlib.sha256(payload).digest() + payload)
 
 
 def _read_entry(path: Path) -> Optional[tuple[bytes, dict]]:
-    try:
-        blob = path.read_bytes()
-    except OSError:
+    blob = cachedir.read_file(path)
+    if blob is None:
         return None
     digest, payload = blob[:32], blob[32:]
     if len(blob) < 33 or hashlib.sha256(payload).digest() != digest:
@@ -294,34 +302,37 @@ def elf_is_sound(obj: bytes) -> bool:
         return False
 
 
+def _remove(path: Path) -> None:
+    """Delete a bad cache file (a FIFO or a symlink in its place included); never raises."""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
 def load_cached(key: CacheKey, name: str) -> Optional[CompiledKernel]:
     """The cached compiled kernel for ``key``, or None (missing, corrupt or unloadable)."""
     path = _entry_path(key)
+    if path is None:
+        return None
     entry = _read_entry(path)
     if entry is None:
-        if path.exists():
-            path.unlink(missing_ok=True)
+        if os.path.lexists(path):
+            _remove(path)
         return None
     obj, meta = entry
     if not elf_is_sound(obj):
-        path.unlink(missing_ok=True)
+        _remove(path)
         return None
     so = _so_path(path)
-    if so.exists() and meta.get("so_sha256") != _file_sha256(so):
-        so.unlink(missing_ok=True)  # a library that is not the one we linked is not trusted
+    if os.path.lexists(so) and meta.get("so_sha256") != cachedir.file_sha256(so):
+        _remove(so)  # a library that is not the one we linked is not trusted
     try:
         address = _load_object(obj, meta["entry_name"], so)
         return _meta_to_compiled(name, address, meta, from_disk=True)
     except Exception:  # noqa: BLE001 - a bad entry is recompiled, never trusted
-        path.unlink(missing_ok=True)
-        so.unlink(missing_ok=True)
-        return None
-
-
-def _file_sha256(path: Path) -> Optional[str]:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
+        _remove(path)
+        _remove(so)
         return None
 
 
@@ -396,11 +407,18 @@ def _link_in_background(obj: bytes, entry: Path, meta: dict) -> None:
     on a background thread, so compiling does not wait for the system linker."""
     def work():
         from . import native
-        so = _so_path(entry)
-        if native.link_shared(obj, so):
-            meta["so_sha256"] = _file_sha256(so)
-        _write_entry(entry, obj, meta)
+        try:
+            so = _so_path(entry)
+            if native.link_shared(obj, so):
+                meta["so_sha256"] = cachedir.file_sha256(so)
+            _write_entry(entry, obj, meta)
+        except OSError as exc:   # reported by the next call on the main thread
+            cachedir.problem(exc, entry)
+        except Exception:  # noqa: BLE001 - a failed link only costs a later recompile
+            pass
 
+    if entry is None:
+        return
     if _background_links_enabled():
         t = threading.Thread(target=work, name="asc-link", daemon=False)
         t.start()

@@ -190,22 +190,32 @@ def ensure_loaded() -> None:
     with _lock:
         if _loaded:
             return
-        from .. import jit, native
+        from .. import cachedir, jit, native
         key = f"runtime-{jit.compiler_version()}-{jit.host_target()}"
-        so = jit.cache_dir() / f"{key.replace('/', '_').replace('|', '_')}.so"
+        so = jit.blob_path(key, ".so")
         entry = jit.load_blob(key)
-        if entry is not None and (so.exists() or jit.elf_is_sound(entry[0])):
-            obj, symbols = entry  # a linked .so needs no object check: dlopen checks it
+        if entry is not None and jit.elf_is_sound(entry[0]):
+            obj, symbols, meta = entry
         else:
             from . import intrinsics  # noqa: F401  (registers lowerings and library definers)
             module = build_module()
             symbols = list(_symbols())
             obj, _ = jit.emit_object(str(module))
-            jit.store_blob(key, obj, symbols)
-            so.unlink(missing_ok=True)
-        if not so.exists():
-            native.link_shared(obj, so, libs=("m",))
-        lib = native.load_shared(so, global_symbols=True) if so.exists() else None
+            meta = {}
+        # the shared library is loaded only if it is the one linked from this object code
+        # (size and SHA-256 recorded when it was linked): a truncated or patched file in the
+        # cache is linked again, never dlopen'ed
+        if so is not None and (meta.get("so_size") is None or _so_mismatch(so, meta)):
+            try:
+                so.unlink(missing_ok=True)
+                linked = native.link_shared(obj, so, libs=("m",))
+            except OSError as exc:
+                cachedir.problem(exc, so)
+                linked = False
+            meta = {"so_sha256": cachedir.file_sha256(so), "so_size": so.stat().st_size} \
+                if linked else {}
+            jit.store_blob(key, obj, symbols, **meta)
+        lib = native.load_shared(so, global_symbols=True) if so is not None and meta else None
         if lib is not None and all(native.symbol_address(lib, n) for n in symbols[:1]):
             _LIBS.append(lib)
             _addresses.update({n: native.symbol_address(lib, n) for n in symbols})
@@ -216,6 +226,17 @@ def ensure_loaded() -> None:
             for name, address in _addresses.items():
                 llvm.add_symbol(name, address)
         _loaded = True
+
+
+def _so_mismatch(so, meta: dict) -> bool:
+    """True when the cached shared library is not the file that was linked."""
+    from .. import cachedir
+    try:
+        if so.stat().st_size != meta.get("so_size"):
+            return True
+    except OSError:
+        return True
+    return cachedir.file_sha256(so) != meta.get("so_sha256")
 
 
 _LIBS: list = []

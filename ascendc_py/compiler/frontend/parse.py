@@ -24,7 +24,7 @@ import warnings
 from pathlib import Path
 
 from .. import ast as A
-from ..cachedir import cache_dir
+from ..cachedir import cache_dir, is_regular_or_missing
 from ..errors import (AssignmentTargetError, KernelSyntaxError, SourceLoc,
                       UnsupportedConstructError)
 from .source import KernelSource
@@ -181,14 +181,19 @@ def _build_parser():
     opts = dict(parser="lalr", lexer=__getattr__("KernelLexer"), propagate_positions=True,
                 maybe_placeholders=True)
     key = hashlib.sha256(f"{grammar}\0{lark.__version__}\0{sys.version_info[:2]}".encode())
-    try:
-        path = cache_dir() / f"lark_tables_{key.hexdigest()[:16]}.pickle"
-    except OSError:
+    root = cache_dir()
+    path = root / f"lark_tables_{key.hexdigest()[:16]}.pickle" if root is not None else None
+    if path is None or not is_regular_or_missing(path):   # never read a FIFO or a device
         return lark.Lark(grammar, **opts)
     # lark checks the grammar/options hash stored in the file and rebuilds (and rewrites the
     # file) when it does not match or the file is unreadable, e.g. half-written by another
     # process. The file name must stay the same: lark's hash includes it.
-    return lark.Lark(grammar, cache=str(path), **opts)
+    try:
+        return lark.Lark(grammar, cache=str(path), **opts)
+    except OSError as exc:   # the cache could not be written: build without it
+        from ..cachedir import problem
+        problem(exc, path, fatal=False)
+        return lark.Lark(grammar, **opts)
 
 
 def get_parser():
