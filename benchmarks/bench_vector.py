@@ -40,6 +40,7 @@ SEPIA_TARGET = {np.float32: 0.5, np.float16: None}
 VADD_SIZES = {np.float32: 2 ** 24, np.float16: 2 ** 20}
 VADD_TARGET = {np.float32: 1.2, np.float16: 1.5}
 TIMING_OVERHEAD_TARGET = 1.2       # issue 3: timing model on vs off, sepia float32 wall time
+CHECK_COST_TARGET = 1.05           # issue 11: per-instruction extent/queue checks on vs off
 
 # (block_dim, tile length in elements) per dtype, from `--sweep` on a 2-CPU host (the simulator
 # runs blocks on min(cpu_count, 8) host threads). Float32 2**24 (64 MB per operand) is memory
@@ -264,6 +265,55 @@ def timing_overhead():
     on, off = t["on"].median_ms, t["off"].median_ms
     return H.MetricResult("timing model on/off, sepia f32 wall", on / off, TIMING_OVERHEAD_TARGET,
                           f"on {on:.3f} ms, off {off:.3f} ms (medians)", unit="x")
+
+
+def check_cost() -> list:
+    """Issue 11's target: the per-instruction tensor-extent and queue-tensor checks cost at most
+    5 % of the vector benchmarks' wall time (sepia float32 and float16, vadd float32 and
+    float16, shipped configurations). Each kernel is compiled twice (the checks off with
+    ``compiler.jit.set_extent_checks(False)``, a separate cache entry; the first calls compile
+    them) and the two variants are timed in alternating calls. Returns ``MetricResult``s (unit 'x', checked / unchecked medians)."""
+    try:
+        from ascendc_py.compiler.jit import set_extent_checks
+    except ImportError:
+        return []
+    from sepia import sepia
+    rng = np.random.default_rng(11)
+    img = rng.random(SEPIA_SHAPE, dtype=np.float32)
+    cases = {f"sepia {np.dtype(t).name}": (lambda a=img.astype(t): sepia(a)) for t in SEPIA_TARGET}
+    for dtype, n in VADD_SIZES.items():
+        x, y = (rng.random(n, dtype=np.float32).astype(dtype) for _ in range(2))
+        cases[f"vadd {np.dtype(dtype).name}"] = lambda x=x, y=y: vadd(x, y)
+    metrics = []
+    for name, fn in cases.items():
+        def variant(flag, fn=fn):
+            set_extent_checks(flag)
+            try:
+                fn()
+            finally:
+                set_extent_checks(None)
+        on, off = _interleaved(lambda: variant(True), lambda: variant(False))
+        metrics.append(H.MetricResult(f"extent checks on/off, {name} wall", on / off,
+                                      CHECK_COST_TARGET,
+                                      f"on {on:.3f} ms, off {off:.3f} ms (medians)", unit="x"))
+    return metrics
+
+
+def _interleaved(a, b, rounds: int = 31) -> tuple[float, float]:
+    """Median wall times (ms) of ``a`` and ``b`` timed in alternating calls (after 3 warm-up
+    calls each), so that a change in the machine's load affects both alike."""
+    import statistics
+    import time
+    for _ in range(3):
+        a(), b()
+    times: tuple[list, list] = ([], [])
+    for i in range(rounds):
+        order = ((0, a), (1, b)) if i % 2 == 0 else ((1, b), (0, a))
+        for which, fn in order:
+            t0 = time.perf_counter()
+            fn()
+            times[which].append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times[0]), statistics.median(times[1])
 
 
 # ----------------------------------------------------------------------------- tuning sweep

@@ -111,6 +111,15 @@ def main(argv=None) -> int:
         if overhead is not None:
             metrics.append(overhead)
             H.flush_print(H.metric_table([overhead]))
+        try:
+            costs = bench_vector.check_cost() if cases else []
+        except Exception as exc:  # noqa: BLE001
+            costs = []
+            errors.append(f"extent-check cost: {_short(exc)}")
+            traceback.print_exc()
+        if costs:
+            metrics += costs
+            H.flush_print(H.metric_table(costs))
     if args.only in (None, "matmul"):
         H.flush_print(H.section("matmul efficiency (modeled cycles vs cube peak)"))
         try:

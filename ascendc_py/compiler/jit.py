@@ -70,6 +70,27 @@ def timing_enabled() -> bool:
     return os.environ.get("ASCENDC_PY_TIMING", "1") not in ("0", "off", "false")
 
 
+_extent_checks_override: Optional[bool] = None
+
+
+def set_extent_checks(enabled: Optional[bool]) -> None:
+    """For ``make bench`` only: compile kernels without the per-instruction tensor-extent and
+    queue-tensor checks (False), to measure what they cost; None restores the default (on).
+    Such kernels are a separate cache entry; nothing a user runs should turn this off (an
+    instruction could then write past its tensor into a neighbour's, as on hardware)."""
+    global _extent_checks_override
+    _extent_checks_override = enabled
+
+
+def extent_checks_enabled() -> bool:
+    return _extent_checks_override is not False
+
+
+def codegen_variant() -> str:
+    """The part of a cache key that says how kernels are generated."""
+    return "timed" if extent_checks_enabled() else "timed-no-extent-checks"
+
+
 def compiler_version() -> str:
     """A fingerprint of the compiler's own source files (name, size, modification time): any
     change invalidates cached kernels and the runtime library. Cheap: stats, no reads."""

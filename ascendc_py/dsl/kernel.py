@@ -278,7 +278,7 @@ class Kernel:
         """The native code for a specialisation: memory cache, then disk, then compile."""
         from ..compiler import jit
         self._sync_code()
-        mem_key = specs
+        mem_key = (specs, jit.codegen_variant())
         entry = self._compiled.get(mem_key)
         if entry is not None:
             if _guard_holds(self._guards[mem_key]):
@@ -294,7 +294,7 @@ class Kernel:
         from .kernel_types import options_key
         key = jit.CacheKey(f"{self.fn.__module__}.{self.fn.__qualname__}"
                            f"{options_key(self.options)}", tuple(sources),
-                           specs, tuple(sorted(consts)), "timed", jit.compiler_version(),
+                           specs, tuple(sorted(consts)), mem_key[1], jit.compiler_version(),
                            jit.host_target())
         origin = "disk"
         compiled = jit.load_cached(key, self.__name__)

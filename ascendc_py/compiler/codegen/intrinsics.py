@@ -38,9 +38,12 @@ def call_checked(cg: Codegen, fn: L.Function, args: list, op: str, detail: tuple
     among them gets its tensor window [addr, addr + size * sizeof) in ctx (``abi.TWIN``), so
     the library checks that the instruction stays inside the tensor it was given, not only
     inside local memory."""
-    tensors = set_windows(cg, operands)
+    from .. import jit
+    checked = jit.extent_checks_enabled()     # off only when make bench measures their cost
+    tensors = set_windows(cg, operands) if checked else ()
     site = cg.i64(cg.site(op, detail, tensors))
-    track_queue_tensors(cg, op, operands, site)
+    if checked:
+        track_queue_tensors(cg, op, operands, site)
     cg.leave_on_error(cg.b.call(fn, [cg.ctx] + list(args) + [site]))
 
 
