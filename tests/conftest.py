@@ -24,6 +24,8 @@ else:
     settings.register_profile("default", deadline=None, max_examples=50)
     settings.register_profile("ci", deadline=None, max_examples=200, derandomize=True,
                               print_blob=True, suppress_health_check=[HealthCheck.too_slow])
+    settings.register_profile("medium", deadline=None, max_examples=2000,
+                              suppress_health_check=[HealthCheck.too_slow])
     settings.register_profile("long", deadline=None, max_examples=10000,
                               suppress_health_check=[HealthCheck.too_slow])
 

@@ -14,6 +14,7 @@ import signal
 import struct
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -77,6 +78,43 @@ _thread_cores = threading.local()
 FRESH_MEMORY_BYTE = 0xFF
 
 
+#: guard bytes before and after every local memory and cube scratch buffer, holding GUARD_BYTE:
+#: the run-time-value fuzzer (tests/fuzz) checks after each case that no instruction wrote there
+GUARD_BYTES = 256
+GUARD_BYTE = 0x5A
+_CORES: "weakref.WeakSet[_Core]" = weakref.WeakSet()
+
+
+def _guarded(size: int) -> tuple[np.ndarray, np.ndarray]:
+    """A 64-byte aligned buffer of ``size`` bytes inside GUARD_BYTES of GUARD_BYTE each side:
+    (the whole allocation, the usable view)."""
+    buf = np.full(size + 2 * GUARD_BYTES + 64, GUARD_BYTE, np.uint8)
+    offset = GUARD_BYTES + (-(buf.ctypes.data + GUARD_BYTES)) % 64
+    view = buf[offset:offset + size]
+    view.fill(0)
+    return buf, view
+
+
+def local_guard_damage() -> list[str]:
+    """Which guard zones around the simulated cores' local memories (and cube scratch) of
+    this process no longer hold GUARD_BYTE: an instruction wrote outside its memory. For
+    tests; empty when memory safety held."""
+    damage = []
+    for core in list(_CORES):
+        buffers = [(mem.name, view) for mem, (_, view) in core.memories.items()]
+        buffers.append(("cube scratch", core.cube_scratch))
+        for name, view in buffers:
+            base = view.base if view.base is not None else view
+            start = view.ctypes.data - base.ctypes.data
+            before, after = base[start - GUARD_BYTES:start], \
+                base[start + view.size:start + view.size + GUARD_BYTES]
+            for side, zone in (("before", before), ("after", after)):
+                if (zone != GUARD_BYTE).any():
+                    damage.append(f"{name}: {side} the memory, "
+                                  f"{int((zone != GUARD_BYTE).sum())} byte(s) changed")
+    return damage
+
+
 def _core_for_thread(platform, ctx_slots: int, memories) -> "_Core":
     """This host thread's simulated core, reused across launches when its shape matches."""
     key = (ctx_slots, tuple(memories), tuple(sorted(local_memory_sizes(platform).items())))
@@ -108,13 +146,11 @@ class _Core:
         self.memories = {}
         sizes = local_memory_sizes(platform)
         for mem in memories:
-            size = sizes[mem]
-            buf = np.zeros(size + 64, np.uint8)
-            offset = (-buf.ctypes.data) % 64
-            self.memories[mem] = (buf, buf[offset:offset + size])
+            self.memories[mem] = _guarded(sizes[mem])
         # mmad widens its operands here (ctx CUBE_SCRATCH): 4 B per L0A/L0B byte, plus L0C
-        self.cube_scratch = np.zeros(4 * (sizes[Memory.L0A] + sizes[Memory.L0B])
-                                     + sizes[Memory.L0C] + 64, np.uint8)
+        self.cube_scratch = _guarded(4 * (sizes[Memory.L0A] + sizes[Memory.L0B])
+                                     + sizes[Memory.L0C] + 64)[1]
+        _CORES.add(self)
 
     def prepare(self, block: int, block_num: int, gm_ptrs, gm_sizes, scalars, costs,
                 num_queues: int, trace_buf) -> np.ndarray:
