@@ -62,8 +62,8 @@ def find_cell_source(fn, code):
                 continue
             lines, transformed = found
             ln = code.co_firstlineno
-            raw_lines = body.splitlines(True)
-            if raw_lines[ln - 1: ln - 1 + len(lines)] != lines:
+            shown = body.splitlines()[ln - 1:ln - 1 + len(lines)]
+            if shown != [line.rstrip("\r\n") for line in lines]:
                 # the transformation changed the definition's lines: show the body it compiled
                 raw, offset = transformed, 0
             return lines, _register(raw, number), offset + ln
@@ -86,7 +86,7 @@ def _cells(shell):
         frame = frame.f_back
     outer = ""
     for number, raw in reversed(running):
-        if raw in seen or (outer and raw in outer):   # %%capture's body: inside its cell
+        if raw in seen or (outer and raw.rstrip("\n") in outer):  # %%capture's body
             continue
         seen.add(raw)
         outer = outer or raw
