@@ -3,10 +3,11 @@
 ``capture_source(fn)`` reads the function's lines (decorators included) with
 ``inspect.getsourcelines``, which works for functions defined in files and in Jupyter/IPython
 cells (IPython registers each cell in ``linecache``); a function a cell magic compiled
-(``%%time``, ``%%timeit``…) is found in the session's cells (``notebook.py``). The text is dedented by the indentation
-of its first line, so a function nested in a class or another function parses like a top-level
-one; ``first_line`` and ``col_offset`` turn parser positions back into absolute file positions:
-``line = first_line + rel_line - 1`` and ``col = rel_col + col_offset``.
+(``%%time``, ``%%timeit``…) is found in the session's cells (``notebook.py``). The text is
+dedented by the indentation of its first line, so a function nested in a class or another
+function parses like a top-level one; ``first_line`` and ``col_offset`` turn parser positions
+back into absolute file positions: ``line = first_line + rel_line - 1`` and
+``col = rel_col + col_offset``.
 """
 from __future__ import annotations
 
