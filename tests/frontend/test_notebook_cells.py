@@ -107,8 +107,8 @@ def test_kernel_defined_and_launched_in_a_cell(shell, magic, label):
     assert f"defined at {label.format(n=n, m=n + 1)}, column 1\n" in printed, printed
 
 
-@pytest.mark.parametrize("magic", ["", "%%time\n", "%%timeit -n1 -r1\n"],
-                         ids=["plain", "time", "timeit"])
+@pytest.mark.parametrize("magic", ["", "%%time\n", "%%timeit -n1 -r1\n", "%%time\n\n"],
+                         ids=["plain", "time", "timeit", "time-blank-line"])
 def test_compile_error_names_the_cell_and_line(shell, magic):
     result, printed = run(shell, magic + BAD_NAME)
     err = result.error_in_exec

@@ -61,12 +61,26 @@ def find_cell_source(fn, code):
             if found is None:
                 continue
             lines, transformed = found
-            ln = code.co_firstlineno
-            shown = body.splitlines()[ln - 1:ln - 1 + len(lines)]
-            if shown != [line.rstrip("\r\n") for line in lines]:
+            line = _line_in_body(body, lines, code.co_firstlineno)
+            if line is None:
                 # the transformation changed the definition's lines: show the body it compiled
-                raw, offset = transformed, 0
-            return lines, _register(raw, number), offset + ln
+                return lines, _register(transformed, number), code.co_firstlineno
+            return lines, _register(raw, number), offset + line
+    return None
+
+
+def _line_in_body(body: str, lines: list[str], first_line: int) -> int | None:
+    """The line of ``body`` where the definition ``lines`` (found at ``first_line`` of the body
+    as IPython transformed it, which drops leading blank lines) starts, or None."""
+    body_lines = body.splitlines()
+    blank = 0
+    while blank < len(body_lines) and not body_lines[blank].strip():
+        blank += 1
+    want = [line.rstrip("\r\n") for line in lines]
+    for skip in dict.fromkeys((0, blank)):
+        start = first_line - 1 + skip
+        if body_lines[start:start + len(lines)] == want:
+            return start + 1
     return None
 
 
