@@ -7,7 +7,49 @@ llvmlite) are always wrapped, never shown raw.
 from __future__ import annotations
 
 import linecache
+import sys
 from dataclasses import dataclass
+
+# ----------------------------------------------------------------------------- naming a place
+#: ``linecache`` names ascendc_py registered for notebook cells (compiler/frontend/notebook.py),
+#: with IPython's label of the cell ('In[3]')
+_cell_names: dict[str, str] = {}
+
+
+def register_cell_name(file: str, label: str) -> None:
+    """Show the ``linecache`` entry ``file`` as ``Cell <label>`` (e.g. ``Cell In[3]``)."""
+    _cell_names[file] = label
+
+
+def cell_label(file: str) -> str | None:
+    """``'Cell In[3]'`` when ``file`` names a cell of the running IPython session (IPython's
+    own cell names, through its ``compile.format_code_name``, or a cell ascendc_py found for a
+    cell magic), else None."""
+    label = _cell_names.get(file)
+    if label is not None:
+        return f"Cell {label}"
+    if "IPython" not in sys.modules:
+        return None
+    try:
+        from IPython import get_ipython
+        shell = get_ipython()
+        fmt = getattr(getattr(shell, "compile", None), "format_code_name", None)
+        data = fmt(file) if fmt is not None else None
+    except Exception:  # noqa: BLE001 - naming a place must never fail
+        return None
+    if data:
+        return f"{data[0]} {data[1]}"
+    return None
+
+
+def place(file: str, line: int, col: int = 0, short: bool = False) -> str:
+    """How messages name a place: ``path/k.py:12:5`` (``k.py:12`` with ``short`` and no
+    column), or for a notebook cell as IPython does, ``Cell In[3], line 12``."""
+    label = cell_label(file)
+    if label is not None:
+        return f"{label}, line {line}" + (f", column {col}" if col else "")
+    name = file.rsplit("/", 1)[-1] if short else file
+    return f"{name}:{line}" + (f":{col}" if col else "")
 
 
 @dataclass(frozen=True)
@@ -25,16 +67,20 @@ class SourceLoc:
     inlined_from: tuple = ()
 
     def __str__(self) -> str:
+        """``file:line:col``, or ``Cell In[3], line 4, column 5`` in a notebook cell."""
+        label = cell_label(self.file)
+        if label is not None:
+            return f"{label}, line {self.line}, column {self.col}"
         return f"{self.file}:{self.line}:{self.col}"
 
     def chain_text(self) -> str:
-        """``in load_tile (kernels.py:30), inlined from k at user.py:11`` ('' if not inlined)."""
+        """``in load_tile (kernels.py:30), inlined from k at user.py:11`` ('' if not inlined);
+        cells are named as IPython does (``Cell In[3], line 4``)."""
         if not self.inlined_from:
             return ""
-        short = lambda f: f.rsplit("/", 1)[-1]  # noqa: E731
-        text = f"in {self.inlined_from[0][0]} ({short(self.file)}:{self.line})"
+        text = f"in {self.inlined_from[0][0]} ({place(self.file, self.line, short=True)})"
         for _, caller, site in self.inlined_from:
-            text += f", inlined from {caller} at {short(site.file)}:{site.line}"
+            text += f", inlined from {caller} at {place(site.file, site.line, short=True)}"
         return text
 
     def source_line(self) -> str:
@@ -76,7 +122,7 @@ class TensorInfo:
         if not (self.origin and self.origin.line):
             return self.made_by
         if at is not None and at.file != self.origin.file:
-            return f"{self.made_by} at {self.origin.file.rsplit('/', 1)[-1]}:{self.origin.line}"
+            return f"{self.made_by} at {place(self.origin.file, self.origin.line, short=True)}"
         return f"{self.made_by} at line {self.origin.line}"
 
 
@@ -114,6 +160,22 @@ class KernelError(Exception):
         self.loc = loc
         self.args = (self._render(),)
         return self
+
+    def _render_traceback_(self) -> list[str]:
+        """IPython's hook for showing an exception: the traceback without ascendc_py's frames
+        (IPython never hides the frame that raised, even one marked ``__tracebackhide__``)."""
+        tb = self.__traceback__
+        if user_facing(self):
+            tb = without_internal_frames(tb)
+        try:
+            from IPython import get_ipython
+            shell = get_ipython()
+            if shell is not None:
+                return shell.InteractiveTB.structured_traceback(type(self), self, tb)
+        except Exception:  # noqa: BLE001 - fall back to Python's formatting
+            pass
+        import traceback
+        return traceback.format_exception(type(self), self, tb)
 
     def _render(self) -> str:
         head = f"{self.loc}: {self.message}" if self.loc and self.loc.line else self.message

@@ -23,7 +23,7 @@ from ..dsl.kernel_types import (AIC_MEMORIES, AIV_MEMORIES, KernelType,
                                 options_key, parse_kernel_type)  # noqa: F401  (options_key: re-export)
 from ..dsl.types import PipeID
 from . import ir
-from .errors import KernelValueError, SourceLoc
+from .errors import KernelValueError
 
 CUBE_MEMORIES = AIC_MEMORIES
 VECTOR_MEMORIES = AIV_MEMORIES
@@ -76,13 +76,13 @@ def resources(fn: ir.Function) -> tuple[bool, bool, bool]:
     return cube, vector, matmul
 
 
-def check_options(options: Mapping[str, Any], loc: SourceLoc) -> None:
+def check_options(options: Mapping[str, Any], loc) -> None:
     """Validate the kernel-type options of ``@asc.kernel(...)`` (a KernelValueError at the
-    kernel's ``def`` line)."""
+    kernel's ``def`` line: ``loc``, a SourceLoc or a function returning one)."""
     try:
         parse_kernel_type(options.get("kernel_type"))
     except ValueError as exc:
-        raise KernelValueError(str(exc), loc) from None
+        raise KernelValueError(str(exc), loc() if callable(loc) else loc) from None
 
 
 def kernel_type(fn: ir.Function, options: Mapping[str, Any]) -> str:

@@ -67,10 +67,10 @@ class Kernel:
         self.fn = fn
         self.options = options
         functools.update_wrapper(self, fn)
+        self._read_code()
         if options:
             from ..compiler.kernel_kind import check_options
-            check_options(options, self.def_loc())
-        self._read_code()
+            check_options(options, self.def_loc)
 
     def _read_code(self) -> None:
         """(Re)read everything derived from the function's code object: its parameters, and
@@ -111,8 +111,30 @@ class Kernel:
         return self._ast
 
     def def_loc(self) -> SourceLoc:
+        """Where the function is defined (in the notebook cell it was found in, for a function
+        a cell magic compiled under a name of its own, such as ``%%time``'s)."""
         code = self.fn.__code__
+        if _compiled_by_cell_magic(code):
+            try:
+                src = self.source()
+                return SourceLoc(src.file, src.first_line, 1)
+            except Exception:  # noqa: BLE001 - the code's own name then
+                pass
         return SourceLoc(code.co_filename, code.co_firstlineno, 1)
+
+    def fingerprint(self) -> str:
+        """``code_fingerprint`` of the function's code; for code a cell magic compiled under a
+        name shared by all cells (``'<timed exec>'``), also of the cell its source was found in,
+        so a compiled entry names the right cell in its errors."""
+        code = self.fn.__code__
+        fp = code_fingerprint(code)
+        if _compiled_by_cell_magic(code):
+            try:
+                cell = self.source().file
+            except Exception:  # noqa: BLE001 - compiling it reports why
+                return fp
+            fp = hashlib.sha256(f"{fp}\0{cell}".encode()).hexdigest()
+        return fp
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params if p.default is not _MISSING}
@@ -197,7 +219,7 @@ class Kernel:
         """(qualname, source hash) of this kernel and its callees, and constants they name."""
         seen = seen if seen is not None else set()
         seen.add(self)
-        sources = [(self.fn.__qualname__, code_fingerprint(self.fn.__code__))]
+        sources = [(self.fn.__qualname__, self.fingerprint())]
         consts = []
         for name, obj in self.referenced():
             if isinstance(obj, Kernel):
@@ -355,6 +377,14 @@ class Launcher:
         from .. import profiler
         profiler.notify(report)
         return report
+
+
+def _compiled_by_cell_magic(code) -> bool:
+    """Code compiled under a pseudo file name that no file and no linecache entry holds (a cell
+    magic's ``'<timed exec>'``): its source is looked for in the notebook's cells."""
+    from ..compiler.frontend.notebook import is_unregistered_name
+    name = code.co_filename
+    return name.startswith("<") and is_unregistered_name(name)
 
 
 def _guard_holds(guard: tuple) -> bool:

@@ -327,7 +327,7 @@ def _line_of(other, here) -> str:
     """'line 14' for a place in the same file as ``here``, else 'file.py:14'."""
     if here is not None and other.file == here.file:
         return f"line {other.line}"
-    return f"{other.file.rsplit('/', 1)[-1]}:{other.line}"
+    return err.place(other.file, other.line, short=True)
 
 
 def _tensor_extent(op, what, which, mem, site, a, b, c, where, loc):

@@ -32,7 +32,8 @@ def core_events(report, core: int):
 def _code(report, site: int) -> str:
     if 0 <= site < len(report._sites) and report._sites[site].loc is not None:
         loc = report._sites[site].loc
-        return f"{loc.file}:{loc.line}"
+        from ..compiler.errors import place
+        return place(loc.file, loc.line)
     return "?"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import itertools
+import os
 import linecache
 import pathlib
 import sys
@@ -47,7 +48,9 @@ def notebook():
     names: list[str] = []
 
     def run(text: str) -> None:
-        name = f"<notebook-cell-{next(_CELLS)}>"
+        # unique across the xdist workers sharing the session's cache: a cell name another
+        # worker also used would find that worker's entry on disk, without reading the source
+        name = f"<notebook-cell-{os.getpid()}-{next(_CELLS)}>"
         names.append(name)
         run_cell(ns, text, name)
 

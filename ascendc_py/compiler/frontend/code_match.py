@@ -53,6 +53,16 @@ def source_matches_code(text: str, code, qualname: str, file_text: str = "",
     return _defines(_compile(tree, code.co_filename, flags), code)
 
 
+def defines_at_first_line(file_text: str, code) -> bool:
+    """True when ``file_text``, compiled as Python compiled ``code``'s module, defines at
+    ``code.co_firstlineno`` a function whose code equals ``code`` (a stricter test than
+    :func:`source_matches_code`'s, for texts that are only candidates, e.g. notebook cells)."""
+    module = _compile(file_text, code.co_filename, code.co_flags & _FUTURE_FLAGS)
+    return module is not None and any(
+        c.co_firstlineno == code.co_firstlineno and _same_code(c, code)
+        for c in _code_objects(module, code.co_name))
+
+
 def _compile(source, filename: str, flags: int):
     try:
         return compile(source, filename, "exec", flags=flags, dont_inherit=True)
@@ -140,4 +150,4 @@ def _same_constant(x, y) -> bool:
     return x == y
 
 
-__all__ = ["source_matches_code"]
+__all__ = ["defines_at_first_line", "source_matches_code"]

@@ -2,16 +2,19 @@
 
 ``capture_source(fn)`` reads the function's lines (decorators included) with
 ``inspect.getsourcelines``, which works for functions defined in files and in Jupyter/IPython
-cells (IPython registers each cell in ``linecache``). The text is dedented by the indentation
-of its first line, so a function nested in a class or another function parses like a top-level
-one; ``first_line`` and ``col_offset`` turn parser positions back into absolute file positions:
-``line = first_line + rel_line - 1`` and ``col = rel_col + col_offset``.
+cells (IPython registers each cell in ``linecache``); a function a cell magic compiled
+(``%%time``, ``%%timeit``…) is found in the session's cells (``notebook.py``). The text is
+dedented by the indentation of its first line, so a function nested in a class or another
+function parses like a top-level one; ``first_line`` and ``col_offset`` turn parser positions
+back into absolute file positions: ``line = first_line + rel_line - 1`` and
+``col = rel_col + col_offset``.
 """
 from __future__ import annotations
 
 import hashlib
 import inspect
 import linecache
+import os
 from dataclasses import dataclass
 
 from ..errors import KernelSyntaxError, SourceChangedError, SourceLoc
@@ -94,6 +97,9 @@ def capture_source(fn) -> KernelSource:
         lines, first_line = inspect.getsourcelines(fn)
         file = inspect.getsourcefile(fn) or inspect.getfile(fn)
     except (OSError, TypeError):
+        found = _from_notebook_cell(fn, code)
+        if found is not None:
+            return found
         raise KernelSyntaxError(
             f"cannot read the source of kernel '{name}': define it in a file or a notebook cell",
             None,
@@ -104,6 +110,9 @@ def capture_source(fn) -> KernelSource:
     if code is not None and not source_matches_code(
             text, code, getattr(fn, "__qualname__", name), file_text,
             getattr(fn, "__globals__", None)):
+        found = _from_notebook_cell(fn, code) if not os.path.isfile(file) else None
+        if found is not None:
+            return found
         raise SourceChangedError(
             f"the source of '{name}' in {file} is not the code Python is running: the file "
             f"changed since it was imported (or '{name}' was compiled from another text)",
@@ -111,4 +120,17 @@ def capture_source(fn) -> KernelSource:
                       f"'{name}', or restart the interpreter, so that the code you run and "
                       f"the source ascendc_py compiles are the same")
     return KernelSource(text, file, max(first_line, 1), col_offset,
+                        hashlib.sha256(text.encode()).hexdigest())
+
+
+def _from_notebook_cell(fn, code) -> KernelSource | None:
+    """The source of ``fn`` found in a cell of the running IPython session whose text compiles
+    to ``code`` (a cell magic compiled it under a name linecache does not know), or None."""
+    from .notebook import find_cell_source
+    found = find_cell_source(fn, code)
+    if found is None:
+        return None
+    lines, file, first_line = found
+    text, col_offset = dedent_source(lines)
+    return KernelSource(text, file, first_line, col_offset,
                         hashlib.sha256(text.encode()).hexdigest())
