@@ -75,3 +75,24 @@ def sgemm_address() -> int:
 
 
 _keep: list = []   # loaded libraries stay loaded for the process
+
+
+_CORENAME_SYMBOLS = ("scipy_openblas_get_corename64_", "openblas_get_corename64_",
+                     "openblas_get_corename")
+
+
+@functools.lru_cache(maxsize=1)
+def host_blas_core() -> str:
+    """The CPU kernel family the host BLAS chose (OpenBLAS's core name, e.g. ``Haswell`` or
+    ``Zen``), or ``"none"`` without a host BLAS. Cube products sum their K terms in this
+    kernel's order, so their float32 rounding (never their exact products) can differ between
+    host CPUs of different families."""
+    if not sgemm_address():
+        return "none"
+    for lib in _keep:
+        for name in _CORENAME_SYMBOLS:
+            func = getattr(lib, name, None)
+            if func is not None:
+                func.restype = ctypes.c_char_p
+                return (func() or b"unknown").decode(errors="replace").strip()
+    return "unknown"
