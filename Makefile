@@ -6,7 +6,7 @@ PIP := $(VENV)/bin/pip
 # Exact pin: the CPU wheel pip finds on these machines; any other spec pulls gigabytes of CUDA.
 TORCH := torch==2.13.0
 
-.PHONY: all venv demo test bench fuzz clean
+.PHONY: all venv demo test bench fuzz fidelity clean
 
 all: test
 
@@ -29,6 +29,10 @@ test: venv
 
 bench: venv
 	$(PY) benchmarks/run.py
+
+# The timing model's figures beside the measured references they are calibrated to.
+fidelity: venv
+	$(PY) -m ascendc_py.fidelity
 
 # Long runs share the machine with other work: a case counts as hung after 60 s of wall time.
 fuzz: venv

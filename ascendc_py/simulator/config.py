@@ -303,8 +303,12 @@ def _vop(rate: float, delay: int, *, rate_f32: float | None = None,
 class VectorCosts:
     """Vector unit (AIV) geometry and per-class costs (reference §1.3).
 
-    Class figures are Huawei's CA table ([C5] def.h/pipe.cpp, H as a model); the class names match
-    ``compiler.ops.CostClass`` values, and ``for_class`` looks one up by that name.
+    Cycles per repeat follow msKPP's tables measured on a 910B1 ([C4] resource910b.cpp, one AIV:
+    the slope of ``totalCycles`` over repeats 8..16 of each instruction); where Huawei's CA table
+    ([C5] def.h/pipe.cpp, a model) says otherwise, the measurement wins and the comment says so.
+    Latencies (not in msKPP's tables) come from the CA table. The class names match
+    ``compiler.ops.CostClass`` values, and ``for_class`` looks one up by that name. ``make
+    fidelity`` prints every figure beside its reference.
 
     Two-input ops: msKPP measures ~2 cycles per repeat ([C4], M) where the CA table says 1. The
     reference attributes the gap to read-read UB bank-group conflicts, so ``simple`` keeps the ALU
@@ -322,35 +326,48 @@ class VectorCosts:
     ub_write_bytes_per_cycle: int = 512     # [D3] H
     pipe_latency: int = _VEC_PIPE_LATENCY   # [C5] H(model)
     binary_measured_cycles_per_repeat: float = 2.0  # VADD/VSUB/VMUL/VMAX/VSEL/VCMP ≈128 B/c [C4] M
+    # a 1-, 2- or 3-repeat instruction still occupies the pipe ~3 cycles: msKPP's totalCycles
+    # for 1, 2, 3 repeats of VABS fp32 are 3.07, 3.05, 3.03, then 1 per repeat [C4] M
+    min_instruction_cycles: int = 3
 
     # ADD/SUB/MAX/MIN/ABS/ADDS/MAXS: 1 c/rep, delay 6 (fp) / 4 (int) [C5] H(model)
     simple: VecOpCost = _vop(1, 6, delay_int=4)
-    # MUL/MULS: 1 c/rep (int16 2; int32 not given, also 2), delay 7 (int 5) [C5] H(model)
-    mul: VecOpCost = _vop(1, 7, rate_int=2, delay_int=5)
+    # MUL/MULS: 1 c/rep, delay 7 (int 5) [C5] H(model). The CA table's int16 rate of 2 is not
+    # what msKPP measured: VMULS int16/int32 1 c/rep, VMUL int 2 like every two-input op (bank
+    # rule) [C4] M
+    mul: VecOpCost = _vop(1, 7, delay_int=5)
     # EXP: fp16 4 / fp32 2 c/rep, delay 12 [C5] H(model) (≈32 elements/cycle, [C4][C5] M)
     transcendental: VecOpCost = _vop(4, 12, rate_f32=2)
     # LN: 4/2 c/rep, delay 14 [C5] H(model); the registry may class ln as transcendental
     ln: VecOpCost = _vop(4, 14, rate_f32=2)
-    # DIV, SQRT: 4/2 c/rep, delay 13 [C5] H(model)
+    # SQRT: 4/2 c/rep, delay 13 [C5] H(model); msKPP VSQRT fp16 4.0, fp32 2.0 [C4] M
     div_sqrt: VecOpCost = _vop(4, 13, rate_f32=2)
+    # DIV: msKPP VDIV fp16 4.0, fp32 4.0 c/rep [C4] M (the CA table's fp32 2 is not measured);
+    # delay 13 [C5] H(model)
+    div: VecOpCost = _vop(4, 13)
     # RSQRT, REC: 1 c/rep, delay 5 [C5] H(model)
     recip: VecOpCost = _vop(1, 5)
     # VCONV: 1 c/rep, delay 4 [C5] H(model)
     convert: VecOpCost = _vop(1, 4)
     # VECTORDUP ≈255 B/c = 1 c/rep (measured [C4] M); delay not found: uses the simple-op delay
     dup: VecOpCost = _vop(1, 6, delay_int=4)
-    # CADD (whole reduce sum): 7 c/rep, delay 23 (fp16) / 20 (fp32) [C5] H(model)
-    reduce: VecOpCost = _vop(7, 23, delay_f32=20, delay_int=20)
+    # CADD (whole reduce sum): msKPP VCADD fp16 7, fp32 3 c/rep [C4] M (the CA table's 7 for
+    # both is not measured); delay 23 (fp16) / 20 (fp32) [C5] H(model)
+    reduce: VecOpCost = _vop(7, 23, rate_f32=3, delay_f32=20, delay_int=20)
     # CMAX/CMIN: 7 c/rep, delay 9 / 8 [C5] H(model)
     reduce_max: VecOpCost = _vop(7, 9, delay_f32=8, delay_int=8)
-    # CGADD (block reduce): 1 c/rep, delay 15 / 12 [C5] H(model)
-    block_reduce: VecOpCost = _vop(1, 15, delay_f32=12, delay_int=12)
+    # CGADD/CGMAX/CGMIN (block reduce): msKPP fp16 7, fp32 1 c/rep [C4] M (the CA table says 1
+    # for both); delay 15 / 12 [C5] H(model)
+    block_reduce: VecOpCost = _vop(7, 15, rate_f32=1, rate_int=1, delay_f32=12, delay_int=12)
+    # CPADD (pair reduce): msKPP VCPADD fp16 1.0, fp32 1.0 c/rep [C4] M; delay as CGADD's
+    pair_reduce: VecOpCost = _vop(1, 15, delay_f32=12, delay_int=12)
     # BITSORT/MRGSORT4: 2 (fp16) / 4 (fp32) c/rep, delay 18 [C5] H(model)
     sort: VecOpCost = _vop(2, 18, rate_f32=4)
     # MOV UB->UB: 1 c/256 B, + 12 [C5] H(model)
     copy: VecOpCost = _vop(1, 12)
-    # VMADD/VMLA (axpy): ≈42.6 B/c = 6 c/rep measured [C4] M; delay not found: uses MUL's 7
-    madd: VecOpCost = _vop(6, 7, delay_int=5)
+    # axpy is VAXPY: msKPP fp16 and fp32 2.0 c/rep [C4] M (VMADD/VMLA, 6 c/rep, are other
+    # instructions); delay not found: uses MUL's 7
+    madd: VecOpCost = _vop(2, 7, delay_int=5)
 
     def for_class(self, cost_class: Any) -> VecOpCost:
         """The cost of a class given by name or by an enum whose ``.value`` is the name."""

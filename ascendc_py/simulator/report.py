@@ -198,6 +198,7 @@ class Report:
             rows.append(("trace", f"{self.trace_dropped:,} events did not fit the buffer"))
         if self.unchecked:
             rows.append(("not checked", f"{', '.join(self.unchecked)}: run with sanitize=True"))
+        rows.append(("timing model", MODEL_CONFIDENCE))
         return rows
 
     def __str__(self) -> str:
@@ -222,6 +223,11 @@ class Report:
         from .trace import plot_timeline
         return plot_timeline(self, path, self.critical_core if core is None else core)
 
+
+#: how far to trust the times, in one line of every report (README "Timing fidelity")
+MODEL_CONFIDENCE = ("simulated, not measured: vector rates calibrated to msKPP's 910B1 "
+                    "measurements (within 10 %); DMA, HBM sharing, L2 and launch cost not yet "
+                    "(make fidelity)")
 
 #: what a launch without sanitize mode does not check (README "Sanitize mode")
 UNCHECKED_WITHOUT_SANITIZE = ("races between pipes byte by byte", "uninitialised reads",

@@ -40,6 +40,7 @@ CUBE_RATE = MISC + 14        # share of the cube this sub-core gets (1; 0.5 for 
                              # AI Core whose two vector cores send matmul requests to one AIC)
 L2_READ = MISC + 15          # L2 -> core read bytes per cycle per core (re-read data)
 L2_SIZE = MISC + 16          # L2 capacity in bytes
+VEC_MIN = MISC + 17          # fewest cycles a vector instruction occupies PIPE_V (1-3 repeats)
 TABLE_SIZE = MISC + 24
 
 NUM_OPS = len(REGISTRY)
@@ -78,7 +79,8 @@ def class_index(cost: CostClass) -> int:
 
 _CLASS_FIELDS = {CostClass.SIMPLE: "simple", CostClass.MUL: "mul",
                  CostClass.TRANSCENDENTAL: "transcendental", CostClass.LN: "ln",
-                 CostClass.DIV_SQRT: "div_sqrt",
+                 CostClass.DIV_SQRT: "div_sqrt", CostClass.DIV: "div",
+                 CostClass.PAIR_REDUCE: "pair_reduce",
                  CostClass.RECIP: "recip", CostClass.REDUCE: "reduce", CostClass.MADD: "madd",
                  CostClass.REDUCE_MAX: "reduce_max", CostClass.BLOCK_REDUCE: "block_reduce",
                  CostClass.CONVERT: "convert", CostClass.DUP: "dup", CostClass.DMA: "copy",
@@ -117,5 +119,6 @@ def cost_table(platform, active_cores: int, bank_rule: bool = True) -> np.ndarra
     t[CUBE_RATE] = 1.0
     t[L2_READ] = platform.gm.l2_core_read_bytes_per_cycle
     t[L2_SIZE] = platform.gm.l2_size
+    t[VEC_MIN] = vec.min_instruction_cycles
     t.setflags(write=False)
     return t

@@ -148,16 +148,18 @@ def test_vector_geometry():
 @pytest.mark.parametrize("cls, dtype, rate, latency", [
     ("simple", "float16", 1, 6 + 15), ("simple", "float32", 1, 6 + 15),
     ("simple", "int32", 1, 4 + 15),
-    ("mul", "float32", 1, 7 + 15), ("mul", "int16", 2, 5 + 15),
+    ("mul", "float32", 1, 7 + 15), ("mul", "int16", 1, 5 + 15),   # VMULS int 1 (msKPP)
     ("transcendental", "float16", 4, 12 + 15), ("transcendental", "float32", 2, 12 + 15),
     ("ln", "float16", 4, 14 + 15), ("ln", "float32", 2, 14 + 15),
     ("div_sqrt", "float16", 4, 13 + 15), ("div_sqrt", "float32", 2, 13 + 15),
+    ("div", "float16", 4, 13 + 15), ("div", "float32", 4, 13 + 15),
     ("recip", "float32", 1, 5 + 15), ("convert", "float16", 1, 4 + 15),
-    ("reduce", "float16", 7, 23 + 15), ("reduce", "float32", 7, 20 + 15),
+    ("reduce", "float16", 7, 23 + 15), ("reduce", "float32", 3, 20 + 15),
     ("reduce_max", "float16", 7, 9 + 15), ("reduce_max", "float32", 7, 8 + 15),
-    ("block_reduce", "float16", 1, 15 + 15), ("block_reduce", "float32", 1, 12 + 15),
+    ("block_reduce", "float16", 7, 15 + 15), ("block_reduce", "float32", 1, 12 + 15),
+    ("pair_reduce", "float16", 1, 15 + 15), ("pair_reduce", "float32", 1, 12 + 15),
     ("sort", "float16", 2, 18 + 15), ("sort", "float32", 4, 18 + 15),
-    ("copy", "float16", 1, 12 + 15), ("madd", "float32", 6, 7 + 15),
+    ("copy", "float16", 1, 12 + 15), ("madd", "float32", 2, 7 + 15),
 ])
 def test_vector_costs(cls, dtype, rate, latency):
     c = ASCEND910B2.vector.for_class(cls)

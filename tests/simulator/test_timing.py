@@ -175,6 +175,19 @@ def count_for(repeats: int, dtype, short: int = 0) -> int:
 REPEAT_CASES = [(1, 0), (8, 0), (100, 0), (255, 0), (1, 63), (8, 1), (100, 17), (255, 5)]
 
 
+def occupancy(repeats, rate) -> int:
+    """PIPE_V cycles of an instruction: repeats x rate, at least the minimum per instruction."""
+    return max(math.ceil(repeats * rate), CFG.vector.min_instruction_cycles)
+
+
+@pytest.mark.parametrize("repeats, expected", [(1, 3), (2, 3), (3, 3), (4, 4), (40, 40)])
+def test_short_instructions_take_the_minimum(repeats, expected):
+    # msKPP (VABS/VADDS fp32, 910B1): 3 cycles for 1-3 repeats, then 1 per repeat
+    assert CFG.vector.min_instruction_cycles == 3
+    ev = one_vec_event(adds_kernel[1](np.zeros(8, F32), count_for(repeats, F32), trace=True))
+    assert ev["occ"] == expected
+
+
 @pytest.mark.parametrize("repeats, short", REPEAT_CASES)
 @pytest.mark.parametrize("dtype", [F32, F16])
 def test_add_disjoint_banks_rate(repeats, short, dtype):
@@ -183,7 +196,7 @@ def test_add_disjoint_banks_rate(repeats, short, dtype):
     n = count_for(repeats, dtype, short)
     x = np.zeros(8, dtype)
     ev = one_vec_event(add_kernel[1](x, n, SRC1 + 256, trace=True))
-    assert ev["occ"] == math.ceil(repeats * max(rate, 1))
+    assert ev["occ"] == occupancy(repeats, max(rate, 1))
     assert ev["lat"] == cost.latency(dtype.__name__)
 
 
@@ -195,7 +208,7 @@ def test_add_overlapping_banks_pays_two_cycles(repeats, a1):
     rate = CFG.vector.simple.cycles_per_repeat_f32
     assert rate < BANK_CONFLICT_CPR  # otherwise the bank rule would not show
     ev = one_vec_event(add_kernel[1](np.zeros(8, F32), count_for(repeats, F32), a1, trace=True))
-    assert ev["occ"] == repeats * max(rate, BANK_CONFLICT_CPR)
+    assert ev["occ"] == occupancy(repeats, max(rate, BANK_CONFLICT_CPR))
 
 
 # 256 B apart mod 512 B: group distance 8 (25856 = 50*512 + 256 sits right after src0's data)
@@ -225,7 +238,7 @@ def test_exp_rate_per_dtype(repeats, dtype, key):
     cost = CFG.vector.transcendental
     ev = one_vec_event(exp_kernel[1](np.zeros(8, dtype), count_for(repeats, dtype, 3),
                                      trace=True))
-    assert ev["occ"] == math.ceil(repeats * getattr(cost, f"cycles_per_repeat_{key}"))
+    assert ev["occ"] == occupancy(repeats, getattr(cost, f"cycles_per_repeat_{key}"))
     assert ev["lat"] == getattr(cost, f"latency_{key}")
 
 

@@ -270,7 +270,7 @@ def class_of_op(fb: FnBuilder, op):
     b = fb.b
     cls = fb.i64(TP.class_index(CostClass.REDUCE))
     for name, spec in REGISTRY.items():
-        if spec.cost in (CostClass.REDUCE_MAX, CostClass.BLOCK_REDUCE):
+        if spec.cost in (CostClass.REDUCE_MAX, CostClass.BLOCK_REDUCE, CostClass.PAIR_REDUCE):
             hit = b.icmp_signed("==", op, fb.i64(TP.OP_INDEX[name]))
             cls = b.select(hit, fb.i64(TP.class_index(spec.cost)), cls)
     return cls

@@ -167,6 +167,8 @@ def vec(tb: _TB, op, cls, fam, count, esize, a0, a1, site):
                     L.Constant(F64, 2.0), L.Constant(F64, 1.0))
     cpr = b.select(b.fcmp_ordered(">", bank, cpr), bank, cpr)
     occ = tb.ceil_i(b.fmul(tb.f(repeats), cpr))
+    least = tb.ceil_i(tb.cost(TP.VEC_MIN))     # an instruction of 1-3 repeats still takes ~3
+    occ = b.select(b.icmp_signed("<", occ, least), least, occ)
     occ = b.select(b.icmp_signed(">", count, tb.i64(0)), occ, tb.i64(0))
     tb.count(b.add(tb.i64(TP.ELEM_BASE), op), count)
     _issue(tb, tb.i64(int(PipeID.PIPE_V)), occ, lat, op, site)

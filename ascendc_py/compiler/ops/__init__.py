@@ -32,11 +32,13 @@ class CostClass(enum.Enum):
     MUL = "mul"                        # mul, muls
     TRANSCENDENTAL = "transcendental"  # exp
     LN = "ln"                          # ln (its own latency in Huawei's CA table)
-    DIV_SQRT = "div_sqrt"              # div, sqrt
+    DIV_SQRT = "div_sqrt"              # sqrt (the name is historical: div has its own class)
+    DIV = "div"                        # div (4 cycles per repeat in float32 too, unlike sqrt)
     RECIP = "recip"                    # reciprocal, rsqrt
     REDUCE = "reduce"                  # whole/reduce sums (CADD)
     REDUCE_MAX = "reduce_max"          # max/min reductions (CMAX/CMIN)
-    BLOCK_REDUCE = "block_reduce"      # per-block and pair reductions (CGADD)
+    BLOCK_REDUCE = "block_reduce"      # per-block reductions (CGADD, CGMAX, CGMIN)
+    PAIR_REDUCE = "pair_reduce"        # pair reductions (CPADD)
     MADD = "madd"                      # axpy (multiply-add)
     CONVERT = "convert"
     DUP = "dup"

@@ -282,7 +282,9 @@ def _full_minmax_ref(kind: str):
 def _cost(name: str) -> CostClass:
     """CA-model class of a reduction: block and pair reductions (CGADD) are cheap, max/min
     (CMAX/CMIN) and sums (CADD) cost 7 cycles per repeat with different latencies."""
-    if name.startswith(("block_reduce", "pair_reduce")):
+    if name.startswith("pair_reduce"):
+        return CostClass.PAIR_REDUCE
+    if name.startswith("block_reduce"):
         return CostClass.BLOCK_REDUCE
     if name.endswith(("_max", "_min")):
         return CostClass.REDUCE_MAX

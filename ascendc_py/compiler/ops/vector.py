@@ -47,7 +47,7 @@ _binary("sub", lambda eb, a, b: eb.sub(a, b), _wrap_int(lambda a, b: a - b),
 _binary("mul", lambda eb, a, b: eb.mul(a, b), _wrap_int(lambda a, b: a * b), cost=CostClass.MUL,
         doc="dst[i] = src0[i] * src1[i]")
 _binary("div", lambda eb, a, b: eb.div(a, b), _in_dtype(lambda a, b: a / b), dtypes=FLOAT_TYPES,
-        cost=CostClass.DIV_SQRT, doc="dst[i] = src0[i] / src1[i]")
+        cost=CostClass.DIV, doc="dst[i] = src0[i] / src1[i]")
 _binary("max", lambda eb, a, b: eb.max(a, b), _wrap_int(np.maximum),
         doc="dst[i] = max(src0[i], src1[i])")
 _binary("min", lambda eb, a, b: eb.min(a, b), _wrap_int(np.minimum),

@@ -1,0 +1,268 @@
+"""How close the timing model is to figures measured on a 910B: ``make fidelity``.
+
+Every row runs a probe kernel through the simulator (on the platform's own cost table, so a
+user's modified config is measured too), reads the model's figure from the launch report, and
+puts it beside a reference figure with its source:
+
+- vector instructions: cycles per repeat (PIPE_V busy cycles of 16 repeats minus those of 8,
+  over 8) against msKPP's tables measured on a 910B1 ([C4] ``csrc/prof_data/resource910b.cpp``,
+  one AIV: the slope of ``totalCycles`` over repeats 8..16), and the cycles of a 1-repeat
+  instruction against msKPP's ``totalCycles`` at 1 repeat;
+- DMA: single-core bandwidth (GiB/s) of one copy of a given size against msKPP's ``mov`` tables
+  (same file) — these rows are not calibrated yet (issue 13): they are printed so that nobody
+  mistakes the model's copy times for measurements.
+
+A row is *calibrated* when the model is meant to match it within its tolerance (10 % for vector
+rates, 25 % for DMA bandwidth); ``tests/simulator/test_fidelity.py`` fails when a calibrated row
+is outside. Reference keys ([C4] …) are those of the project's hardware reference
+(``aicore_params.md``), which ``simulator/config.py`` cites too.
+
+    python -m ascendc_py.fidelity [--markdown]
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+import ascendc_py as asc
+
+MSKPP = "msKPP 910B1 [C4]"
+UB = asc.TPosition.VECCALC
+SRC1 = 65536      # second source: same 512-byte phase as the first (the bank groups msKPP's
+DST = 131072      # probes, and ordinary TPipe buffers, share), destination after both
+
+
+@dataclass(frozen=True)
+class Row:
+    """One figure of the model beside its reference."""
+
+    what: str
+    unit: str
+    model: float
+    reference: float
+    source: str
+    tolerance: float          # allowed |model/reference - 1|
+    calibrated: bool
+
+    @property
+    def error(self) -> float:
+        """Signed relative error of the model (0.1: 10 % too high)."""
+        return self.model / self.reference - 1.0
+
+    @property
+    def within(self) -> bool:
+        return abs(self.error) <= self.tolerance + 1e-9
+
+
+# ----------------------------------------------------------------------------- vector probes
+@asc.kernel
+def _vector_probe(x: asc.GlobalAddress, n: int, OP: asc.ConstExpr[str]):
+    epr = 256 // x.dtype.sizeof()
+    reps = n // epr
+    a = asc.LocalTensor(x.dtype, UB, 0, n)
+    b = asc.LocalTensor(x.dtype, UB, SRC1, n)
+    d = asc.LocalTensor(x.dtype, UB, DST, n)
+    if OP == "add":
+        asc.add(d, a, b, n)
+    elif OP == "sub":
+        asc.sub(d, a, b, n)
+    elif OP == "mul":
+        asc.mul(d, a, b, n)
+    elif OP == "max":
+        asc.max(d, a, b, n)
+    elif OP == "min":
+        asc.min(d, a, b, n)
+    elif OP == "div":
+        asc.div(d, a, b, n)
+    elif OP == "bitwise_and":
+        asc.bitwise_and(d, a, b, n)
+    elif OP == "adds":
+        asc.adds(d, a, 2, n)
+    elif OP == "muls":
+        asc.muls(d, a, 2, n)
+    elif OP == "maxs":
+        asc.maxs(d, a, 2, n)
+    elif OP == "shift_left":
+        asc.shift_left(d, a, 1, n)
+    elif OP == "abs":
+        asc.abs(d, a, n)
+    elif OP == "relu":
+        asc.relu(d, a, n)
+    elif OP == "exp":
+        asc.exp(d, a, n)
+    elif OP == "ln":
+        asc.ln(d, a, n)
+    elif OP == "sqrt":
+        asc.sqrt(d, a, n)
+    elif OP == "reciprocal":
+        asc.reciprocal(d, a, n)
+    elif OP == "rsqrt":
+        asc.rsqrt(d, a, n)
+    elif OP == "bitwise_not":
+        asc.bitwise_not(d, a, n)
+    elif OP == "duplicate":
+        asc.duplicate(d, 1, n)
+    elif OP == "axpy":
+        asc.axpy(d, a, 2, n)
+    elif OP == "whole_reduce_sum":
+        asc.whole_reduce_sum(d, a, epr, reps, 1, 1, 8)
+    elif OP == "whole_reduce_max":
+        asc.whole_reduce_max(d, a, epr, reps, 1, 1, 8)
+    elif OP == "block_reduce_sum":
+        asc.block_reduce_sum(d, a, reps, epr, 1, 1, 8)
+    elif OP == "block_reduce_max":
+        asc.block_reduce_max(d, a, reps, epr, 1, 1, 8)
+    elif OP == "pair_reduce_sum":
+        asc.pair_reduce_sum(d, a, reps, epr, 1, 1, 8)
+
+
+#: (our op, dtype, msKPP instruction, its cycles per repeat)
+VECTOR_RATES = (
+    ("add", "float32", "VADD_FP32", 2.00), ("add", "int32", "VADD_INT32", 2.00),
+    ("sub", "float32", "VSUB_FP32", 2.00), ("sub", "float16", "VSUB_FP16", 2.00),
+    ("mul", "float32", "VMUL_FP32", 2.00), ("mul", "int32", "VMUL_INT32", 2.00),
+    ("max", "float16", "VMAX_FP16", 2.00), ("min", "float32", "VMIN_FP32", 2.00),
+    ("div", "float16", "VDIV_FP16", 4.00), ("div", "float32", "VDIV_FP32", 4.00),
+    ("bitwise_and", "int16", "VAND_INT16", 2.00),
+    ("adds", "float32", "VADDS_FP32", 1.00), ("adds", "int16", "VADDS_INT16", 1.00),
+    ("muls", "int32", "VMULS_INT32", 1.00), ("muls", "int16", "VMULS_INT16", 1.00),
+    ("maxs", "float16", "VMAXS_FP16", 1.00), ("shift_left", "int32", "VSHL_INT32", 1.00),
+    ("abs", "float16", "VABS_FP16", 1.00), ("abs", "float32", "VABS_FP32", 1.00),
+    ("relu", "float32", "VRELU_FP32", 1.00),
+    ("exp", "float16", "VEXP_FP16", 3.89), ("exp", "float32", "VEXP_FP32", 2.00),
+    ("ln", "float16", "VLN_FP16", 3.89), ("ln", "float32", "VLN_FP32", 2.00),
+    ("sqrt", "float16", "VSQRT_FP16", 4.00), ("sqrt", "float32", "VSQRT_FP32", 2.00),
+    ("reciprocal", "float16", "VREC_FP16", 1.00), ("rsqrt", "float32", "VRSQRT_FP32", 1.00),
+    ("bitwise_not", "int16", "VNOT_INT16", 1.00),
+    ("duplicate", "float16", "VECTORDUP_FP16", 0.97), ("duplicate", "int32",
+                                                        "VECTORDUP_INT32", 1.00),
+    ("axpy", "float16", "VAXPY_FP16", 2.00), ("axpy", "float32", "VAXPY_FP32", 2.00),
+    ("whole_reduce_sum", "float16", "VCADD_FP16", 7.00),
+    ("whole_reduce_sum", "float32", "VCADD_FP32", 3.00),
+    ("whole_reduce_max", "float16", "VCMAX_FP16", 6.81),
+    ("whole_reduce_max", "float32", "VCMAX_FP32", 7.00),
+    ("block_reduce_sum", "float16", "VCGADD_FP16", 7.00),
+    ("block_reduce_sum", "float32", "VCGADD_FP32", 1.00),
+    ("block_reduce_max", "float32", "VCGMAX_FP32", 1.00),
+    ("pair_reduce_sum", "float16", "VCPADD_FP16", 1.00),
+    ("pair_reduce_sum", "float32", "VCPADD_FP32", 1.00),
+)
+#: 1-repeat instructions (msKPP totalCycles at 1 repeat)
+VECTOR_SINGLE = (("abs", "float32", "VABS_FP32", 3.07), ("adds", "float32", "VADDS_FP32", 3.04),
+                 ("add", "float32", "VADD_FP32", 3.09), ("relu", "float16", "VRELU_FP16", 3.03))
+
+
+def vector_rate(op: str, dtype: str, platform) -> float:
+    """The model's cycles per repeat of ``op`` on ``dtype``: PIPE_V busy cycles of 16 repeats
+    minus those of 8, over 8 (what msKPP's slope measures)."""
+    return (_vector_busy(op, dtype, 16, platform) - _vector_busy(op, dtype, 8, platform)) / 8
+
+
+def _vector_busy(op: str, dtype: str, repeats: int, platform) -> int:
+    epr = 256 // np.dtype(dtype).itemsize
+    report = _vector_probe[1](np.zeros(8, dtype), repeats * epr, op, platform=platform)
+    return int(report.pipe_busy["V"])
+
+
+# ----------------------------------------------------------------------------- DMA probes
+@asc.kernel
+def _copy_probe(x: asc.GlobalAddress, n: int, WHERE: asc.ConstExpr[str]):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x)
+    if WHERE == "GM->UB":
+        t = asc.LocalTensor(x.dtype, UB, 0, n)
+        asc.data_copy(t, xg, n)
+    elif WHERE == "UB->GM":
+        t = asc.LocalTensor(x.dtype, UB, 0, n)
+        asc.data_copy(xg, t, n)
+    else:
+        pipe = asc.TPipe()
+        buf = asc.TBuf(asc.TPosition.A1)
+        pipe.init_buffer(buf, n * x.dtype.sizeof())
+        t = buf.get(x.dtype)
+        asc.data_copy(t, xg, n)
+
+
+_COPY_PIPE = {"GM->UB": "MTE2", "UB->GM": "MTE3", "GM->L1": "MTE2"}
+#: (path, KiB in one copy, msKPP GiB/s: GM_TO_UB_910b1, UB_TO_GM_910b1, GM_TO_L1_910b1)
+DMA_BANDWIDTH = (
+    ("GM->UB", 1, 7.29), ("GM->UB", 4, 23.60), ("GM->UB", 16, 67.99), ("GM->UB", 64, 77.05),
+    ("GM->UB", 128, 78.49),
+    ("UB->GM", 1, 11.39), ("UB->GM", 16, 86.85), ("UB->GM", 64, 110.66),
+    ("GM->L1", 1, 9.93), ("GM->L1", 16, 93.19), ("GM->L1", 64, 176.28), ("GM->L1", 256, 261.36),
+)
+
+
+def _copy_gib_per_s(where: str, kib: int, platform) -> float:
+    n = kib * 1024 // 4
+    report = _copy_probe[1](np.zeros(n, np.float32), n, where, platform=platform)
+    cycles = report.pipe_busy[_COPY_PIPE[where]]
+    seconds = cycles / (platform.clock_mhz * 1e6)
+    return kib * 1024 / seconds / 2 ** 30
+
+
+# ----------------------------------------------------------------------------- the table
+def rows(platform=None) -> list[Row]:
+    """Every figure of the model beside its reference, on ``platform`` (a name or a
+    ``ChipConfig``; default: the current one)."""
+    chip = asc.current_platform() if platform is None else \
+        asc.get_platform(platform) if isinstance(platform, str) else platform
+    out = []
+    for op, dtype, instr, ref in VECTOR_RATES:
+        rate = vector_rate(op, dtype, chip)
+        out.append(Row(f"{op} {dtype} ({instr})", "cycles/repeat", rate, ref, MSKPP, 0.10,
+                       True))
+    for op, dtype, instr, ref in VECTOR_SINGLE:
+        out.append(Row(f"{op} {dtype}, 1 repeat ({instr})", "cycles",
+                       _vector_busy(op, dtype, 1, chip), ref, MSKPP, 0.10, True))
+    for where, kib, ref in DMA_BANDWIDTH:
+        out.append(Row(f"{where} {kib} KiB, one core", "GiB/s", _copy_gib_per_s(where, kib, chip),
+                       ref, MSKPP, 0.25, False))
+    return out
+
+
+def summary(table: list[Row]) -> str:
+    """One paragraph: how many rows, how many within tolerance, the worst errors."""
+    cal = [r for r in table if r.calibrated]
+    other = [r for r in table if not r.calibrated]
+    worst = max(cal, key=lambda r: abs(r.error), default=None)
+    text = (f"{len(cal)} calibrated figures, {sum(r.within for r in cal)} within tolerance"
+            + (f" (largest error {worst.error:+.1%}: {worst.what})" if worst else "") + "; ")
+    if other:
+        bad = max(other, key=lambda r: abs(r.error))
+        text += (f"{len(other)} figures not calibrated yet, {sum(r.within for r in other)} "
+                 f"within 25 % (largest error {bad.error:+.0%}: {bad.what})")
+    return text
+
+
+def format_table(table: list[Row], markdown: bool = False) -> str:
+    head = ("figure", "unit", "model", "reference", "error", "tolerance", "source", "status")
+    body = [(r.what, r.unit, f"{r.model:.2f}", f"{r.reference:.2f}", f"{r.error:+.1%}",
+             f"±{r.tolerance:.0%}", r.source,
+             ("ok" if r.within else "OUTSIDE") if r.calibrated else
+             ("not calibrated (inside)" if r.within else "not calibrated")) for r in table]
+    if markdown:
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(row) + " |" for row in body]
+        return "\n".join(lines)
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    return "\n".join([fmt.format(*head), fmt.format(*("-" * w for w in widths))]
+                     + [fmt.format(*row) for row in body])
+
+
+def main(argv: Optional[list] = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    table = rows()
+    print(f"Timing model fidelity on {asc.current_platform().name} "
+          f"(model figures from probe kernels; references measured on a 910B1)\n")
+    print(format_table(table, markdown="--markdown" in argv))
+    print("\n" + summary(table))
+    return 0 if all(r.within for r in table if r.calibrated) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
