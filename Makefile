@@ -27,7 +27,9 @@ demo: venv
 test: venv
 	$(PY) -m pytest -q -n 2
 
+# numba (the `bench` extra) is the native-loop reference; installed here, not by `venv`
 bench: venv
+	$(PY) -c "import numba" 2>/dev/null || $(PIP) install -q -e ".[bench]"
 	$(PY) benchmarks/run.py
 
 # The timing model's figures beside the measured references they are calibrated to.

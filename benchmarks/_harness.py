@@ -62,13 +62,15 @@ class Timing:
 
 @dataclass
 class CaseResult:
-    """One row of the table: timings per implementation and the target on ours/torch."""
+    """One row of the table: timings per implementation and the target on ours / ``against``."""
 
     name: str
-    timings: dict                      # "ours" / "torch" / "numpy" -> Timing (torch may be absent)
-    target: Optional[float] = None     # maximum allowed median ratio ours / torch eager
+    timings: dict                      # "ours" / "torch" / "numpy" / "numba" -> Timing
+    target: Optional[float] = None     # maximum allowed median ratio ours / ``against``
     torch_1thread_ms: Optional[float] = None   # torch eager median with 1 thread (a sanity check)
     attempts: int = 1
+    against: str = "torch"             # the implementation the target is measured against
+    note: str = ""                     # e.g. which numba variant was the faster
 
     @property
     def torch_starved(self) -> bool:
@@ -96,10 +98,10 @@ class CaseResult:
 
     @property
     def verdict(self) -> str:
-        """'PASS', 'MISS' or '-' (no target, or no torch to compare with)."""
+        """'PASS', 'MISS' or '-' (no target, or the baseline is not installed)."""
         if self.target is None:
             return "-"
-        r = self.ratio("torch")
+        r = self.ratio(self.against)
         if r != r:      # NaN
             return "-"
         return "PASS" if r <= self.target else "MISS"
@@ -201,8 +203,8 @@ def _table(header: list, rows: list) -> str:
 
 def case_table(results: list) -> str:
     """The speed table: median (min) ms per implementation, ratios, target, verdict."""
-    header = ["case", "ours (ms)", "torch eager (ms)", "numpy (ms)", "ours/torch", "ours/numpy",
-              "target", "result"]
+    header = ["case", "ours (ms)", "numba (ms)", "torch eager (ms)", "numpy (ms)", "ours/numba",
+              "ours/torch", "ours/numpy", "target", "result"]
     rows = []
     for r in results:
         cell = lambda k: (f"{_ms(r.timings[k].median_ms)} ({_ms(r.timings[k].min_ms)})"  # noqa: E731
@@ -210,10 +212,15 @@ def case_table(results: list) -> str:
                           + ("!" if k == "torch" and r.torch_starved else "")
                           if k in r.timings else "n/a")
         name = r.name + (f" (run {r.attempts}x)" if r.attempts > 1 else "")
-        rows.append([name, cell("ours"), cell("torch"), cell("numpy"),
-                     _ratio(r.ratio("torch")), _ratio(r.ratio("numpy")),
-                     "-" if r.target is None else f"<= {r.target:g}", r.verdict])
+        rows.append([name, cell("ours"), cell("numba"), cell("torch"), cell("numpy"),
+                     _ratio(r.ratio("numba")), _ratio(r.ratio("torch")),
+                     _ratio(r.ratio("numpy")),
+                     "-" if r.target is None else f"ours/{r.against} <= {r.target:g}",
+                     r.verdict])
     table = _table(header, rows)
+    notes = [f"{r.name}: {r.note}" for r in results if r.note]
+    if notes:
+        table += "\n" + "\n".join(notes)
     if any(t.noisy for r in results for t in r.timings.values()):
         table += (f"\n* noisy: median > {NOISY_FACTOR:g}x min (the machine was busy or a "
                   f"library's threads kept sleeping); rerun before trusting that ratio")
@@ -240,12 +247,14 @@ def misses(cases: list, metrics: list) -> list:
     out = []
     for r in cases:
         if r.verdict == "MISS":
-            out.append(f"MISSED: {r.name}: ours/torch = {r.ratio('torch'):.2f} "
+            a = r.against
+            out.append(f"MISSED: {r.name}: ours/{a} = {r.ratio(a):.2f} "
                        f"(target <= {r.target:g}; ours {r.timings['ours'].median_ms:.3f} ms, "
-                       f"torch {r.timings['torch'].median_ms:.3f} ms)"
+                       f"{a} {r.timings[a].median_ms:.3f} ms)"
                        + ("" if r.reliable else " [flagged as unreliable, see table]"))
         elif r.verdict == "PASS" and not r.reliable:
-            out.append(f"UNRELIABLE PASS: {r.name}: ours/torch = {r.ratio('torch'):.2f} was "
+            out.append(f"UNRELIABLE PASS: {r.name}: ours/{r.against} = "
+                       f"{r.ratio(r.against):.2f} was "
                        f"measured while flagged (see table); rerun to confirm")
     for m in metrics:
         if m.verdict == "MISS":

@@ -3,8 +3,9 @@
 * ``torch.ops.ascendc.swiglu(a, b)`` on (2048, 4096) float32 vs ``F.silu(a) * b``
 * ``torch.ops.ascendc.sepia(x)`` on (4, 3, 224, 224) float32 vs the colour-matrix formula
 
-Target for both: ours / torch eager <= 0.5. numpy has no fused formula here, so its column is
-the same formula in numpy (for reference). Skipped (with a note) when torch is absent.
+Targets: swiglu ours / numba <= 1.3 (the same ``a / (1 + exp(-a)) * b`` as a native loop,
+issue 14); sepia ours / torch eager <= 0.5. numpy's column is the same formula in numpy (for
+reference). Skipped (with a note) when torch is absent.
 
 * ``torch.ops.ascendc.swiglu_ffn(x, wg, wu)`` (issue 7): x (2048, 1024), Wg/Wu (1024, 2816) in
   float16 (one mix kernel: both projections on the cube, the gate on the vector cores) vs torch
@@ -15,9 +16,11 @@ from __future__ import annotations
 import numpy as np
 
 import _harness as H
+import numba_refs
 from bench_vector import _check, _measure, _torch
 
 TARGET = 0.5
+SWIGLU_NUMBA_TARGET = 1.3
 SWIGLU_SHAPE = (2048, 4096)
 SEPIA_SHAPE = (4, 3, 224, 224)
 FFN_TARGET = 3.0
@@ -39,8 +42,15 @@ def swiglu_case(torch, rng):
     an, bn = a.numpy(), b.numpy()
     fns = {"ours": lambda: op(a, b), "torch": lambda: F.silu(a) * b,
            "numpy": lambda: _silu_np(an) * bn}
-    check = _check(name, op(a, b), {"torch": F.silu(a) * b})
-    return _measure(name, fns, TARGET), check
+    outs = {"torch": F.silu(a) * b}
+    ref = numba_refs.silu_mul_call(an, bn)
+    if ref is None:
+        return _measure(name, fns, None), _check(name, op(a, b), outs)
+    variant, fns["numba"] = ref
+    outs["numba"] = fns["numba"]()
+    check = _check(name, op(a, b), outs)
+    return _measure(name, fns, SWIGLU_NUMBA_TARGET, against="numba",
+                    note=f"numba: {variant} was the faster"), check
 
 
 def sepia_case(torch, rng):

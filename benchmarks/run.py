@@ -79,7 +79,7 @@ def main(argv=None) -> int:
 
     cases, metrics, notes, errors = [], [], [], []
     if args.only in (None, "vector"):
-        H.flush_print(H.section("vector kernels vs torch eager and numpy"))
+        H.flush_print(H.section("vector kernels vs numba, torch eager and numpy"))
         try:
             import bench_vector
             cases, notes = bench_vector.run_cases()
@@ -90,6 +90,13 @@ def main(argv=None) -> int:
             H.flush_print(H.case_table(cases))
             for line in notes:
                 H.flush_print(line)
+        try:
+            launch = bench_vector.launch_overhead()
+            metrics += launch
+            H.flush_print(H.metric_table(launch))
+        except Exception as exc:  # noqa: BLE001
+            errors.append(f"launch overhead: {_short(exc)}")
+            traceback.print_exc()
         H.flush_print(H.section("torch ops vs their eager torch formulas"))
         try:
             import bench_torch_ops
