@@ -54,6 +54,25 @@ def _is_struct(value) -> bool:
     return struct_kind(type(value)) is not None
 
 
+@functools.lru_cache(maxsize=None)
+def _launch_names():
+    """The launch path's names from the simulator and compiler, imported on first use (not at
+    package import: a cached launch never loads the compiler's front end) and then looked up
+    without an import statement per launch. Modules, not their functions, where tests and
+    tools patch a function (``runtime.run_blocks``)."""
+    from types import SimpleNamespace
+
+    from .. import profiler
+    from ..compiler import jit
+    from ..compiler.errors import GMAlignmentError
+    from ..compiler.spec import ArgSpec
+    from ..simulator import config, gm_access, runtime, sanitizer
+    from ..simulator.report import Report
+    from .kernel_types import options_key
+    from .types import bool_, float32, int32, int64
+    return SimpleNamespace(**{k: v for k, v in locals().items() if k != "SimpleNamespace"})
+
+
 def _is_array(value) -> bool:
     return isinstance(value, np.ndarray) or type(value).__module__.startswith("torch")
 
@@ -257,7 +276,7 @@ class Kernel:
 
     def bind(self, args, kwargs):
         """Specialise: (ArgSpec per parameter, GM arguments, scalar values)."""
-        from ..compiler.spec import ArgSpec
+        ArgSpec = _launch_names().ArgSpec
         if len(args) > len(self.params):
             raise LaunchArgumentError(f"{self.__name__} takes {len(self.params)} arguments but "
                                     f"{len(args)} were given")
@@ -280,7 +299,7 @@ class Kernel:
                     raise LaunchArgumentError(f"ConstExpr argument '{p.name}' must be a number, "
                                             f"bool, string, dtype or enum, got "
                                             f"{type(v).__name__}")
-                specs.append(ArgSpec(p.name, "const", value=v))
+                specs.append(ArgSpec.of(p.name, "const", value=v))
             elif p.kind == "struct" or (p.kind == "auto" and _is_struct(v)):
                 from ..compiler.sema.structs import bind_struct
                 spec, fields = bind_struct(self.__name__, p.name, p.annotation, v)
@@ -288,17 +307,17 @@ class Kernel:
                 scalars.extend(fields)
             elif p.kind == "gm" or (p.kind == "auto" and _is_array(v)):
                 arg = _gm_arg(self.__name__, p.name, v)
-                specs.append(ArgSpec(p.name, "gm", dtype=dtype_of_array(v)))
+                specs.append(ArgSpec.of(p.name, "gm", dtype=dtype_of_array(v)))
                 gm.append(arg)
             else:
                 dtype = _scalar_dtype(self.__name__, p, v)
-                specs.append(ArgSpec(p.name, "scalar", dtype=dtype))
+                specs.append(ArgSpec.of(p.name, "scalar", dtype=dtype))
                 scalars.append((v, dtype))
         return tuple(specs), gm, scalars
 
     def compiled_for(self, specs, platform):
         """The native code for a specialisation: memory cache, then disk, then compile."""
-        from ..compiler import jit
+        jit = _launch_names().jit
         self._sync_code()
         mem_key = (specs, jit.codegen_variant())
         entry = self._compiled.get(mem_key)
@@ -313,7 +332,7 @@ class Kernel:
             del self._compiled[mem_key]
         guard = self.dependency_guard()
         sources, consts = self.dependencies()
-        from .kernel_types import options_key
+        options_key = _launch_names().options_key
         key = jit.CacheKey(f"{self.fn.__module__}.{self.fn.__qualname__}"
                            f"{options_key(self.options)}", tuple(sources),
                            specs, tuple(sorted(consts)), mem_key[1], jit.compiler_version(),
@@ -341,41 +360,36 @@ class Launcher:
     @user_boundary
     def __call__(self, *args, platform=None, trace=None, sanitize=None, lenient=False,
                  **kwargs):
-        from ..simulator import config
-        from ..simulator.report import Report
-        from ..simulator.runtime import run_blocks
+        names = _launch_names()
+        config, jit = names.config, names.jit
         chip = config.get_platform(platform) if platform is not None else \
             config.current_platform()
         if trace is None:
             trace = os.environ.get("ASCENDC_PY_TRACE", "") not in ("", "0")
         if not lenient:
             lenient = os.environ.get("ASCENDC_PY_LENIENT", "") not in ("", "0")
-        from ..simulator.sanitizer import note_launch, sanitizer_enabled
-        sanitize = sanitizer_enabled(sanitize)
-        note_launch(sanitize)
+        sanitize = names.sanitizer.sanitizer_enabled(sanitize)
+        names.sanitizer.note_launch(sanitize)
         t0 = time.perf_counter()
         specs, gm, scalars = self.kernel.bind(args, kwargs)
         compiled, origin = self.kernel.compiled_for(specs, chip)
         t1 = time.perf_counter()
-        from ..compiler import jit
         try:
-            result = run_blocks(compiled, chip, self.block_dim, gm, scalars, trace=bool(trace),
-                                timing=jit.timing_enabled(), lenient=bool(lenient),
-                                sanitize=sanitize)
+            result = names.runtime.run_blocks(
+                compiled, chip, self.block_dim, gm, scalars, trace=bool(trace),
+                timing=jit.timing_enabled(), lenient=bool(lenient), sanitize=sanitize)
         except Exception as fault:  # what the blocks printed before the fault
             if getattr(fault, "output", ""):
                 print(fault.output, end="")
             raise
         if result.output:  # printf/dump_tensor text, blocks in order
             print(result.output, end="")
-        report = Report.from_launch(kernel=self.kernel.__name__, platform=chip, result=result,
-                                    compiled=compiled, wall_seconds=time.perf_counter() - t1,
-                                    prepare_seconds=t1 - t0, code_origin=origin,
-                                    sanitized=bool(sanitize),
-                                    compile_seconds=compiled.compile_seconds,
-                                    stage_seconds=dict(compiled.stage_seconds))
-        from .. import profiler
-        profiler.notify(report)
+        report = names.Report.from_launch(
+            kernel=self.kernel.__name__, platform=chip, result=result, compiled=compiled,
+            wall_seconds=time.perf_counter() - t1, prepare_seconds=t1 - t0, code_origin=origin,
+            sanitized=bool(sanitize), compile_seconds=compiled.compile_seconds,
+            stage_seconds=dict(compiled.stage_seconds))
+        names.profiler.notify(report)
         return report
 
 
@@ -450,8 +464,8 @@ def _namespace_for(owner: str, kernel: Kernel, seen=None):
 
 
 def _gm_arg(kernel: str, name: str, v):
-    from ..simulator.gm_access import read_only_reason, torch_requires_grad
-    from ..simulator.runtime import GmArg
+    names = _launch_names()
+    GmArg, read_only_reason = names.runtime.GmArg, names.gm_access.read_only_reason
     dtype = dtype_of_array(v)
     if isinstance(v, np.ndarray):
         if dtype is None:
@@ -459,8 +473,9 @@ def _gm_arg(kernel: str, name: str, v):
         if not v.flags.c_contiguous:
             raise NonContiguousArrayError(f"{kernel}: argument '{name}' is not contiguous; pass "
                                     f"np.ascontiguousarray({name})")
-        _check_alignment(kernel, name, v.ctypes.data, v.itemsize)
-        return GmArg(name, v.ctypes.data, v.nbytes, v, read_only_reason(v))
+        address = v.ctypes.data
+        _check_alignment(kernel, name, address, v.itemsize)
+        return GmArg(name, address, v.nbytes, v, read_only_reason(v))
     if type(v).__module__.startswith("torch"):
         if dtype is None:
             raise UnsupportedArrayError(f"{kernel}: argument '{name}' has unsupported dtype {v.dtype}")
@@ -472,23 +487,23 @@ def _gm_arg(kernel: str, name: str, v):
                                     f"{name}.contiguous()")
         _check_alignment(kernel, name, v.data_ptr(), v.element_size())
         return GmArg(name, v.data_ptr(), v.numel() * v.element_size(), v,
-                     requires_grad=torch_requires_grad(v))
+                     requires_grad=names.gm_access.torch_requires_grad(v))
     raise UnsupportedArrayError(f"{kernel}: argument '{name}' must be a numpy array or torch "
                             f"tensor, got {type(v).__name__}")
 
 
 def _check_alignment(kernel: str, name: str, address: int, itemsize: int) -> None:
     """GM addresses must be multiples of the element size, as the MTE requires."""
-    from ..compiler.errors import GMAlignmentError
     if itemsize > 1 and address % itemsize:
-        raise GMAlignmentError(f"{kernel}: argument '{name}' starts at address {address:#x}, "
+        raise _launch_names().GMAlignmentError(f"{kernel}: argument '{name}' starts at address {address:#x}, "
                                f"not a multiple of its element size {itemsize}",
                                hint=f"pass an aligned copy, e.g. np.ascontiguousarray or "
                                     f"{name}.copy()")
 
 
 def _scalar_dtype(kernel: str, p: _Param, v) -> DataType:
-    from .types import bool_, float32, int32, int64
+    names = _launch_names()
+    bool_, float32, int32, int64 = names.bool_, names.float32, names.int32, names.int64
     if _is_array(v):
         raise LaunchArgumentError(f"{kernel}: argument '{p.name}' is declared as a scalar "
                                 f"but an array was passed")

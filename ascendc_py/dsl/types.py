@@ -76,6 +76,8 @@ _FROM_NUMPY = {np.dtype(v): DTYPES_BY_NAME[k] for k, v in _NUMPY_NAMES.items() i
 
 def dtype_of_array(arr) -> DataType | None:
     """The DataType of a numpy array or torch tensor, or None if unsupported."""
+    if isinstance(arr, np.ndarray):
+        return _FROM_NUMPY.get(arr.dtype)
     torch_dtype = getattr(arr, "dtype", None)
     name = str(torch_dtype)
     if name.startswith("torch."):

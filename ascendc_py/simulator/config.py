@@ -499,6 +499,21 @@ class ChipConfig:
         if self.clock_mhz <= 0:
             raise ValueError(f"{self.name}: clock_mhz must be positive, got {self.clock_mhz}")
 
+    def __hash__(self) -> int:
+        """Hashed once per object (every launch looks its cost table up by the config; hashing
+        the nested frozen dataclasses anew cost ~6 us a launch). Equal configs hash equal."""
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash(tuple(getattr(self, f.name) for f in dataclasses.fields(self)))
+            object.__setattr__(self, "_hash", cached)
+        return cached
+
+    def __getstate__(self) -> dict:
+        """Pickled without the cached hash (string hashes differ between processes)."""
+        state = dict(self.__dict__)
+        state.pop("_hash", None)
+        return state
+
     # ---- derived quantities
     def ub_capacity(self) -> int:
         """UB bytes a kernel may allocate with ``TPipe.init_buffer`` (per AIV core).

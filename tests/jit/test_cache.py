@@ -291,3 +291,29 @@ def test_constexpr_values_get_their_own_entries():
         origins.append(per_value[1](out, k).code_origin)
         assert out[0] == k
     assert origins[3] == "memory" and "memory" not in origins[:3]
+
+
+def test_constexpr_values_of_other_types_are_other_specialisations():
+    # 1, 1.0 and True compare equal in Python; as compile-time constants they are different
+    # values (an int, a float, a bool), so each gets its own compiled code
+    @asc.kernel
+    def store(out: asc.GlobalAddress, K: asc.ConstExpr):
+        og = asc.GlobalTensor()
+        og.set_global_buffer(out, 8)
+        og.set_value(0, K / 2)
+
+    out = np.zeros(8, np.float32)
+    origins = [store[1](out, k).code_origin for k in (1, 1.0, True, 1.0)]
+    assert "memory" not in origins[:3] and origins[3] == "memory"
+
+
+def test_argspecs_are_interned_and_pickle_without_their_hash():
+    import pickle
+
+    from ascendc_py.compiler.spec import ArgSpec
+    a = ArgSpec.of("x", "const", value=3)
+    assert ArgSpec.of("x", "const", value=3) is a and hash(a) == hash(ArgSpec("x", "const",
+                                                                              value=3))
+    assert ArgSpec.of("x", "const", value=3.0) != a
+    assert "_hash" not in pickle.loads(pickle.dumps(a)).__dict__
+    assert pickle.loads(pickle.dumps(a)) == a

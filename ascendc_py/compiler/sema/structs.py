@@ -48,7 +48,7 @@ def bind_struct(kernel: str, name: str, annotation: Any, value: Any):
             raise LaunchArgumentError(f"{kernel}: field '{f}' of argument '{name}' "
                                       f"({kind}) is {shown}; it must be an int32 integer")
         values.append((int(v), int32))
-    return ArgSpec(name, "struct", value=kind), values
+    return ArgSpec.of(name, "struct", value=kind), values
 
 
 def struct_value(kind: str, first_scalar: int):
