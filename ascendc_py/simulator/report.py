@@ -7,7 +7,7 @@ chip time is the slowest core's. Pipe figures (busy, stalls) are those of that c
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Optional
 
 import numpy as np
@@ -88,7 +88,33 @@ class Report:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_launch(cls, *, kernel: str, platform, result, compiled, **host) -> "Report":
+    def from_launch(cls, **launch) -> "Report":
+        """The report of a launch, computed when a field is first read: a launch whose report
+        nobody reads (a training loop, a sweep) pays nothing for it. Takes the keyword
+        arguments of ``build``."""
+        report = cls.__new__(cls)
+        report.__dict__["_pending"] = launch
+        return report
+
+    def __getattr__(self, name: str):
+        # only reached for attributes the instance does not have yet: the fields of a report
+        # that from_launch left pending
+        pending = self.__dict__.get("_pending")
+        if pending is None or name.startswith("__"):
+            raise AttributeError(f"'Report' object has no attribute '{name}'")
+        del self.__dict__["_pending"]
+        self.__dict__.update(type(self).build(**pending).__dict__)
+        return getattr(self, name)
+
+    def __getstate__(self) -> dict:
+        """Pickled with every field computed (a pending report holds native code)."""
+        if "_pending" in self.__dict__:
+            self.kernel     # noqa: B018 - computes the pending fields
+        return dict(self.__dict__)
+
+    @classmethod
+    def build(cls, *, kernel: str, platform, result, compiled, **host) -> "Report":
+        """Every field of the report of a launch, computed now."""
         if getattr(result, "subcores", False):   # cube/mix kernels, cross-core sync
             from .subcore_report import from_subcore_launch
             return from_subcore_launch(cls, kernel=kernel, platform=platform, result=result,
@@ -232,6 +258,14 @@ MODEL_CONFIDENCE = ("simulated, not measured: vector rates calibrated to msKPP's
 #: what a launch without sanitize mode does not check (README "Sanitize mode")
 UNCHECKED_WITHOUT_SANITIZE = ("races between pipes byte by byte", "uninitialised reads",
                               "blocks writing the same GM bytes")
+
+
+# The fields a pending report computes on first access must not be found on the class (the
+# dataclass keeps their defaults in __init__), or reading one would not reach __getattr__.
+for _f in fields(Report):
+    if _f.name in Report.__dict__:
+        delattr(Report, _f.name)
+del _f
 
 
 def _bytes(n: int) -> str:

@@ -312,3 +312,24 @@ def test_scalar_waiting_in_barrier_is_not_busy():
     assert r.cycles == pytest.approx(flags.cycles, abs=40)   # the same schedule
     assert r.pipe_busy["S"] < 0.05 * r.cycles
     assert r.bottleneck == "MTE2"
+
+
+def test_a_report_is_computed_when_first_read_and_equals_the_eager_one():
+    x, y, z = (np.ones(2 * TILE, np.float32) for _ in range(3))
+    report = report_add[2](x, y, z, 1)
+    assert "_pending" in report.__dict__          # nothing computed for an unread report
+    pending = dict(report.__dict__["_pending"])
+    eager = type(report).build(**pending)
+    assert report.cycles == eager.cycles > 0      # the first read computes every field
+    assert "_pending" not in report.__dict__
+    assert report == eager and str(report) == str(eager)
+
+
+def test_a_pending_report_pickles_with_its_fields():
+    import pickle
+    x, y, z = (np.ones(TILE, np.float32) for _ in range(3))
+    report = report_add[1](x, y, z, 1)
+    copy = pickle.loads(pickle.dumps(report))
+    assert copy.cycles == report.cycles and copy.instructions == report.instructions
+    with pytest.raises(AttributeError):
+        report.no_such_field      # noqa: B018
