@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from .. import envvars
 from . import cachedir
 from .cachedir import cache_dir
 from .errors import InternalCompilerError, KernelCompileError, KernelError
@@ -67,7 +68,7 @@ def set_timing(enabled: Optional[bool]) -> None:
 def timing_enabled() -> bool:
     if _timing_override is not None:
         return _timing_override
-    return os.environ.get("ASCENDC_PY_TIMING", "1") not in ("0", "off", "false")
+    return envvars.get("ASCENDC_PY_TIMING", "1") not in ("0", "off", "false")
 
 
 _extent_checks_override: Optional[bool] = None

@@ -11,7 +11,6 @@ import enum
 import functools
 import hashlib
 import inspect
-import os
 import time
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -21,6 +20,7 @@ import numpy as np
 from ..compiler.errors import (BlockDimError, DeviceError, KernelLaunchError,
                                LaunchArgumentError, NonContiguousArrayError, SourceLoc,
                                UnsupportedArrayError, user_boundary, warn_at_user)
+from .. import envvars
 from . import api
 from .types import DataType, dtype_of_array
 
@@ -63,14 +63,14 @@ def _launch_names():
     from types import SimpleNamespace
 
     from .. import profiler
-    from ..compiler import jit
-    from ..compiler.errors import GMAlignmentError
-    from ..compiler.spec import ArgSpec
-    from ..simulator import config, gm_access, runtime, sanitizer
-    from ..simulator.report import Report
-    from .kernel_types import options_key
-    from .types import bool_, float32, int32, int64
-    return SimpleNamespace(**{k: v for k, v in locals().items() if k != "SimpleNamespace"})
+    from ..compiler import errors, jit, spec
+    from ..simulator import config, gm_access, report, runtime, sanitizer
+    from . import kernel_types, types
+    return SimpleNamespace(
+        profiler=profiler, jit=jit, GMAlignmentError=errors.GMAlignmentError,
+        ArgSpec=spec.ArgSpec, config=config, gm_access=gm_access, runtime=runtime,
+        sanitizer=sanitizer, Report=report.Report, options_key=kernel_types.options_key,
+        bool_=types.bool_, float32=types.float32, int32=types.int32, int64=types.int64)
 
 
 def _is_array(value) -> bool:
@@ -365,9 +365,9 @@ class Launcher:
         chip = config.get_platform(platform) if platform is not None else \
             config.current_platform()
         if trace is None:
-            trace = os.environ.get("ASCENDC_PY_TRACE", "") not in ("", "0")
+            trace = envvars.flag("ASCENDC_PY_TRACE")
         if not lenient:
-            lenient = os.environ.get("ASCENDC_PY_LENIENT", "") not in ("", "0")
+            lenient = envvars.flag("ASCENDC_PY_LENIENT")
         sanitize = names.sanitizer.sanitizer_enabled(sanitize)
         names.sanitizer.note_launch(sanitize)
         t0 = time.perf_counter()

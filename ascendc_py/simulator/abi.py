@@ -7,8 +7,8 @@ runtime both read the slot numbers below; nothing else knows the layout.
 from __future__ import annotations
 
 import enum
-import os
 
+from .. import envvars
 from ..dsl.types import EVENT_IDS_PER_EVENT, NUM_PIPES, HardEvent, Memory
 
 # ----------------------------------------------------------------------------- header slots
@@ -213,7 +213,7 @@ DEFAULT_LOOP_BUDGET = 1 << 25
 def loop_budget() -> int:
     """Iterations a block's loops may run in all before LoopLimitError (``ASCENDC_PY_LOOP_BUDGET``
     overrides the default of 2**25; a positive integer)."""
-    raw = os.environ.get(LOOP_BUDGET_ENV, "").strip()
+    raw = envvars.get(LOOP_BUDGET_ENV).strip()
     try:
         value = int(raw) if raw else DEFAULT_LOOP_BUDGET
     except ValueError:
@@ -235,7 +235,7 @@ def stopped_by_interrupt(budget: int) -> bool:
 def launch_timeout() -> float:
     """Seconds a launch may run before its loops are stopped (``ASCENDC_PY_LAUNCH_TIMEOUT``,
     default 60; 0 turns the watchdog off)."""
-    raw = os.environ.get(LAUNCH_TIMEOUT_ENV, "").strip()
+    raw = envvars.get(LAUNCH_TIMEOUT_ENV).strip()
     try:
         value = float(raw) if raw else DEFAULT_LAUNCH_TIMEOUT
     except ValueError:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import os
 import threading
 from typing import Optional
 
@@ -19,6 +18,7 @@ import numpy as np
 
 from ..compiler import errors as err
 from ..dsl.types import EVENT_IDS_PER_EVENT, HardEvent
+from .. import envvars
 from . import abi
 
 WARNINGS_CAP = 4096
@@ -59,7 +59,7 @@ def sanitizer_enabled(requested: Optional[bool] = None) -> bool:
         return _scoped.get()
     if _override is not None:
         return _override
-    return os.environ.get("ASCENDC_PY_SANITIZE", "") not in ("", "0")
+    return envvars.flag("ASCENDC_PY_SANITIZE")
 
 
 def note_launch(sanitized: bool) -> None:
