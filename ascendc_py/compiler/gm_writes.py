@@ -18,12 +18,12 @@ tensor a launch wrote (``simulator/gm_access.py``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
 from ..dsl.types import Memory
 from . import ir
 from .errors import SourceLoc
+from .spec import GmWrites
 
 #: ops whose first operand is their destination (a GlobalRef when they write GM)
 DESTINATION_FIRST = frozenset({"data_copy", "data_copy_pad", "set_value", "fixpipe"})
@@ -93,25 +93,6 @@ class ArgumentTargets:
         """The one argument ``e`` always names, or None (several, or not traced)."""
         found = self.of(e)
         return next(iter(found)) if found is not None and len(found) == 1 else None
-
-
-@dataclass(frozen=True)
-class GmWrites:
-    """The GM arguments a compiled kernel may write.
-
-    ``static``: (argument index, op, location) of the first instruction writing each argument
-    it names at compile time. ``run_time``: the argument indices instructions whose argument
-    is chosen at run time may write (every argument when ``untraced``); those instructions
-    check their argument before writing and record it as written.
-    """
-
-    static: tuple[tuple[int, str, Optional[SourceLoc]], ...] = ()
-    run_time: tuple[int, ...] = ()
-    untraced: bool = False
-
-    @property
-    def checks_at_run_time(self) -> bool:
-        return bool(self.run_time) or self.untraced
 
 
 def analyze(fn: ir.Function) -> GmWrites:

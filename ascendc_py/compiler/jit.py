@@ -145,7 +145,7 @@ class CompiledKernel:
     memories: tuple = ()
     kernel_type: str = "AIV_ONLY"               # dsl.kernel_types.KernelType member name
     source_sha256: Optional[dict] = None        # qualified name -> SHA-256 of its source text
-    gm_writes: Any = None                       # gm_writes.GmWrites: the GM arguments it may write
+    gm_writes: Any = None                       # spec.GmWrites: the GM arguments it may write
     compile_seconds: float = 0.0
     from_disk: bool = False
     stage_seconds: dict = field(default_factory=dict)
@@ -196,7 +196,7 @@ def _load_object(obj: bytes, entry_name: str, so_path: Optional[Path] = None) ->
     """Load a kernel: from its shared library when there is one (``dlopen``, no LLVM), else
     into MCJIT."""
     from . import native
-    from .codegen.runtime_lib import ensure_loaded
+    from .codegen.runtime_loader import ensure_loaded
     ensure_loaded()
     if so_path is not None and so_path.exists():
         lib = native.load_shared(so_path)

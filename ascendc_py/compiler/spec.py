@@ -1,7 +1,8 @@
-"""The specialisation of a kernel launch: one ``ArgSpec`` per kernel parameter.
+"""The specialisation of a kernel launch (one ``ArgSpec`` per kernel parameter) and what a
+compiled kernel records about its GM writes (``GmWrites``, computed by ``gm_writes.py``).
 
-Kept in its own small module so that finding a cached kernel never imports the compiler's
-front end or semantic analysis.
+Kept in its own small module so that finding and loading a cached kernel never imports the
+compiler's front end, IR or semantic analysis.
 """
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..dsl.types import DataType
+from .errors import SourceLoc
 
 
 @dataclass(frozen=True)
@@ -66,3 +68,22 @@ class ArgSpec:
 
 _INTERNED: dict = {}
 _INTERNED_MAX = 65536
+
+
+@dataclass(frozen=True)
+class GmWrites:
+    """The GM arguments a compiled kernel may write.
+
+    ``static``: (argument index, op, location) of the first instruction writing each argument
+    it names at compile time. ``run_time``: the argument indices instructions whose argument
+    is chosen at run time may write (every argument when ``untraced``); those instructions
+    check their argument before writing and record it as written.
+    """
+
+    static: tuple[tuple[int, str, Optional[SourceLoc]], ...] = ()
+    run_time: tuple[int, ...] = ()
+    untraced: bool = False
+
+    @property
+    def checks_at_run_time(self) -> bool:
+        return bool(self.run_time) or self.untraced

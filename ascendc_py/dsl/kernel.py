@@ -396,9 +396,11 @@ class Launcher:
 def _compiled_by_cell_magic(code) -> bool:
     """Code compiled under a pseudo file name that no file and no linecache entry holds (a cell
     magic's ``'<timed exec>'``): its source is looked for in the notebook's cells."""
-    from ..compiler.frontend.notebook import is_unregistered_name
     name = code.co_filename
-    return name.startswith("<") and is_unregistered_name(name)
+    if not name.startswith("<"):
+        return False      # a file: no need to load the notebook support (the front end)
+    from ..compiler.frontend.notebook import is_unregistered_name
+    return is_unregistered_name(name)
 
 
 def _guard_holds(guard: tuple) -> bool:

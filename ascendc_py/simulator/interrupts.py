@@ -41,9 +41,9 @@ def _setup() -> Optional[tuple]:
     the runtime library's globals point at TABLE, or None where the hook cannot work."""
     if not sys.platform.startswith("linux") or ctypes.sizeof(_SigAction) != 152:
         return None
-    from ..compiler.codegen import interrupt, runtime_lib
-    runtime_lib.ensure_loaded()
-    address = {n: runtime_lib.symbol_address(n) for n in (interrupt.HANDLER,) + interrupt.GLOBALS}
+    from ..compiler.codegen import runtime_loader as rl
+    rl.ensure_loaded()
+    address = {n: rl.symbol_address(n) for n in (rl.INT_HANDLER,) + rl.INT_GLOBALS}
     if not all(address.values()):
         return None
     try:
@@ -51,9 +51,9 @@ def _setup() -> Optional[tuple]:
     except (OSError, AttributeError):
         return None
     sigaction.argtypes = [ctypes.c_int, ctypes.POINTER(_SigAction), ctypes.POINTER(_SigAction)]
-    ctypes.c_int64.from_address(address[interrupt.TABLE]).value = TABLE.ctypes.data
-    ctypes.c_int64.from_address(address[interrupt.LENGTH]).value = TABLE_SIZE
-    return sigaction, address, address[interrupt.HANDLER]
+    ctypes.c_int64.from_address(address[rl.INT_TABLE]).value = TABLE.ctypes.data
+    ctypes.c_int64.from_address(address[rl.INT_LENGTH]).value = TABLE_SIZE
+    return sigaction, address, address[rl.INT_HANDLER]
 
 
 def available() -> bool:
@@ -79,9 +79,9 @@ def install() -> bool:
             return False
         if _query.handler == ours:
             return True
-        from ..compiler.codegen import interrupt
-        ctypes.c_int64.from_address(address[interrupt.PREVIOUS]).value = _query.handler or 0
-        ctypes.c_int64.from_address(address[interrupt.PREVIOUS_FLAGS]).value = _query.flags
+        from ..compiler.codegen import runtime_loader as rl
+        ctypes.c_int64.from_address(address[rl.INT_PREVIOUS]).value = _query.handler or 0
+        ctypes.c_int64.from_address(address[rl.INT_PREVIOUS_FLAGS]).value = _query.flags
         new = _SigAction()
         new.handler = ours
         new.mask = _query.mask

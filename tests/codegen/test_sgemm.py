@@ -15,7 +15,7 @@ _PROTO = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
 
 def _sgemm(use_blas: bool, a, b, c, beta, ta, tb):
     runtime_lib.ensure_loaded()
-    fn = _PROTO(runtime_lib._addresses["asc_sgemm"])
+    fn = _PROTO(runtime_lib.symbol_address("asc_sgemm"))
     ctx = np.zeros(abi.HEADER_SLOTS, np.int64)
     ctx[abi.BLAS_SGEMM] = blas.sgemm_address() if use_blas else 0
     m, n = c.shape

@@ -15,13 +15,14 @@ from llvmlite import ir as L
 
 from ...simulator import abi
 from . import runtime_lib
+from .runtime_loader import INT_FIRED as FIRED
+from .runtime_loader import INT_GLOBALS as GLOBALS
+from .runtime_loader import INT_HANDLER as HANDLER
+from .runtime_loader import INT_LENGTH as LENGTH
+from .runtime_loader import INT_PREVIOUS as PREVIOUS
+from .runtime_loader import INT_PREVIOUS_FLAGS as PREVIOUS_FLAGS
+from .runtime_loader import INT_TABLE as TABLE
 from .types import I32, I64, PTR
-
-HANDLER = "asc_sigint"
-TABLE, LENGTH, PREVIOUS, PREVIOUS_FLAGS, FIRED = ("asc_int_table", "asc_int_len",
-                                                  "asc_int_prev", "asc_int_prev_flags",
-                                                  "asc_int_fired")
-GLOBALS = (TABLE, LENGTH, PREVIOUS, PREVIOUS_FLAGS, FIRED)
 SIG_DFL, SIG_IGN = 0, 1
 SA_SIGINFO = 4
 

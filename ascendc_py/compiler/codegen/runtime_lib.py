@@ -9,27 +9,13 @@ per-kernel compile time small (the kernel module holds only control flow and cal
 """
 from __future__ import annotations
 
-import os
-import threading
-
 from llvmlite import ir as L
 
 from ...dsl.types import DataType
 from ..ops import REGISTRY, Family
 from .types import I1, I64, PTR, ElemBuilder, convert, memory_type
 
-_lock = threading.Lock()
-
-
-def _new_lock_after_fork() -> None:
-    """A lock another thread held when the process forked stays held in the child: replace it."""
-    global _lock
-    _lock = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_new_lock_after_fork)
-_loaded = False
+from .runtime_loader import ensure_loaded, register_with_llvm, symbol_address  # noqa: F401
 
 #: extra library builders: fn(module) -> iterable of the symbol names it defined
 LIBRARY_DEFINERS: list = []
@@ -180,81 +166,5 @@ def build_module() -> L.Module:
     return module
 
 
-def ensure_loaded() -> None:
-    """Make the library's functions available to kernels, once per process: ``dlopen`` its
-    shared library (``RTLD_GLOBAL``) when the cache has one, else load its object code into
-    MCJIT; build (and cache) it first if needed."""
-    global _loaded
-    if _loaded:
-        return
-    with _lock:
-        if _loaded:
-            return
-        from .. import cachedir, jit, native
-        key = f"runtime-{jit.compiler_version()}-{jit.host_target()}"
-        so = jit.blob_path(key, ".so")
-        entry = jit.load_blob(key)
-        if entry is not None and jit.elf_is_sound(entry[0]):
-            obj, symbols, meta = entry
-        else:
-            from . import intrinsics  # noqa: F401  (registers lowerings and library definers)
-            module = build_module()
-            symbols = list(_symbols())
-            obj, _ = jit.emit_object(str(module))
-            meta = {}
-        # the shared library is loaded only if it is the one linked from this object code
-        # (size and SHA-256 recorded when it was linked): a truncated or patched file in the
-        # cache is linked again, never dlopen'ed
-        if so is not None and (meta.get("so_size") is None or _so_mismatch(so, meta)):
-            try:
-                so.unlink(missing_ok=True)
-                linked = native.link_shared(obj, so, libs=("m",))
-            except OSError as exc:
-                cachedir.problem(exc, so)
-                linked = False
-            meta = {"so_sha256": cachedir.file_sha256(so), "so_size": so.stat().st_size} \
-                if linked else {}
-            jit.store_blob(key, obj, symbols, **meta)
-        lib = native.load_shared(so, global_symbols=True) if so is not None and meta else None
-        if lib is not None and all(native.symbol_address(lib, n) for n in symbols[:1]):
-            _LIBS.append(lib)
-            _addresses.update({n: native.symbol_address(lib, n) for n in symbols})
-        else:
-            import llvmlite.binding as llvm
-            engine = jit.load_object_engine(obj)
-            _addresses.update({n: engine.get_function_address(n) for n in symbols})
-            for name, address in _addresses.items():
-                llvm.add_symbol(name, address)
-        _loaded = True
-
-
-def _so_mismatch(so, meta: dict) -> bool:
-    """True when the cached shared library is not the file that was linked."""
-    from .. import cachedir
-    try:
-        if so.stat().st_size != meta.get("so_size"):
-            return True
-    except OSError:
-        return True
-    return cachedir.file_sha256(so) != meta.get("so_sha256")
-
-
-_LIBS: list = []
-_addresses: dict = {}
-
-
-def symbol_address(name: str) -> int:
-    """The address of one of the library's symbols (functions and globals; 0: none)."""
-    ensure_loaded()
-    return int(_addresses.get(name) or 0)
-
-
-def register_with_llvm() -> None:
-    """Tell LLVM (MCJIT) where the library's symbols are, when kernels are loaded that way."""
-    import llvmlite.binding as llvm
-    for name, address in _addresses.items():
-        llvm.add_symbol(name, address)
-
-
 __all__ = ["declare_op", "declare_rt", "ensure_loaded", "function_name", "library_definer",
-           "operand_counts", "I1"]
+           "operand_counts", "register_with_llvm", "symbol_address", "I1"]
