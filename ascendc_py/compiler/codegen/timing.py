@@ -174,20 +174,40 @@ def vec(tb: _TB, op, cls, fam, count, esize, a0, a1, site):
     _issue(tb, tb.i64(int(PipeID.PIPE_V)), occ, lat, op, site)
 
 
-@tm(4)
-def dma(tb: _TB, path, nbytes, op, site):
-    """A transfer on ``path``: latency + bytes / min(path width, this core's GM share)."""
+@tm(5)
+def dma(tb: _TB, path, nbytes, bursts, op, site):
+    """One copy of ``nbytes`` in ``bursts`` equal bursts on ``path`` (the rule is stated in
+    ``simulator/dma_costs.py``; ``DmaCosts.copy_cycles`` is the same in Python): the path's
+    lone-copy curve, at least ``bytes / GM share`` on a path touching GM, plus the per-burst
+    cost. The whole cost occupies the path's pipe."""
     b = tb.b
     base = b.add(tb.i64(TP.PATH_BASE), b.mul(path, tb.i64(TP.PATH_FIELDS)))
-    width = tb.cost(base)
-    share = tb.cost(TP.GM_SHARE)
+    size = tb.f(nbytes)
+    # the lone-copy curve: the last knot at or below the size, then its slope
+    curve = b.add(tb.i64(TP.CURVE_BASE), b.mul(path, tb.i64(TP.CURVE_FIELDS)))
+    cycles = None
+    for k in range(TP.KNOTS_MAX):
+        at = b.add(curve, tb.i64(k * TP.KNOT_FIELDS))
+        x = tb.cost(at)
+        value = b.fadd(tb.cost(b.add(at, tb.i64(1))),
+                       b.fmul(b.fsub(size, x), tb.cost(b.add(at, tb.i64(2)))))
+        cycles = value if cycles is None else b.select(b.fcmp_ordered("<=", x, size), value,
+                                                       cycles)
+    # the GM share (this core's part of the chip's HBM bandwidth for the launch) applies here
     gm = b.fcmp_ordered("!=", tb.cost(b.add(base, tb.i64(3))), L.Constant(F64, 0.0))
-    narrower = b.and_(gm, b.fcmp_ordered("<", share, width))
-    bw = b.select(narrower, share, width)
-    transfer = tb.ceil_i(b.fdiv(tb.f(nbytes), bw))
-    latency = tb.ceil_i(tb.cost(b.add(base, tb.i64(1))))
+    share_cycles = b.fdiv(size, tb.cost(TP.GM_SHARE))
+    cycles = b.select(b.and_(gm, b.fcmp_ordered(">", share_cycles, cycles)), share_cycles,
+                      cycles)
+    # bursts: request units issued beyond those of one contiguous copy of the same bytes
+    unit = b.fptosi(tb.cost(TP.BURST_BYTES), I64)
+    bursts = tb.smax(bursts, tb.i64(1))
+    units = b.sub(b.mul(bursts, tb.ceil_div(tb.ceil_div(nbytes, bursts), unit)),
+                  tb.ceil_div(nbytes, unit))
+    units = tb.smax(units, tb.i64(0))
+    extra = tb.ceil_i(b.fmul(tb.f(units), tb.cost(TP.BURST_CYCLES)))
     pipe = b.fptosi(tb.cost(b.add(base, tb.i64(2))), I64)
-    occ = b.select(b.icmp_signed(">", nbytes, tb.i64(0)), b.add(latency, transfer), tb.i64(0))
+    occ = b.select(b.icmp_signed(">", nbytes, tb.i64(0)), b.add(tb.ceil_i(cycles), extra),
+                   tb.i64(0))
     tb.count(b.add(tb.i64(TP.ELEM_BASE), op), nbytes)
     tb.count(b.add(tb.i64(TP.BYTES_BASE), path), nbytes)
     _issue(tb, pipe, occ, tb.i64(0), op, site)
