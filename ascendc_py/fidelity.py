@@ -12,7 +12,7 @@ puts it beside a reference figure with its source:
   against msKPP's ``mov`` tables (same file; it converts at 1800 MHz, the default platform's
   clock), for every path msKPP measured on a 910B (data_copy GM->UB, UB->GM, GM->L1, UB->UB, a
   strided DataCopyParams and a data_copy_pad copy, load_data L1->L0A/L0B and GM->L0A, fixpipe
-  L0C->GM), at the model's knots and between them.
+  L0C->GM, L1->BT and L1->FB), at the model's knots and between them.
 
 A row is *calibrated* when the model is meant to match it within its tolerance (10 % for vector
 rates, 25 % for DMA bandwidth; every row is calibrated today); ``tests/simulator/test_fidelity.py`` fails when a calibrated row
@@ -205,8 +205,9 @@ def _copy_probe(x: asc.GlobalAddress, n: int, WHERE: asc.ConstExpr[str]):
 
 @asc.kernel
 def _cube_probe(x: asc.GlobalAddress, size: int, WHERE: asc.ConstExpr[str]):
-    """load_data of ``size`` fractals (L1 or GM -> L0A/L0B), or fixpipe of a float32 L0C
-    matrix of 16 x ``size`` elements to GM (no conversion)."""
+    """load_data of ``size`` fractals (L1 or GM -> L0A/L0B), fixpipe of a float32 L0C matrix of
+    16 x ``size`` elements to GM (no conversion), or data_copy of ``size`` float32 from L1 to
+    the bias table (BT) or the fixpipe buffer (FB)."""
     xg = asc.GlobalTensor()
     xg.set_global_buffer(x)
     pipe = asc.TPipe()
@@ -215,6 +216,12 @@ def _cube_probe(x: asc.GlobalAddress, size: int, WHERE: asc.ConstExpr[str]):
         pipe.init_buffer(tc, 16 * size * 4)
         l0c = tc.get(x.dtype)
         asc.fixpipe(xg, l0c, asc.FixpipeParamsV220(size, 16, 16, size))
+    elif WHERE == "L1->BT" or WHERE == "L1->FB":
+        t1 = asc.TBuf(asc.TPosition.C1)
+        t2 = asc.TBuf(asc.TPosition.C2 if WHERE == "L1->BT" else asc.TPosition.C2PIPE2GM)
+        pipe.init_buffer(t1, size * 4)
+        pipe.init_buffer(t2, size * 4)
+        asc.data_copy(t2.get(x.dtype), t1.get(x.dtype), size)
     else:
         t1 = asc.TBuf(asc.TPosition.A1)
         t2 = asc.TBuf(asc.TPosition.B2 if WHERE == "L1->L0B" else asc.TPosition.A2)
@@ -231,7 +238,8 @@ def _cube_probe(x: asc.GlobalAddress, size: int, WHERE: asc.ConstExpr[str]):
 
 _COPY_PIPE = {"GM->UB": "MTE2", "UB->GM": "MTE3", "GM->L1": "MTE2", "UB->UB": "V",
               "GM->UB strided": "MTE2", "GM->UB pad": "MTE2", "L1->L0A": "MTE1",
-              "L1->L0B": "MTE1", "GM->L0A": "MTE2", "L0C->GM": "FIX"}
+              "L1->L0B": "MTE1", "GM->L0A": "MTE2", "L0C->GM": "FIX", "L1->BT": "MTE1",
+              "L1->FB": "FIX"}
 #: (probe, KiB in one copy, msKPP GiB/s) from the 910B1 tables GM_TO_UB, UB_TO_GM, GM_TO_L1,
 #: UB_TO_UB; sizes between the model's knots (3, 12, 20, 48, 192 …) test its interpolation.
 #: The strided and pad probes move 16 KiB in 16 x 1 KiB and 32 x 512 B bursts: whole 512 B
@@ -247,8 +255,9 @@ DMA_BANDWIDTH = (
     ("GM->L1", 96, 214.50), ("GM->L1", 256, 261.36),
     ("UB->UB", 1, 436.7), ("UB->UB", 5, 440.59), ("UB->UB", 40, 440.99), ("UB->UB", 90, 439.81),
 )
-#: (probe, fractals (load_data repeats) or float32 columns of 16 rows (fixpipe), msKPP GiB/s)
-#: from the 910B1 tables L1_TO_L0A / L1_TO_L0B / GM_TO_L0A (per repeat) and L0C_TO_GM (per KiB)
+#: (probe, fractals (load_data repeats), float32 columns of 16 rows (fixpipe) or float32
+#: elements (L1 -> BT/FB), msKPP GiB/s) from the 910B1 tables L1_TO_L0A / L1_TO_L0B / GM_TO_L0A
+#: (per repeat), L0C_TO_GM, L1_TO_BT and L1_TO_FB (per KiB)
 CUBE_BANDWIDTH = (
     ("L1->L0A", 1, 217.14), ("L1->L0A", 3, 376.65), ("L1->L0A", 16, 427.44),
     ("L1->L0A", 24, 431.84), ("L1->L0A", 128, 439.33),
@@ -258,6 +267,8 @@ CUBE_BANDWIDTH = (
     ("GM->L0A", 96, 226.05),
     ("L0C->GM", 16, 20.78), ("L0C->GM", 64, 85.79), ("L0C->GM", 128, 161.25),
     ("L0C->GM", 256, 203.25), ("L0C->GM", 384, 203.64), ("L0C->GM", 1024, 196.54),
+    ("L1->BT", 32, 54.13), ("L1->BT", 64, 55.0), ("L1->BT", 256, 55.1),
+    ("L1->FB", 32, 11.61), ("L1->FB", 96, 24.5), ("L1->FB", 256, 37.53),
 )
 
 
@@ -276,14 +287,19 @@ def _copy_gib_per_s(where: str, kib: int, platform) -> float:
 def _cube_gib_per_s(where: str, size: int, platform) -> float:
     """Single-core bandwidth of one load_data (``size`` fractals) or fixpipe (16 x ``size``
     float32)."""
-    nbytes = size * (64 if where == "L0C->GM" else 512)
+    nbytes = size * _CUBE_UNIT_BYTES.get(where, 512)
     report = _cube_probe[1](np.zeros(nbytes // 4, np.float32), size, where, platform=platform)
     return _gib_per_s(report, where, nbytes, platform)
+
+
+_CUBE_UNIT_BYTES = {"L0C->GM": 64, "L1->BT": 4, "L1->FB": 4}
 
 
 def _cube_label(where: str, size: int) -> str:
     if where == "L0C->GM":
         return f"{where} {size * 64 / 1024:g} KiB (fixpipe 16x{size} float32), one core"
+    if where in ("L1->BT", "L1->FB"):
+        return f"{where} {size * 4} B (data_copy), one core"
     return f"{where} {size} fractal{'s' if size > 1 else ''} ({size / 2:g} KiB, load_data), one core"
 
 

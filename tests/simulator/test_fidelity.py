@@ -42,11 +42,9 @@ def test_dma_rows_cover_every_measured_path_and_are_calibrated(table):
     assert len(dma) == len(fidelity.DMA_BANDWIDTH) + len(fidelity.CUBE_BANDWIDTH)
     assert all(r.calibrated and r.tolerance == 0.25 for r in dma)
     assert {"GM->UB strided", "GM->UB pad"} <= probes
-    # every measured path has rows, but those without a probe API (BT, FB) and GM->L0B, the
-    # twin of GM->L0A
+    # every measured path has rows, but GM->L0B, the twin of GM->L0A
     measured = {(p.src, p.dst) for p in ASCEND910B2.dma.paths() if p.measured}
-    assert {tuple(w.split("->")) for w in probes if " " not in w} == \
-        measured - {("L1", "BT"), ("L1", "FB"), ("GM", "L0B")}
+    assert {tuple(w.split("->")) for w in probes if " " not in w} == measured - {("GM", "L0B")}
 
 
 def test_a_miscalibrated_dma_config_is_caught():
