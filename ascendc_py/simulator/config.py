@@ -33,6 +33,8 @@ import hashlib
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
+from .dma_costs import DmaCosts, DmaPath
+
 __all__ = [
     "MemorySpec", "UbBanks", "Memories", "DmaPath", "DmaCosts", "GmCosts", "VecOpCost",
     "VectorCosts", "CubeCosts", "ScalarCosts", "PipeSpec", "LaunchCosts", "ChipConfig",
@@ -149,86 +151,8 @@ POSITION_MEMORY: dict[str, str | None] = {
 
 
 # --------------------------------------------------------------------------- DMA
-
-@dataclass(frozen=True, kw_only=True)
-class DmaPath:
-    """One data path of the memory transfer engines.
-
-    Cost model (DESIGN.md): ``latency_cycles + bytes / min(bytes_per_cycle, GM share)``; the GM
-    share applies only when ``src`` or ``dst`` is "GM" (see ``GmCosts``).
-    """
-
-    src: str               #: "GM", "UB", "L1", "L0A", "L0B", "L0C", "BT", "FB"
-    dst: str
-    pipe: str              #: pipe that executes it: "MTE1", "MTE2", "MTE3", "FIX" or "V"
-    bytes_per_cycle: float  #: path width
-    latency_cycles: int    #: fixed cost of one transfer (issue to completion, excluding bytes)
-
-
-@dataclass(frozen=True, kw_only=True)
-class DmaCosts:
-    """Widths and latencies of every transfer path (reference §1.5).
-
-    Widths are the theoretical path widths of msKPP ``arch_info.cpp`` ([C4], H; the same L0A 256 /
-    L0B 128 / L0C 128 / L1 256 appear in [C10][C5]) except UB->GM, which that table leaves out: it
-    uses the ini ``ub_to_l2_rate`` = 64 B/cycle ([C12], M), which also matches msKPP's measured
-    UB->GM plateau (~110 GiB/s ≈ 64 B/cycle at 1.85 GHz, [C4], M).
-    GM latencies are Huawei's CA model defaults ([C5], H as a model; its SimulatorA2A3 variant uses
-    307 read / 153 write, and both add 4 issue cycles, not included here).
-    """
-
-    gm_read_latency: int = 347   # GM latency (CA model) read 347 (+4) [C5] H(model)
-    gm_write_latency: int = 203  # GM latency (CA model) write 203 (+4) [C5] H(model)
-    max_outstanding_reads: int = 64   # [C5] H(model)
-    max_outstanding_writes: int = 48  # [C5] H(model)
-    gm_request_bytes: tuple[int, ...] = (128, 256, 512)  # GM requests, unaligned rounded up [C6][D2] H
-    burst_bytes: int = 512       # CA model: uops = ceil(bytes / 512) per transfer [C5] H(model)
-    full_bandwidth_bytes: int = 16 * KB  # ">=16 KB per transfer to reach full BW" [D2] H
-
-    gm_to_ub: DmaPath = DmaPath(src="GM", dst="UB", pipe="MTE2", bytes_per_cycle=128,  # [C4] H
-                                latency_cycles=347)
-    ub_to_gm: DmaPath = DmaPath(src="UB", dst="GM", pipe="MTE3", bytes_per_cycle=64,   # [C12] M
-                                latency_cycles=203)
-    ub_to_ub: DmaPath = DmaPath(src="UB", dst="UB", pipe="V", bytes_per_cycle=128,     # [C4] H
-                                latency_cycles=12 + _VEC_PIPE_LATENCY)  # MOV: delay 12 [C5]
-    gm_to_l1: DmaPath = DmaPath(src="GM", dst="L1", pipe="MTE2", bytes_per_cycle=256,  # [C4] H
-                                latency_cycles=347)
-    gm_to_l0a: DmaPath = DmaPath(src="GM", dst="L0A", pipe="MTE2", bytes_per_cycle=128,  # [C4] H
-                                 latency_cycles=347)
-    gm_to_l0b: DmaPath = DmaPath(src="GM", dst="L0B", pipe="MTE2", bytes_per_cycle=128,  # [C4] H
-                                 latency_cycles=347)
-    # L1 -> L0A/L0B: LOAD2D latency 25 cycles ([C5] H(model); msKPP fit: ~0 fixed cost, L)
-    l1_to_l0a: DmaPath = DmaPath(src="L1", dst="L0A", pipe="MTE1", bytes_per_cycle=256,  # [C4] H
-                                 latency_cycles=25)
-    l1_to_l0b: DmaPath = DmaPath(src="L1", dst="L0B", pipe="MTE1", bytes_per_cycle=128,  # [C4] H
-                                 latency_cycles=25)
-    # L1 -> BT / FB: latency not found in the reference; 0 (transfer time only).
-    l1_to_bt: DmaPath = DmaPath(src="L1", dst="BT", pipe="MTE1", bytes_per_cycle=64,   # [C4] H
-                                latency_cycles=0)
-    l1_to_fb: DmaPath = DmaPath(src="L1", dst="FB", pipe="FIX", bytes_per_cycle=64,    # [C4] H
-                                latency_cycles=0)
-    l1_to_gm: DmaPath = DmaPath(src="L1", dst="GM", pipe="MTE3", bytes_per_cycle=128,  # [C4] H
-                                latency_cycles=203)
-    l0c_to_gm: DmaPath = DmaPath(src="L0C", dst="GM", pipe="FIX", bytes_per_cycle=128,  # [C4] H
-                                 latency_cycles=203)
-    # L0C -> L1: latency not found in the reference; 0 (transfer time only).
-    l0c_to_l1: DmaPath = DmaPath(src="L0C", dst="L1", pipe="FIX", bytes_per_cycle=256,  # [C4] H
-                                 latency_cycles=0)
-    load3d_extra_latency: int = 43 - 25  # LOAD3D +43 vs LOAD2D +25 [C5] H(model)
-
-    def paths(self) -> tuple[DmaPath, ...]:
-        """All paths, in declaration order."""
-        return tuple(getattr(self, f.name) for f in dataclasses.fields(self)
-                     if isinstance(getattr(self, f.name), DmaPath))
-
-    def path(self, src: str, dst: str) -> DmaPath:
-        """The path from ``src`` to ``dst`` (memory names, any case); KeyError if none exists."""
-        s, d = src.upper(), dst.upper()
-        for p in self.paths():
-            if p.src == s and p.dst == d:
-                return p
-        known = ", ".join(f"{p.src}->{p.dst}" for p in self.paths())
-        raise KeyError(f"no DMA path {src}->{dst}; known paths: {known}")
+# DmaPath and DmaCosts (the size-dependent cost of one copy per path, calibrated to msKPP's
+# measurements, and where the sources disagree) live in dma_costs.py.
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -596,11 +520,13 @@ class ChipConfig:
             f"({self.bytes_per_cycle_to_gbps(g.l2_chip_bytes_per_cycle):.0f} GB/s), "
             f"core read/write {g.l2_core_read_bytes_per_cycle:g}/"
             f"{g.l2_core_write_bytes_per_cycle:g} B/cycle",
-            f"  GM latency: read {d.gm_read_latency}, write {d.gm_write_latency} cycles",
-            "  DMA paths (B/cycle, fixed cycles, pipe):",
+            "  DMA paths (fixed cycles of a lone copy, one core's plateau B/cycle, pipe; "
+            "sizes between: msKPP's measured curve):",
         ]
-        lines += [f"    {p.src:>3} -> {p.dst:<3} {p.bytes_per_cycle:>5g} B/c  "
-                  f"+{p.latency_cycles:<4d} {p.pipe}" for p in d.paths()]
+        lines += [f"    {p.src:>3} -> {p.dst:<3} +{p.latency_cycles:<4d} "
+                  f"{p.plateau_bytes_per_cycle:>6.1f} B/c  {p.pipe}"
+                  + ("" if p.measured else "  (not measured: theoretical width)")
+                  for p in d.paths()]
         lines.append(f"  vector: {v.repeat_bytes} B/repeat, peak {v.peak_f16_elements_per_cycle} "
                      f"fp16 elem/cycle/core ({self.peak_vector_tops_f16:.1f} TOPS chip); "
                      "cycles/repeat f16/f32/int, latency f16/f32/int:")

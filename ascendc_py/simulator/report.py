@@ -251,9 +251,9 @@ class Report:
 
 
 #: how far to trust the times, in one line of every report (README "Timing fidelity")
-MODEL_CONFIDENCE = ("simulated, not measured: vector rates calibrated to msKPP's 910B1 "
-                    "measurements (within 10 %); DMA, HBM sharing, L2 and launch cost not yet "
-                    "(make fidelity)")
+MODEL_CONFIDENCE = ("simulated, not measured: vector rates and single-core DMA costs "
+                    "calibrated to msKPP's 910B1 measurements (within 10 % and 25 %); HBM "
+                    "sharing, L2 and launch cost not yet (make fidelity)")
 
 #: what a launch without sanitize mode does not check (README "Sanitize mode")
 UNCHECKED_WITHOUT_SANITIZE = ("races between pipes byte by byte", "uninitialised reads",

@@ -21,7 +21,7 @@ PATHS = (("GM", "UB"), ("UB", "GM"), ("UB", "UB"), ("GM", "L1"), ("L1", "L0A"), 
          ("L0C", "GM"), ("L1", "BT"), ("L1", "FB"), ("L1", "GM"), ("L0C", "L1"), ("GM", "L0A"),
          ("GM", "L0B"))
 PATH_BASE = CLASS_BASE + len(CLASSES) * len(FAMILIES) * 2   # [path] -> (B/cycle, latency, pipe)
-PATH_FIELDS = 4                      # bytes per cycle, latency, pipe, touches GM (0/1)
+PATH_FIELDS = 4                      # theoretical width (B/cycle), fixed cost, pipe, touches GM
 MISC = PATH_BASE + len(PATHS) * PATH_FIELDS
 GM_SHARE = MISC + 0          # this core's share of HBM bandwidth (B/cycle) for the launch
 BANK_RULE = MISC + 1         # 1: two-input vector ops pay UB bank-group read conflicts
@@ -41,7 +41,18 @@ CUBE_RATE = MISC + 14        # share of the cube this sub-core gets (1; 0.5 for 
 L2_READ = MISC + 15          # L2 -> core read bytes per cycle per core (re-read data)
 L2_SIZE = MISC + 16          # L2 capacity in bytes
 VEC_MIN = MISC + 17          # fewest cycles a vector instruction occupies PIPE_V (1-3 repeats)
-TABLE_SIZE = MISC + 24
+# The DMA cost of one copy (simulator/dma_costs.py): the burst rule, then per path its lone-copy
+# curve as KNOTS_MAX knots of (bytes, cycles, cycles per byte up to the next knot), the last
+# real knot's slope being the plateau's; unused knots sit at NO_KNOT bytes (never reached).
+DMA_BASE = MISC + 24
+BURST_BYTES = DMA_BASE + 0   # bytes per request unit of a burst (512)
+BURST_CYCLES = DMA_BASE + 1  # cycles per extra unit a strided copy issues
+CURVE_BASE = DMA_BASE + 2    # [path][knot] -> (bytes, cycles, slope)
+KNOTS_MAX = 12
+KNOT_FIELDS = 3
+CURVE_FIELDS = KNOTS_MAX * KNOT_FIELDS
+NO_KNOT = 1e300
+TABLE_SIZE = CURVE_BASE + len(PATHS) * CURVE_FIELDS
 
 NUM_OPS = len(REGISTRY)
 OP_INDEX = {name: i for i, name in enumerate(REGISTRY)}
@@ -105,6 +116,13 @@ def cost_table(platform, active_cores: int, bank_rule: bool = True) -> np.ndarra
         t[base + 1] = path.latency_cycles
         t[base + 2] = int(PipeID["PIPE_" + path.pipe])
         t[base + 3] = 1.0 if "GM" in (src, dst) else 0.0
+        segments = path.segments()
+        if len(segments) > KNOTS_MAX:
+            raise ValueError(f"DMA path {src}->{dst}: {len(segments)} knots, at most {KNOTS_MAX}")
+        curve = CURVE_BASE + p * CURVE_FIELDS
+        t[curve:curve + CURVE_FIELDS:KNOT_FIELDS] = NO_KNOT
+        for k, segment in enumerate(segments):
+            t[curve + k * KNOT_FIELDS:curve + (k + 1) * KNOT_FIELDS] = segment
     t[GM_SHARE] = platform.gm.hbm_chip_bytes_per_cycle / max(1, active_cores)
     t[BANK_RULE] = 1.0 if bank_rule else 0.0
     t[FLAG_CYCLES] = platform.pipes.flag_cycles
@@ -120,5 +138,7 @@ def cost_table(platform, active_cores: int, bank_rule: bool = True) -> np.ndarra
     t[L2_READ] = platform.gm.l2_core_read_bytes_per_cycle
     t[L2_SIZE] = platform.gm.l2_size
     t[VEC_MIN] = vec.min_instruction_cycles
+    t[BURST_BYTES] = platform.dma.burst_bytes
+    t[BURST_CYCLES] = platform.dma.burst_cycles
     t.setflags(write=False)
     return t

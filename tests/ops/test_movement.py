@@ -5,6 +5,7 @@ timing rule (one instruction per copy, latency once, bursts rounded to 32 bytes)
 from __future__ import annotations
 
 import inspect
+import math
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 import ascendc_py as asc
 from ascendc_py.compiler.ops import REGISTRY
 from ascendc_py.compiler.ops.movement import data_copy_pad_reference, data_copy_reference
+from ascendc_py.simulator.config import ASCEND910B2
 
 DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.float16, np.int32, np.uint32, np.float32,
           np.int64, np.uint64, np.float64]
@@ -103,14 +105,17 @@ def test_zero_count_or_length_is_a_nop():
 
 
 def test_strided_copy_is_one_instruction_with_latency_once():
-    """8 bursts of 4 blocks cost the MTE2 time of one 1 KiB contiguous copy (latency once, the
-    same bytes); bytes_moved counts the bursts only."""
+    """8 bursts of 4 blocks cost the MTE3 time of one 1 KiB contiguous copy (fixed cost once, the
+    same bytes) plus the per-burst cost: one 512-byte request unit per 128-byte burst, 8 instead
+    of 2 (DmaCosts.extra_burst_cycles); bytes_moved counts the bursts only."""
     _, _, _, strided = run_strided(np.float32, "ub_to_gm", (8, 4, 0, 1))
     assert strided.instructions["data_copy"] == 2
     assert strided.bytes_moved["UB->GM"] == 8 * 4 * 32
     # the contiguous equivalent: (1, 32, 0, 0) is one burst of the same 1 KiB
     _, _, _, contiguous = run_strided(np.float32, "ub_to_gm", (1, 32, 0, 0))
-    assert strided.pipe_busy["MTE3"] == contiguous.pipe_busy["MTE3"] > 0
+    extra = math.ceil(ASCEND910B2.dma.extra_burst_cycles(8 * 4 * 32, 8))
+    assert extra == 8 - 2
+    assert strided.pipe_busy["MTE3"] == contiguous.pipe_busy["MTE3"] + extra > extra
 
 
 # ----------------------------------------------------------------------------- data_copy_pad

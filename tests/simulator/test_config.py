@@ -100,16 +100,33 @@ def test_dma_path_widths(src, dst, width, pipe):
 
 def test_dma_latencies():
     d = ASCEND910B2.dma
+    # CA-model GM latencies are kept for reference; the charged fixed costs are msKPP fits
     assert (d.gm_read_latency, d.gm_write_latency) == (347, 203)
-    assert d.path("GM", "UB").latency_cycles == 347
-    assert d.path("GM", "L1").latency_cycles == 347
-    assert d.path("UB", "GM").latency_cycles == 203
-    assert d.path("L0C", "GM").latency_cycles == 203
-    assert d.path("L1", "L0A").latency_cycles == 25  # LOAD2D + 25
-    assert d.path("UB", "UB").latency_cycles == 12 + 15  # MOV delay 12 + 15
+    assert d.path("GM", "UB").latency_cycles == 216     # ≈120 ns (reference: 105-120 ns)
+    assert d.path("GM", "L1").latency_cycles == 153
+    assert d.path("UB", "GM").latency_cycles == 146     # ≈80 ns
+    assert d.path("L0C", "GM").latency_cycles == 82     # msKPP ≈85
+    assert d.path("L1", "L0A").latency_cycles == 3      # msKPP ≈4 for one fractal
+    assert d.path("UB", "UB").latency_cycles == 0
+    assert d.path("L1", "GM").latency_cycles == 203     # not measured: CA write latency
     assert (d.max_outstanding_reads, d.max_outstanding_writes) == (64, 48)
     with pytest.raises(KeyError, match="no DMA path UB->L1"):
         d.path("UB", "L1")
+
+
+def test_dma_measured_curves():
+    d = ASCEND910B2.dma
+    gm_ub = d.path("GM", "UB")
+    # knots: (0, fixed cost), then msKPP's points converted at its 1800 MHz
+    assert gm_ub.knots()[0] == (0.0, 216.0)
+    assert gm_ub.knots()[1][1] == pytest.approx(1024 / (7.29 * 2**30 / 1.8e9))
+    assert gm_ub.plateau_bytes_per_cycle == pytest.approx(78.14 * 2**30 / 1.8e9)
+    assert d.path("L1", "GM").plateau_bytes_per_cycle == 128   # unmeasured: the width
+    assert d.path("L1", "GM").knots() == ((0.0, 203.0),)
+    with pytest.raises(ValueError, match="increasing"):
+        replace(gm_ub, measured=((2, 10.0), (1, 5.0)))
+    with pytest.raises(ValueError, match="plateau"):
+        replace(gm_ub, plateau_gib_per_s=0.0)
 
 
 def test_gm_bandwidth_and_l2():
@@ -324,5 +341,5 @@ def test_describe():
     text = ASCEND910B2.describe()
     assert text.count("\n") > 10
     for needle in ("Ascend910B2", "24 AIC", "48 AIV", "1800 MHz", "UB 192 KB", "GM -> UB",
-                   "128 B/c", "+347", "transcendental", "4096 fp16 MAC/cycle", "queue depth 32"):
+                   "46.6 B/c", "+216", "transcendental", "4096 fp16 MAC/cycle", "queue depth 32"):
         assert needle in text, needle

@@ -5,8 +5,10 @@ Model being checked (ascendc_py/compiler/codegen/timing.py docstring): the scala
 program order (1 cycle per dispatched instruction, ``scalar.alu`` per ALU op); an instruction on
 pipe p starts at max(issue time, pipe free), occupies ``occ`` cycles and completes at
 start + occ + lat.
-  * DMA:    occ = path latency + ceil(bytes / min(path width, GM share)), lat = 0, where
-            GM share = hbm_chip_bytes_per_cycle / min(block_dim, aiv_cores) for paths touching GM.
+  * DMA:    occ = ``DmaCosts.copy_cycles`` (the rule the config states in Python: the path's
+            measured lone-copy curve, at least bytes / GM share on paths touching GM, plus the
+            per-burst cost), lat = 0, where GM share = hbm_chip_bytes_per_cycle /
+            min(block_dim, aiv_cores).
   * vector: occ = ceil(repeats * cycles_per_repeat), repeats = ceil(count * sizeof / 256),
             lat = the class latency. Two-source ops: the 8 blocks of one repeat of a source sit in
             UB bank groups (addr>>5)&15 .. +7 (16 groups); the vector unit reads one 32 B row per
@@ -35,9 +37,9 @@ F32, F16 = np.float32, np.float16
 
 
 def dma_cycles(path, nbytes: int, cores: int = 1) -> int:
-    """Hand formula: latency + ceil(bytes / min(width, HBM / active cores))."""
+    """The config's rule with this core's share of HBM (HBM / active cores)."""
     share = HBM / min(cores, CFG.aiv_cores)
-    return path.latency_cycles + math.ceil(nbytes / min(path.bytes_per_cycle, share))
+    return CFG.dma.copy_cycles(path.src, path.dst, nbytes, gm_share=share)
 
 
 def events(report, block: int = 0):
@@ -73,9 +75,10 @@ def copy_out_kernel(z: asc.GlobalAddress, n: int):
 
 @pytest.mark.parametrize("nbytes", [1024, 1056, 4096, 16384, 65536, 100 * 1024, 192 * 1024])
 def test_lone_gm_to_ub_copy(nbytes):
-    # 1 block: GM share = 888 B/cycle > 128 B/cycle path width, so the width limits.
-    assert HBM / 1 > GM_UB.bytes_per_cycle
-    expected = GM_UB.latency_cycles + math.ceil(nbytes / GM_UB.bytes_per_cycle)
+    # 1 block: GM share = 888 B/cycle > the path's measured plateau, so the curve alone counts
+    assert HBM / 1 > GM_UB.plateau_bytes_per_cycle
+    expected = math.ceil(GM_UB.curve_cycles(nbytes))
+    assert expected == dma_cycles(GM_UB, nbytes)
     x = np.zeros(nbytes // 4, F32)
     r = copy_in_kernel[1](x, nbytes // 4, trace=True)
     (ev,) = events(r)
@@ -91,7 +94,7 @@ def test_lone_gm_to_ub_copy(nbytes):
 
 @pytest.mark.parametrize("nbytes", [1024, 32768, 192 * 1024])
 def test_lone_ub_to_gm_copy(nbytes):
-    expected = UB_GM.latency_cycles + math.ceil(nbytes / UB_GM.bytes_per_cycle)
+    expected = math.ceil(UB_GM.curve_cycles(nbytes))
     z = np.zeros(nbytes // 2, F16)
     r = copy_out_kernel[1](z, nbytes // 2, trace=True)
     (ev,) = events(r)
@@ -99,13 +102,17 @@ def test_lone_ub_to_gm_copy(nbytes):
     assert r.pipe_busy["MTE3"] == expected and r.bytes_moved == {"UB->GM": nbytes}
 
 
-@pytest.mark.parametrize("cores", [8, 16, 48])
+@pytest.mark.parametrize("cores", [8, 16, 24, 48])
 def test_copy_limited_by_gm_share(cores):
-    """With many active cores each core's HBM share (888/cores) is below the path width."""
+    """With many active cores each core's HBM share (888/cores) falls below the measured
+    plateau of one core (from 20 cores on): the copy then moves at the share."""
     nbytes = 65536
     share = HBM / cores
-    assert share < GM_UB.bytes_per_cycle
-    expected = GM_UB.latency_cycles + math.ceil(nbytes / share)
+    expected = dma_cycles(GM_UB, nbytes, cores)
+    if share < GM_UB.plateau_bytes_per_cycle:
+        assert expected == math.ceil(nbytes / share)
+    else:
+        assert expected == math.ceil(GM_UB.curve_cycles(nbytes))
     x = np.zeros(cores * nbytes // 4, F32)
     r = copy_in_kernel[cores](x, nbytes // 4, trace=True)
     for b in range(cores):
@@ -117,7 +124,8 @@ def test_copy_limited_by_gm_share(cores):
 def test_copy_follows_a_modified_config():
     """The cost comes from the config passed at launch, not from numbers baked into the code."""
     slow = CFG.replace(name="B2-slowdma", dma__gm_to_ub__latency_cycles=1000,
-                       dma__gm_to_ub__bytes_per_cycle=32)
+                       dma__gm_to_ub__bytes_per_cycle=32, dma__gm_to_ub__measured=(),
+                       dma__gm_to_ub__plateau_gib_per_s=0.0)
     x = np.zeros(4096, F32)
     r = copy_in_kernel[1](x, 4096, trace=True, platform=slow)
     (ev,) = events(r)
@@ -448,24 +456,24 @@ def test_enque_deque_order_pipes(nbuf):
 # ============================================================================ 4. double buffering
 def test_double_buffering_speedup_matches_hand_ratio():
     """Per tile of B bytes (fp32, 1 block, so DMA width limits, not the GM share):
-        Dx = GM->UB latency + B/128          (one input copy on MTE2)
+        Dx = GM->UB copy of B bytes          (one input copy on MTE2; the config's rule)
         Vt = R * 2 + simple latency          (R = B/256 repeats; the TQue buffers of x and y
                                               are a multiple of 512 B apart: same bank groups,
                                               so 2 c/rep)
-        D3 = UB->GM latency + B/64           (copy-out on MTE3, shorter than 2*Dx here)
+        D3 = UB->GM copy of B bytes          (copy-out on MTE3, shorter than 2*Dx here)
     1 buffer: copy-in of tile i+1 waits for the add of tile i to free the buffer, add i+1 waits
     for copy-in: T1 = N * (2*Dx + Vt) + D3.
     2 buffers: MTE2 streams back to back and the adds hide under it: T2 = N * 2*Dx + Vt + D3.
     Flag and scalar-issue cycles add a few cycles per tile (tolerance). Here (B = 24 KB, N = 8)
-    Dx = 539, Vt = 213, D3 = 587: T1 = 10915, T2 = 9424, T1/T2 = 1.158."""
+    Dx = 535, Vt = 213, D3 = 386: T1 = 10650, T2 = 9159, T1/T2 = 1.163."""
     tile, n = 6144, 8
     B = tile * 4
     assert B % 512 == 0
-    Dx = GM_UB.latency_cycles + math.ceil(B / GM_UB.bytes_per_cycle)
+    Dx = dma_cycles(GM_UB, B)
     R = B // REPEAT
     Vt = R * max(CFG.vector.simple.cycles_per_repeat_f32, BANK_CONFLICT_CPR) + \
         CFG.vector.simple.latency_f32
-    D3 = UB_GM.latency_cycles + math.ceil(B / UB_GM.bytes_per_cycle)
+    D3 = dma_cycles(UB_GM, B)
     assert D3 < 2 * Dx and Vt < 2 * Dx
     t1 = n * (2 * Dx + Vt) + D3
     t2 = n * 2 * Dx + Vt + D3
@@ -529,14 +537,14 @@ def stream_kernel(x: asc.GlobalAddress, chunks: int, chunk: asc.ConstExpr[int]):
 
 
 def test_bandwidth_bound_kernel_scales_then_flattens():
-    """48 copies of 192 KB split over c cores (48/c each). Per-core rate = min(128, 888/c) B/c:
-    888/c >= 128 for c <= 6 (time halves with the cores), 888/c < 128 from c = 7 on, where the
-    byte term is 48 * 192 KB / 888 whatever c is: the time flattens (only the per-copy latency
-    count still shrinks)."""
+    """48 copies of 192 KB split over c cores (48/c each). Per-core rate = min(one core's measured
+    plateau, 888/c) B/c: 888/c is above the plateau (46.6 B/cycle) for c < 20 (time halves with
+    the cores), below it from c = 20 on, where each copy takes bytes / share and the total is
+    48 * 192 KB / 888 whatever c is: the time flattens."""
     elems = CHUNK // 4
     x = np.zeros(TOTAL_CHUNKS * elems, F32)
-    saturate = next(c for c in range(1, 49) if HBM / c < GM_UB.bytes_per_cycle)
-    assert saturate == 7
+    saturate = next(c for c in range(1, 49) if HBM / c < GM_UB.plateau_bytes_per_cycle)
+    assert saturate == 20
     times = {}
     for c in (1, 2, 4, 8, 16, 24, 48):
         per_core = TOTAL_CHUNKS // c
@@ -547,14 +555,12 @@ def test_bandwidth_bound_kernel_scales_then_flattens():
         assert r.cores_used == c and r.bottleneck == "MTE2"
         assert r.gm_bandwidth_gbps <= r.peak_gm_bandwidth_gbps * 1.001
         times[c] = r.cycles
-    assert times[1] > times[2] > times[4] > times[8] >= times[16] >= times[24] >= times[48]
-    assert times[2] / times[1] == pytest.approx(0.5, rel=0.02)   # width-bound: linear
-    assert times[4] / times[2] == pytest.approx(0.5, rel=0.02)
-    assert times[48] / times[8] > 0.85                             # 6x the cores, ~same time
+    assert times[1] > times[2] > times[4] > times[8] > times[16] > times[24] >= times[48]
+    for c in (1, 2, 4, 8):                                         # plateau-bound: linear
+        assert times[2 * c] / times[c] == pytest.approx(0.5, rel=0.02)
     byte_term = TOTAL_CHUNKS * CHUNK / HBM
-    for c in (8, 16, 24, 48):
-        lat = (TOTAL_CHUNKS // c) * GM_UB.latency_cycles
-        assert times[c] - lat == pytest.approx(byte_term, rel=0.01)
+    for c in (24, 48):                                             # HBM-bound: flat
+        assert times[c] == pytest.approx(byte_term, rel=0.01)
 
 
 def test_blocks_beyond_core_count_run_in_waves():

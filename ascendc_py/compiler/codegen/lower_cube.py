@@ -160,7 +160,7 @@ def cube_nd2nz(fb: FnBuilder, dst_mem, dst_a, src_arg, src_off, esize, nd, n, d,
                 counted(fb, blocks, san_block)
             counted(fb, nd, san_matrix)
     nbytes = b.select(work, b.mul(b.mul(b.mul(nd, n), blocks), fb.i64(32)), fb.i64(0))
-    call_tm(fb, "dma", path, nbytes, op, site)
+    call_tm(fb, "dma", path, nbytes, b.mul(nd, n), op, site)   # one burst per source row
 
 
 def lower_nd2nz(cg: Codegen, s: ir.Intrinsic) -> None:
@@ -225,7 +225,7 @@ def cube_load2d(fb: FnBuilder, dst_mem, dst_a, src_mem, src_a, src_off, esize, s
                     _memmove(fb, dp, sp, frac)
         counted(fb, repeat, one)
     call_tm(fb, "dma", path, b.mul(b.select(b.icmp_signed(">", repeat, fb.i64(0)), repeat,
-                                            fb.i64(0)), frac), op, site)
+                                            fb.i64(0)), frac), 1, op, site)
 
 
 @lowering("load_data")
@@ -308,7 +308,7 @@ def cube_load2d_t(fb: FnBuilder, dst_mem, dst_a, src_a, esize, start, repeat, ss
                         frac_j(1, other)
         counted(fb, repeat, one)
     moved = b.select(b.icmp_signed(">", repeat, fb.i64(0)), b.mul(repeat, square), fb.i64(0))
-    call_tm(fb, "dma", path, moved, op, site)
+    call_tm(fb, "dma", path, moved, 1, op, site)
 
 
 @lowering("load_data_with_transpose")
@@ -630,7 +630,7 @@ def cube_fixpipe(fb: FnBuilder, dst_arg, dst_off, src_a, n_size, m_size, src_str
                 counted(fb, nd, matrix)
     moved = b.select(nz, b.mul(b.mul(m_size, b.mul(n1, sixteen)), es),
                      b.mul(b.mul(b.mul(nd, m_size), n_size), es))
-    call_tm(fb, "dma", path, b.select(work, moved, zero), op, site)
+    call_tm(fb, "dma", path, b.select(work, moved, zero), 1, op, site)
 
 
 @lowering("fixpipe")

@@ -3,7 +3,7 @@ their runtime-library functions (semantics and timing rule: ``ops/movement.py``)
 
 Each copy is one library call. The library checks every burst (GM bounds per argument, UB range
 and 32-byte alignment; the error names the operand and the line), moves it with ``memmove``, and
-charges the whole instruction to the DMA path once (``timing.dma``).
+charges the whole instruction to the DMA path once, with its burst count (``timing.dma``).
 """
 from __future__ import annotations
 
@@ -113,7 +113,7 @@ def data_copy(fb: FnBuilder, path, dst_mem, dst_a, dst_off, src_mem, src_a, src_
     _memmove(fb, dst, src, nbytes)
     san_copy_on_path(fb, path, dst_mem, dst_a, fb.sat_mul(dst_off, esize), src_mem, src_a,
                      fb.sat_mul(src_off, esize), nbytes, site)
-    call_tm(fb, "dma", path, nbytes, op, site)
+    call_tm(fb, "dma", path, nbytes, 1, op, site)
 
 
 @rt("path", "dst_mem", "dst_a", "dst_off", "src_mem", "src_a", "src_off", "count", "length",
@@ -137,7 +137,7 @@ def data_copy_blocks(fb: FnBuilder, path, dst_mem, dst_a, dst_off, src_mem, src_
             _memmove(fb, d, s, burst)
             san_copy_on_path(fb, path, dst_mem, dst_a, doff, src_mem, src_a, soff, burst, site)
     _bursts(fb, count, one)
-    call_tm(fb, "dma", path, b.mul(count, burst), op, site)
+    call_tm(fb, "dma", path, b.mul(count, burst), count, op, site)
 
 
 @lowering("data_copy")
@@ -221,7 +221,7 @@ def data_copy_pad(fb: FnBuilder, path, dst_mem, dst_a, dst_off, src_mem, src_a, 
                     _fill(fb, base, b.add(lbytes, length), unit, b.select(pad, pad_bits, first),
                           esize)
             _bursts(fb, count, one_in)
-    call_tm(fb, "dma", path, b.mul(count, _round_up(fb, length)), op, site)
+    call_tm(fb, "dma", path, b.mul(count, _round_up(fb, length)), count, op, site)
 
 
 def _bits(cg: Codegen, e, dtype):

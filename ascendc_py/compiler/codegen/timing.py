@@ -38,11 +38,16 @@ POSITION_PIPES = {
 }
 
 TM_FUNCTIONS: dict[str, tuple[int, callable]] = {}
+#: timing functions inlined into their callers (the copy functions of the runtime library call
+#: ``dma`` once per copy: inlined, the timing-off test costs a load and a branch, not a call)
+TM_INLINE: set[str] = set()
 
 
-def tm(nargs: int):
+def tm(nargs: int, inline: bool = False):
     def deco(fn):
         TM_FUNCTIONS[fn.__name__] = (nargs, fn)
+        if inline:
+            TM_INLINE.add(fn.__name__)
         return fn
     return deco
 
@@ -90,6 +95,8 @@ def define_all(module: L.Module) -> None:
     for name, (nargs, body) in TM_FUNCTIONS.items():
         func = L.Function(module, tm_signature(name), name=f"asc_tm_{name}")
         func.attributes.add("nounwind")
+        if name in TM_INLINE:
+            func.attributes.add("alwaysinline")
         tb = _TB(module, func)
         off = tb.b.icmp_signed("==", tb.ld(abi.TIMING_ON), tb.i64(0))
         with tb.b.if_then(off, likely=False):
@@ -174,20 +181,42 @@ def vec(tb: _TB, op, cls, fam, count, esize, a0, a1, site):
     _issue(tb, tb.i64(int(PipeID.PIPE_V)), occ, lat, op, site)
 
 
-@tm(4)
-def dma(tb: _TB, path, nbytes, op, site):
-    """A transfer on ``path``: latency + bytes / min(path width, this core's GM share)."""
+@tm(5, inline=True)
+def dma(tb: _TB, path, nbytes, bursts, op, site):
+    """One copy of ``nbytes`` in ``bursts`` equal bursts on ``path`` (the rule is stated in
+    ``simulator/dma_costs.py``; ``DmaCosts.copy_cycles`` is the same in Python): the path's
+    lone-copy curve, at least ``bytes / GM share`` on a path touching GM, plus the per-burst
+    cost. The whole cost occupies the path's pipe."""
     b = tb.b
     base = b.add(tb.i64(TP.PATH_BASE), b.mul(path, tb.i64(TP.PATH_FIELDS)))
-    width = tb.cost(base)
-    share = tb.cost(TP.GM_SHARE)
+    size = tb.f(nbytes)
+    # the lone-copy curve: the last knot at or below the size (branch-free count), its slope
+    curve = b.add(tb.i64(TP.CURVE_BASE), b.mul(path, tb.i64(TP.CURVE_FIELDS)))
+    k = tb.i64(0)
+    for j in range(1, TP.KNOTS_MAX):
+        below = b.fcmp_ordered("<=", tb.cost(b.add(curve, tb.i64(j * TP.KNOT_FIELDS))), size)
+        k = b.add(k, b.zext(below, I64))
+    at = b.add(curve, b.mul(k, tb.i64(TP.KNOT_FIELDS)))
+    cycles = b.fadd(tb.cost(b.add(at, tb.i64(1))),
+                    b.fmul(b.fsub(size, tb.cost(at)), tb.cost(b.add(at, tb.i64(2)))))
+    # the GM share (this core's part of the chip's HBM bandwidth for the launch) applies here
     gm = b.fcmp_ordered("!=", tb.cost(b.add(base, tb.i64(3))), L.Constant(F64, 0.0))
-    narrower = b.and_(gm, b.fcmp_ordered("<", share, width))
-    bw = b.select(narrower, share, width)
-    transfer = tb.ceil_i(b.fdiv(tb.f(nbytes), bw))
-    latency = tb.ceil_i(tb.cost(b.add(base, tb.i64(1))))
+    share_cycles = b.fdiv(size, tb.cost(TP.GM_SHARE))
+    cycles = b.select(b.and_(gm, b.fcmp_ordered(">", share_cycles, cycles)), share_cycles,
+                      cycles)
+    # bursts: request units issued beyond those of one contiguous copy of the same bytes
+    extra_slot = tb.alloca_builder.alloca(I64, name="burst_extra")
+    b.store(tb.i64(0), extra_slot)
+    with b.if_then(b.icmp_signed(">", bursts, tb.i64(1))):   # integer divisions only here
+        unit = b.fptosi(tb.cost(TP.BURST_BYTES), I64)
+        units = b.sub(b.mul(bursts, tb.ceil_div(tb.ceil_div(nbytes, bursts), unit)),
+                      tb.ceil_div(nbytes, unit))
+        units = tb.smax(units, tb.i64(0))
+        b.store(tb.ceil_i(b.fmul(tb.f(units), tb.cost(TP.BURST_CYCLES))), extra_slot)
+    extra = b.load(extra_slot, typ=I64)
     pipe = b.fptosi(tb.cost(b.add(base, tb.i64(2))), I64)
-    occ = b.select(b.icmp_signed(">", nbytes, tb.i64(0)), b.add(latency, transfer), tb.i64(0))
+    occ = b.select(b.icmp_signed(">", nbytes, tb.i64(0)), b.add(tb.ceil_i(cycles), extra),
+                   tb.i64(0))
     tb.count(b.add(tb.i64(TP.ELEM_BASE), op), nbytes)
     tb.count(b.add(tb.i64(TP.BYTES_BASE), path), nbytes)
     _issue(tb, pipe, occ, tb.i64(0), op, site)
