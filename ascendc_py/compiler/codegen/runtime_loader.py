@@ -50,11 +50,7 @@ def ensure_loaded() -> None:
         if entry is not None and jit.elf_is_sound(entry[0]):
             obj, symbols, meta = entry
         else:
-            from . import intrinsics  # noqa: F401  (registers lowerings and library definers)
-            from .runtime_lib import _symbols, build_module
-            module = build_module()
-            symbols = list(_symbols())
-            obj, _ = jit.emit_object(str(module))
+            obj, symbols = _build(cached=so is not None)
             meta = {}
         # the shared library is loaded only if it is the one linked from this object code
         # (size and SHA-256 recorded when it was linked): a truncated or patched file in the
@@ -80,6 +76,27 @@ def ensure_loaded() -> None:
             for name, address in _addresses.items():
                 llvm.add_symbol(name, address)
         _loaded = True
+
+
+def _build(cached: bool) -> tuple[bytes, list]:
+    """Generate and compile the library (several seconds): (object code, symbol names). Says
+    so on stderr, since a user's first launch waits for it."""
+    import sys
+    import time
+    from .. import jit
+    from . import intrinsics  # noqa: F401  (registers lowerings and library definers)
+    from .runtime_lib import _symbols, build_module
+    print("ascendc_py: building the runtime library of vector loops and timing functions "
+          + ("(once for this compiler version and CPU; later processes load it from the "
+             "cache) ..." if cached else "(no usable cache: in every process) ..."),
+          file=sys.stderr, flush=True)
+    t0 = time.perf_counter()
+    module = build_module()
+    symbols = list(_symbols())
+    obj, _ = jit.emit_object(str(module))
+    print(f"ascendc_py: runtime library built in {time.perf_counter() - t0:.1f} s",
+          file=sys.stderr, flush=True)
+    return obj, symbols
 
 
 def _so_mismatch(so, meta: dict) -> bool:
