@@ -67,9 +67,10 @@ def _trace(tb: _TB, start, occ, lat, pipe: int, site, op) -> None:
                 tb.add_slot(abi.TRACE_DROPPED, tb.i64(1))
 
 
-@tm(23)
+@tm(24)
 def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1, step_ka,
-           step_kb, order, db_l0c, a_dt, c_dt, c_mem, org_m, org_n, org_k, cores, op, site):
+           step_kb, order, db_l0c, a_dt, c_dt, c_mem, org_m, org_n, org_k, cores, op, site,
+           serve):
     b = tb.b
     z, one = tb.i64(0), tb.i64(1)
     f0 = L.Constant(F64, 0.0)
@@ -111,9 +112,15 @@ def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1
     l2 = tb.cost(TP.L2_READ)
     footprint = b.add(b.mul(b.add(b.mul(org_m, org_k), b.mul(org_k, org_n)), es_in),
                       b.mul(b.mul(org_m, org_n), es_c))
-    fits = b.fcmp_ordered("<=", tb.f(footprint), tb.cost(TP.L2_SIZE))
+    # the fraction of re-reads that hit L2 (module docstring): min(1, L2_SIZE / footprint)
+    hit = fmin(L.Constant(F64, 1.0), b.fdiv(tb.cost(TP.L2_SIZE),
+                                            tb.f(smax(footprint, one))))
+    fits = b.fcmp_ordered(">=", hit, L.Constant(F64, 1.0))
     first_rate = fmin(w_gm, share)
-    re_rate = b.select(fits, fmin(w_gm, l2), first_rate)
+    # cycles per re-read byte: hits at the L2 rate, misses at the HBM share
+    re_cpb = b.fadd(b.fdiv(hit, fmin(w_gm, l2)),
+                    b.fdiv(b.fsub(L.Constant(F64, 1.0), hit), first_rate))
+    re_rate = b.select(fits, fmin(w_gm, l2), b.fdiv(L.Constant(F64, 1.0), re_cpb))
     unique = b.mul(b.add(b.mul(org_m, org_k), b.mul(org_k, org_n)), es_in)
     area = b.fdiv(tb.f(b.mul(tm_, tn)), tb.f(smax(b.mul(m, n), one)))
     first_left = var(b.fmul(b.fdiv(tb.f(unique), tb.f(smax(cores, one))), area), F64)
@@ -149,7 +156,9 @@ def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1
         fb_ = tb.f(nbytes)
         first = fmin(fb_, ld(first_left, F64))
         b.store(b.fsub(ld(first_left, F64), first), first_left)
-        hbm = b.select(fits, tb.ceil_i(first), nbytes)   # bytes that come from HBM
+        # bytes that come from HBM: the first reads and the re-reads that miss L2
+        hbm = tb.ceil_i(b.fadd(first, b.fmul(b.fsub(fb_, first),
+                                            b.fsub(L.Constant(F64, 1.0), hit))))
         cycles = b.fadd(b.fdiv(first, first_rate), b.fdiv(b.fsub(fb_, first), re_rate))
         dur = cyc(cycles)
         slot_free = b.select(two, ld(end2), ld(end1))
@@ -229,9 +238,15 @@ def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1
         tb.st(abi.PIPE_DONE + p, tb.max(tb.ld(abi.PIPE_DONE + p), done))
         tb.add_slot(abi.PIPE_BUSY + p, ld(busy[p]))
         tb.add_slot(abi.PIPE_COUNT + p, one)
-    # synchronous call: the scalar unit waits for the last FIX (a stall, not issue work)
-    tb.st(abi.T_SCALAR, tb.max(t0, ld(fix_done)))
-    tb.add_slot(abi.STALL_FLAG + int(PipeID.PIPE_S), smax(b.sub(ld(fix_done), t0), z))
+    # synchronous call: the scalar unit waits for the last FIX (a stall, not issue work); a
+    # server (the AIC of a mix kernel) goes on to the next request: the result's time goes to
+    # ctx[XC_TIME] for the requester
+    with b.if_else(b.icmp_signed("==", serve, z)) as (direct, served):
+        with direct:
+            tb.st(abi.T_SCALAR, tb.max(t0, ld(fix_done)))
+            tb.add_slot(abi.STALL_FLAG + int(PipeID.PIPE_S), smax(b.sub(ld(fix_done), t0), z))
+        with served:
+            tb.st(abi.XC_TIME, tb.max(t0, ld(fix_done)))
     for key, (src, dst) in (("GM_L1", ("GM", "L1")), ("L1_L0A", ("L1", "L0A")),
                             ("L1_L0B", ("L1", "L0B")), ("L0C_OUT", ("L0C", "GM"))):
         tb.count(tb.i64(TP.BYTES_BASE + TP.PATHS.index((src, dst))), ld(moved[key]))
