@@ -11,6 +11,11 @@ launch when the kernel synchronises across blocks (then ``block_dim`` may not ex
 cores, as on hardware). They share a *group state* array (``xcore_layout.py``) through
 ``ctx[XC_STATE]``; waits block natively (``codegen/lower_crosscore.py``).
 
+In a mix kernel using the Matmul API, the AIC becomes its block's Matmul server at
+``register_matmul``: the AIVs' Matmul calls are timed on its pipes, in a deterministic order
+(``compiler/codegen/lower_mmserver.py``), through the same group state. Its cost table's HBM
+share counts the AIVs only when the kernel has copies of its own (``_aivs_copy_gm``).
+
 Vector kernels without cross-core operations never come here: ``runtime._run`` keeps its own
 fast path for them.
 """

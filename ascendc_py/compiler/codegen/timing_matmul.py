@@ -24,12 +24,23 @@ base_k step of K:
 GM read model: the launch's first reads of A and B (their unique bytes, (M*K + K*N) x size,
 shared evenly by the ``used_core_num`` cores; a tile call gets its share by area) come at the
 core's HBM share (``GM_SHARE``); every other read is a re-read of a panel already read in this
-launch and comes from L2 at ``L2_READ`` while the launch's GM footprint (A + B + C) fits
-``L2_SIZE`` (else at the HBM share too). The report's ``bytes_moved["GM->L1"]`` (and so its GM
-bandwidth) counts the HBM bytes only, not the L2 re-reads. C writes go at the L0C->GM width capped the same way.
-All occupancies are divided by ``CUBE_RATE`` (the share of the cube this sub-core gets: 0.5 for
-each AIV of a mix AI Core). The call is synchronous: the scalar unit continues after the last
-FIX (``sync=True``, the default of iterate_all/get_tensor_c).
+launch. A re-read hits L2 (at ``L2_READ``) with the fraction ``h = min(1, L2_SIZE / F)`` of
+its bytes, F being the launch's GM footprint (A + B + C), and the rest comes from HBM at the
+share. The fraction is the LRU stack-distance argument (Mattson et al., "Evaluation
+techniques for storage hierarchies", IBM Systems Journal 9(2), 1970: an LRU cache of C bytes
+hits exactly the references whose reuse distance, the distinct bytes touched since the
+previous use, is below C) with reuse distances assumed spread evenly over (0, F]: the cores
+sweep A and B concurrently, so a panel's next use comes anywhere from one tile to a whole pass
+over the operands later. It is 1 while the footprint fits and falls smoothly (as L2/F) past
+it, instead of the step from all-hit to all-miss. The report's ``bytes_moved["GM->L1"]``
+(and so its GM bandwidth) counts the HBM bytes: first reads plus missed re-reads. C writes go
+at the L0C->GM width capped by the re-read rate.
+All occupancies are divided by ``CUBE_RATE`` (1 on an AIC; an AIV of a mix AI Core times a call
+itself only when its AIC serves no requests, at 0.5). The call is synchronous (``serve`` 0):
+the scalar unit continues after the last FIX (``sync=True``, the default of
+iterate_all/get_tensor_c). With ``serve`` 1 (the AIC of a mix kernel serving an AIV's request,
+``lower_mmserver.py``) the AIC's scalar goes on at once and the result's time goes to
+``ctx[XC_TIME]``.
 """
 from __future__ import annotations
 
