@@ -173,3 +173,52 @@ def test_a_vector_kernel_may_hold_matmul_code_it_never_runs():
     report = guarded[1](a, b, c, np.zeros(256, np.float32), tiling, False, False, False)
     assert report.kernel_type == "AIV_ONLY" and not c.any()
     assert "matmul_iterate_all" not in report.instructions
+
+
+@asc.kernel(kernel_type=asc.KernelType.MIX_AIC_1_2)
+def _mm_aiv_registers(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress,
+                      tiling: asc.adv.TCubeTiling, wait_forever: asc.ConstExpr[bool]):
+    """register_matmul only on the AIVs: the AIC never serves. With ``wait_forever`` AIV0 waits
+    for a flag nobody sets (while the AIC serves)."""
+    if asc.ascend_is_aiv() or wait_forever:
+        ag, bg, cg = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
+        ag.set_global_buffer(a)
+        bg.set_global_buffer(b)
+        cg.set_global_buffer(c)
+        mm = asc.adv.Matmul(
+            a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, ag.dtype),
+            b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, bg.dtype),
+            c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, cg.dtype))
+        asc.adv.register_matmul(asc.TPipe(), c, mm, tiling)
+        if wait_forever:
+            asc.cross_core_wait_flag(3)
+        if asc.get_block_idx() == 0:
+            mm.set_tensor_a(ag)
+            mm.set_tensor_b(bg)
+            mm.iterate_all(cg)
+            mm.end()
+
+
+def test_an_aiv_without_a_serving_aic_times_its_request_itself():
+    """The AIC never reached register_matmul (it finished): AIV0's request falls back to its
+    own cube pipes at CUBE_RATE 0.5 (twice the AIC's M pipe time), no wait is recorded."""
+    a, b = _ones()
+    tiling = K.make_tiling(128, 256, 128, dim=1)
+    c = np.zeros((128, 256), np.float32)
+    report = _mm_aiv_registers[1](a, b, c, tiling, False)
+    assert (c == 128).all()
+    _, full, _ = K.run_all(a, b, "float32", dim=1)
+    (aiv0,) = _units(report, "AIV0")
+    assert _busy(aiv0)["M"] == 2 * full.pipe_busy["M"] and aiv0.mm_waits == 0
+    (aic,) = _units(report, "AIC")
+    assert not any(_busy(aic)[p] for p in CUBE_PIPES)
+
+
+def test_a_serving_aic_does_not_hide_a_deadlock():
+    """The idle server counts as blocked for the deadlock scan: an AIV waiting for a flag only
+    it could have got is a CrossCoreDeadlockError, not a hang."""
+    a, b = _ones()
+    tiling = K.make_tiling(128, 256, 128, dim=1)
+    c = np.zeros((128, 256), np.float32)
+    with pytest.raises(asc.CrossCoreDeadlockError):
+        _mm_aiv_registers[1](a, b, c, tiling, True)
