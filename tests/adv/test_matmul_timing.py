@@ -51,9 +51,10 @@ def test_l2_overflow_reads_at_the_hbm_share():
 
 
 def test_l2_hit_fraction_falls_gradually_past_l2():
-    """Re-reads hit L2 with the fraction min(1, L2 / footprint) (timing_matmul.py): as L2
-    shrinks past the launch's footprint (1024^3: A + B + C = 8 MiB) the cycles and the HBM
-    bytes grow monotonically and smoothly, without the old all-or-nothing cliff."""
+    """Re-reads hit L2 with the fraction min(1, L2 / reuse distance) (timing_matmul.py); at
+    1024^3 on 24 cores both operands' distances reach the whole footprint (A + B + C = 8 MiB),
+    so as L2 shrinks past it the cycles and the HBM bytes grow monotonically and smoothly,
+    the extra HBM bytes as 1 - L2 / footprint, without the old all-or-nothing cliff."""
     footprint = 1024 * 1024 * (2 + 2 + 4)
     fracs = (2.0, 1.0, 0.95, 0.9, 0.75, 0.5, 0.25)
     runs = [_cycles(1024, 1024, 1024,
