@@ -10,7 +10,8 @@ which does the whole job natively:
    scratch, multiplies with the host BLAS (``blas.call_sgemm``), adds the bias and rounds once
    to C's dtype (float16 round-to-nearest-even, bfloat16 RNE, float32);
 4. writes C (GM row stride ``ldc``; a UB tile row stride base_n when en_sequential_write);
-5. times the instruction sequence (``timing_matmul.py``).
+5. times the instruction sequence (``timing_matmul.py``): on an AIV of a mix kernel, by
+   sending the request to its AIC, the Matmul server (``lower_mmserver.py``).
 """
 from __future__ import annotations
 
