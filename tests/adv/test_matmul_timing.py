@@ -73,3 +73,30 @@ def test_l2_hit_fraction_falls_gradually_past_l2():
     misses = [1 - f for f in fracs[2:]]
     for e, miss in zip(extra, misses):
         assert abs(e / extra[-1] - miss / misses[-1]) < 0.02, (extra, misses)
+
+
+def test_l2_misses_start_at_the_reuse_distance_not_the_footprint():
+    """4096 x 4096 x 512 on 24 cores (M-first; B stays in L1, A panels are re-read once per
+    column of tiles): footprint 72 MiB, but A's re-reads come back after a sweep of about
+    34 MiB (all of A, the B panels in flight, the C tiles written meanwhile), so the HBM bytes
+    stay at the first reads until L2 drops below that, then grow smoothly; the cycles grow
+    monotonically with no step."""
+    m = n = 4096
+    k = 512
+    a = np.ones((m, k), np.float16)
+    b = np.ones((k, n), np.float16)
+    mib = 1 << 20
+    runs = []
+    for l2 in (80, 64, 48, 40, 32, 24, 16, 8):
+        with asc.simulator.config.using_platform(ASCEND910B2.replace(gm__l2_size=l2 * mib)):
+            _, report, tiling = K.run_all(a, b, "float32")
+        runs.append((l2, report.cycles, report.bytes_moved["GM->L1"]))
+    assert tiling.iterate_order == 0
+    first = runs[0][2]
+    assert all(h == first for l2, _, h in runs if l2 >= 40), runs
+    assert all(h > first for l2, _, h in runs if l2 <= 24), runs
+    cycles = [c for _, c, _ in runs]
+    hbm = [h for _, _, h in runs]
+    assert all(x <= y for x, y in zip(cycles, cycles[1:])), runs
+    assert all(x <= y for x, y in zip(hbm, hbm[1:])), runs
+    assert all(y < 1.1 * x for x, y in zip(cycles, cycles[1:])), runs
