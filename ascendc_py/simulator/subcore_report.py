@@ -7,7 +7,8 @@ the core count run in later waves, and the chip time is the slowest core's. Pipe
 those of the critical core (per pipe, its busiest sub-core), stalls those of its critical
 sub-core, with the cycles it waited at cross-core waits as the "cross-core wait" cause. The
 rows per sub-core show each sub-core of the critical core with the pipes it has (AIC: M, MTE1,
-MTE2, FIX; AIV: V, MTE2, MTE3).
+MTE2, FIX; AIV: V, MTE2, MTE3); in a mix kernel the AIC row carries the Matmul work it did for
+its AIVs, and an AIV row says how long its scalar unit waited for Matmul results.
 """
 from __future__ import annotations
 
@@ -55,7 +56,8 @@ def from_subcore_launch(cls, *, kernel: str, platform, result, compiled, **host)
             acc = slots.setdefault(t.label, {"core_type": t.core_type, "cycles": 0,
                                              "busy": zeros.copy(), "stall_flag": zeros.copy(),
                                              "stall_scalar": zeros.copy(), "queue": 0,
-                                             "scalar": 0, "cross": 0, "waits": 0})
+                                             "scalar": 0, "cross": 0, "waits": 0,
+                                             "mm": 0, "mm_waits": 0})
             acc["cycles"] += t.cycles
             acc["busy"] += t.pipe_busy
             acc["stall_flag"] += t.stall_flag
@@ -64,6 +66,8 @@ def from_subcore_launch(cls, *, kernel: str, platform, result, compiled, **host)
             acc["scalar"] += t.scalar_busy
             acc["cross"] += t.cross_wait
             acc["waits"] += t.cross_waits
+            acc["mm"] += t.mm_wait
+            acc["mm_waits"] += t.mm_waits
     busy = zeros.copy()
     for acc in slots.values():
         busy = np.maximum(busy, acc["busy"])
@@ -101,8 +105,10 @@ def from_subcore_launch(cls, *, kernel: str, platform, result, compiled, **host)
                            if n != "S" and n not in names and acc["busy"][i])
             share = ", ".join(f"{n} {100.0 * acc['busy'][PIPE_NAMES.index(n)] / cycles:.1f} %"
                               if cycles else f"{n} 0.0 %" for n in names)
+            mm = (f"; matmul wait {acc['mm']:,} cycles ({acc['mm_waits']} requests)"
+                  if acc["mm_waits"] else "")
             rows.append((f"  {label}", f"{acc['cycles']:>12,} cycles; {share}; cross-core wait "
-                                       f"{acc['cross']:,} cycles ({acc['waits']} waits)"))
+                                       f"{acc['cross']:,} cycles ({acc['waits']} waits){mm}"))
     return cls(
         kernel=kernel, block_dim=result.block_dim, platform=platform.name,
         clock_mhz=platform.clock_mhz, cycles=int(cycles), time_us=seconds * 1e6,

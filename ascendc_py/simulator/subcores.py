@@ -11,6 +11,11 @@ launch when the kernel synchronises across blocks (then ``block_dim`` may not ex
 cores, as on hardware). They share a *group state* array (``xcore_layout.py``) through
 ``ctx[XC_STATE]``; waits block natively (``codegen/lower_crosscore.py``).
 
+In a mix kernel using the Matmul API, the AIC becomes its block's Matmul server at
+``register_matmul``: the AIVs' Matmul calls are timed on its pipes, in a deterministic order
+(``compiler/codegen/lower_mmserver.py``), through the same group state. Its cost table's HBM
+share counts the AIVs only when the kernel has copies of its own (``_aivs_copy_gm``).
+
 Vector kernels without cross-core operations never come here: ``runtime._run`` keeps its own
 fast path for them.
 """
@@ -214,6 +219,8 @@ class SubcoreTiming(BlockTiming):
     label: str = "AIV"         # 'AIC', 'AIV', 'AIV0', 'AIV1'
     cross_wait: int = 0        # cycles its scalar unit waited at cross-core waits
     cross_waits: int = 0       # cross-core waits executed
+    mm_wait: int = 0           # cycles its scalar unit waited for Matmul results (mix AIV)
+    mm_waits: int = 0          # Matmul requests it sent to its AIC
 
 
 @dataclass
@@ -255,7 +262,10 @@ def run(compiled, plan: Plan, platform, block_dim, gm_args, scalar_values, trace
     active_aic, active_aiv = active_cores(lay, block_dim, platform)
     active = max(1, active_aic + active_aiv)
     cost_aiv = _costs(platform, active, 0.5 if lay.n_aiv == 2 else 1.0)
-    cost_aic = _costs(platform, active, 1.0)
+    # the AIC (which also times its AIVs' Matmul requests) shares HBM with the cores that
+    # move GM data: the AIVs only when they copy GM data themselves
+    cost_aic = _costs(platform, max(1, active_aic + (active_aiv if _aivs_copy_gm(compiled)
+                                                     else 0)), 1.0)
     sizes = local_memory_sizes(platform)
     mem_aic = [m for m in compiled.memories if m in AIC_MEMORIES]
     mem_aiv = [m for m in compiled.memories if m in AIV_MEMORIES]
@@ -353,7 +363,9 @@ def run(compiled, plan: Plan, platform, block_dim, gm_args, scalar_values, trace
             bt.scalar_busy = max(0, bt.scalar_busy - int(ctx[abi.XC_STALL]))  # waiting, not busy
             timings[key] = SubcoreTiming(**vars(bt), core_type=core_type, sub=sub, label=label,
                                          cross_wait=int(ctx[abi.XC_STALL]),
-                                         cross_waits=int(ctx[abi.XC_WAITS]))
+                                         cross_waits=int(ctx[abi.XC_WAITS]),
+                                         mm_wait=int(ctx[abi.MM_STALL]),
+                                         mm_waits=int(ctx[abi.MM_WAITS]))
 
     def run_group(blocks: list) -> None:
         g = new_group(blocks)
@@ -396,6 +408,13 @@ def run(compiled, plan: Plan, platform, block_dim, gm_args, scalar_values, trace
     return SubcoreLaunch(block_dim, wall, [timings[k] for k in sorted(timings)],
                          _output(compiled, printed), kernel_type=lay.kernel_type, layout=lay,
                          cores=cores, active_aic=active_aic, active_aiv=active_aiv)
+
+
+def _aivs_copy_gm(compiled) -> bool:
+    """Whether the kernel has copies of its own (``data_copy``, ``data_copy_pad``; besides
+    Matmul calls, which its AIC times): its AIVs then count as HBM consumers for the AIC's
+    loads too. A static approximation: a kernel whose copies are all local still counts."""
+    return any(s.op.startswith("data_copy") for s in compiled.sites)
 
 
 def _check_gm_overlaps(compiled, plan: Plan, logs: dict) -> None:

@@ -25,7 +25,9 @@ from __future__ import annotations
 USER_FLAGS = 11                      # flag ids 0..10 (A2/A3)
 SYNC_AIV_FLAG = 11                   # sync_all(): a mode-0 barrier of the AIVs
 SYNC_ALL_FLAG = 12                   # sync_all(is_aiv_only=False): a barrier of every sub-core
-NFLAGS = 13
+SERVER_FLAG = 13                     # never set: an idle Matmul server (the AIC of a mix kernel)
+                                     # is "blocked" on it for the deadlock scan of cross-core waits
+NFLAGS = 14
 COUNTER_LIMIT = 16                   # Ascend C: a flag's counter holds at most 16 sets
 RING_CAP = 16
 RING_SLOTS = 2 + RING_CAP            # head, count, cycle stamps
@@ -56,7 +58,15 @@ U_BLOCK = 4          # block index within the group
 U_SUB = 5            # sub-block index (AIVs)
 U_CNT = 8            # NFLAGS rings: its counters
 U_ARR = U_CNT + NFLAGS * RING_SLOTS   # NKINDS * NFLAGS rings: its pending barrier arrivals
-UNIT_SLOTS = U_ARR + NKINDS * NFLAGS * RING_SLOTS
+# Matmul requests of a mix kernel (``compiler/codegen/lower_mmserver.py``)
+U_MM = U_ARR + NKINDS * NFLAGS * RING_SLOTS
+U_MM_STATE = U_MM + 0   # AIV: 0 no request, 1 request pending, 2 served; AIC: 1 while serving
+U_MM_T = U_MM + 1       # AIV: simulated time of its pending request
+U_MM_LB = U_MM + 2      # AIV: none of its later requests comes before this time
+U_MM_RESP = U_MM + 3    # AIV: when the served request's result is ready (the AIV's clock)
+U_MM_ARGS = U_MM + 4    # AIV: the request's MM_NARGS arguments (``timing_matmul.matmul``'s)
+MM_NARGS = 23
+UNIT_SLOTS = U_MM_ARGS + MM_NARGS
 
 #: cycles from a cross-core set to the wait it releases: no published figure exists
 #: (reference/aicore_params.md §1.6 "cross-core latency: not found"; the CA model charges

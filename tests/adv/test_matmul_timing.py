@@ -1,8 +1,8 @@
 """Timing of Matmul calls: cycles grow with the work, more cores finish sooner, a mid-size
 float16 product reaches a good share of the modeled cube peak, the L2 re-read model (a
-footprint beyond L2 is slower), and the report's efficiency helper. The launches are of the
-cube-only kernel (one AIC per block, the Matmul at the full cube rate); mix kernels' half rate
-is in test_matmul_mix.py."""
+footprint beyond L2 is slower, gradually), and the report's efficiency helper. The launches are of the
+cube-only kernel (one AIC per block); mix kernels (whose AICs serve their AIVs' requests)
+are in test_matmul_mix.py."""
 from __future__ import annotations
 
 import numpy as np
@@ -48,3 +48,55 @@ def test_l2_overflow_reads_at_the_hbm_share():
     assert spills.pipe_busy["MTE2"] > 2 * fits.pipe_busy["MTE2"]
     # HBM bytes: only first reads when it fits, every panel read when it does not
     assert spills.bytes_moved["GM->L1"] > 3 * fits.bytes_moved["GM->L1"]
+
+
+def test_l2_hit_fraction_falls_gradually_past_l2():
+    """Re-reads hit L2 with the fraction min(1, L2 / reuse distance) (timing_matmul.py); at
+    1024^3 on 24 cores both operands' distances reach the whole footprint (A + B + C = 8 MiB),
+    so as L2 shrinks past it the cycles and the HBM bytes grow monotonically and smoothly,
+    the extra HBM bytes as 1 - L2 / footprint, without the old all-or-nothing cliff."""
+    footprint = 1024 * 1024 * (2 + 2 + 4)
+    fracs = (2.0, 1.0, 0.95, 0.9, 0.75, 0.5, 0.25)
+    runs = [_cycles(1024, 1024, 1024,
+                    platform=ASCEND910B2.replace(gm__l2_size=int(footprint * f)))
+            for f in fracs]
+    cycles = [r.cycles for r in runs]
+    hbm = [r.bytes_moved["GM->L1"] for r in runs]
+    assert cycles[0] == cycles[1] and hbm[0] == hbm[1]       # fits: only first reads
+    assert all(x <= y for x, y in zip(cycles, cycles[1:])), cycles
+    assert all(x < y for x, y in zip(hbm[1:], hbm[2:])), hbm
+    # 5 % less L2 than the footprint costs a few per cent, not a step to the HBM share
+    assert cycles[2] < 1.05 * cycles[1], cycles
+    # the extra HBM bytes follow the miss fraction 1 - L2 / footprint
+    first = hbm[1]
+    extra = [h - first for h in hbm[2:]]
+    misses = [1 - f for f in fracs[2:]]
+    for e, miss in zip(extra, misses):
+        assert abs(e / extra[-1] - miss / misses[-1]) < 0.02, (extra, misses)
+
+
+def test_l2_misses_start_at_the_reuse_distance_not_the_footprint():
+    """4096 x 4096 x 512 on 24 cores (M-first; B stays in L1, A panels are re-read once per
+    column of tiles): footprint 72 MiB, but A's re-reads come back after a sweep of about
+    34 MiB (all of A, the B panels in flight, the C tiles written meanwhile), so the HBM bytes
+    stay at the first reads until L2 drops below that, then grow smoothly; the cycles grow
+    monotonically with no step."""
+    m = n = 4096
+    k = 512
+    a = np.ones((m, k), np.float16)
+    b = np.ones((k, n), np.float16)
+    mib = 1 << 20
+    runs = []
+    for l2 in (80, 64, 48, 40, 32, 24, 16, 8):
+        with asc.simulator.config.using_platform(ASCEND910B2.replace(gm__l2_size=l2 * mib)):
+            _, report, tiling = K.run_all(a, b, "float32")
+        runs.append((l2, report.cycles, report.bytes_moved["GM->L1"]))
+    assert tiling.iterate_order == 0
+    first = runs[0][2]
+    assert all(h == first for l2, _, h in runs if l2 >= 40), runs
+    assert all(h > first for l2, _, h in runs if l2 <= 24), runs
+    cycles = [c for _, c, _ in runs]
+    hbm = [h for _, _, h in runs]
+    assert all(x <= y for x, y in zip(cycles, cycles[1:])), runs
+    assert all(x <= y for x, y in zip(hbm, hbm[1:])), runs
+    assert all(y < 1.1 * x for x, y in zip(cycles, cycles[1:])), runs

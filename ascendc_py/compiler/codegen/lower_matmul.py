@@ -10,13 +10,14 @@ which does the whole job natively:
    scratch, multiplies with the host BLAS (``blas.call_sgemm``), adds the bias and rounds once
    to C's dtype (float16 round-to-nearest-even, bfloat16 RNE, float32);
 4. writes C (GM row stride ``ldc``; a UB tile row stride base_n when en_sequential_write);
-5. times the instruction sequence (``timing_matmul.py``).
+5. times the instruction sequence (``timing_matmul.py``): on an AIV of a mix kernel, by
+   sending the request to its AIC, the Matmul server (``lower_mmserver.py``).
 """
 from __future__ import annotations
 
 from llvmlite import ir as L
 
-from ...dsl.kernel_types import MODE_VECTOR
+from ...dsl.kernel_types import MODE_MIX, MODE_VECTOR
 from ...dsl.types import DataType, Memory, bfloat16, float16, float32, int8
 from ...simulator import abi
 from ..ops.matmul import DTYPE_CODES, MATMUL_ARGS
@@ -26,6 +27,7 @@ from .intrinsics import call_checked
 from .rtfuncs import call_rt, call_tm, counted, rt
 from .types import F32, I32, I64, PTR, convert, memory_type
 from . import timing_matmul  # noqa: F401,E402  (registers asc_tm_matmul)
+from . import lower_mmserver  # noqa: F401,E402  (registers the Matmul server of mix kernels)
 
 E = abi.ErrorCode
 IN_TYPES = (float16, bfloat16, float32)
@@ -304,9 +306,18 @@ def matmul(fb: FnBuilder, site, **a):
     for base_, v in ((TP.COUNT_BASE, one), (TP.ELEM_BASE, b.mul(b.mul(tm, tn), k))):
         p = b.gep(counters, [b.add(fb.i64(base_), a["op"])], source_etype=I64)
         b.store(b.add(b.load(p, typ=I64), v), p)
-    call_tm(fb, "matmul", tm, tn, k, m, n, a["base_m"], a["base_n"], a["base_k"], a["depth_a1"],
-            a["depth_b1"], a["step_ka"], a["step_kb"], a["order"], a["db_l0c"], a["a_dt"],
-            a["c_dt"], a["c_mem"], a["org_m"], a["org_n"], a["org_k"], a["cores"], a["op"], site)
+    targs = (tm, tn, k, m, n, a["base_m"], a["base_n"], a["base_k"], a["depth_a1"],
+             a["depth_b1"], a["step_ka"], a["step_kb"], a["order"], a["db_l0c"], a["a_dt"],
+             a["c_dt"], a["c_mem"], a["org_m"], a["org_n"], a["org_k"], a["cores"], a["op"])
+    # on an AIV of a mix kernel the request is timed by its AIC (lower_mmserver.py)
+    on_aiv = b.and_(b.icmp_signed("==", fb.ld(abi.KERNEL_MODE), fb.i64(MODE_MIX)),
+                    b.icmp_signed("==", fb.ld(abi.CORE_TYPE), fb.i64(0)))
+    on_aiv = b.and_(on_aiv, b.icmp_signed("!=", fb.ld(abi.XC_STATE), fb.i64(0)))
+    with b.if_else(on_aiv) as (request, own):
+        with request:
+            call_rt(fb, "mm_request", *targs, site)
+        with own:
+            call_tm(fb, "matmul", *targs, site, fb.i64(0))
 
 
 def _sanitize(fb: FnBuilder, a, c_first, tm, tn, ldc, es_c, site) -> None:
@@ -376,11 +387,16 @@ def lower_matmul(cg: Codegen, s) -> None:
 
 @lowering("matmul_register")
 def lower_register(cg: Codegen, s) -> None:
-    """The result is 1 on the cube core (AIC) of a mix kernel: it becomes the matmul server."""
+    """The result is 1 on the cube core (AIC) of a mix kernel: it becomes the matmul server
+    (``lower_mmserver.mm_serve``: it times its AIVs' requests until they finish), then its
+    kernel ends."""
     mode = cg.ld(abi.KERNEL_MODE)
     core = cg.ld(abi.CORE_TYPE)
-    server = cg.b.and_(cg.b.icmp_signed("==", mode, cg.i64(2)),
+    server = cg.b.and_(cg.b.icmp_signed("==", mode, cg.i64(MODE_MIX)),
                        cg.b.icmp_signed("==", core, cg.i64(1)))
+    server = cg.b.and_(server, cg.b.icmp_signed("!=", cg.ld(abi.XC_STATE), cg.i64(0)))
+    with cg.b.if_then(server):
+        call_checked(cg, runtime_lib.declare_rt(cg.module, "mm_serve"), [], s.op, ())
     (res,) = s.results
     cg.b.store(cg.b.zext(server, I64), cg.var(res))
     cg.scalar_cost(1)

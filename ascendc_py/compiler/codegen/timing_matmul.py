@@ -24,12 +24,29 @@ base_k step of K:
 GM read model: the launch's first reads of A and B (their unique bytes, (M*K + K*N) x size,
 shared evenly by the ``used_core_num`` cores; a tile call gets its share by area) come at the
 core's HBM share (``GM_SHARE``); every other read is a re-read of a panel already read in this
-launch and comes from L2 at ``L2_READ`` while the launch's GM footprint (A + B + C) fits
-``L2_SIZE`` (else at the HBM share too). The report's ``bytes_moved["GM->L1"]`` (and so its GM
-bandwidth) counts the HBM bytes only, not the L2 re-reads. C writes go at the L0C->GM width capped the same way.
-All occupancies are divided by ``CUBE_RATE`` (the share of the cube this sub-core gets: 0.5 for
-each AIV of a mix AI Core). The call is synchronous: the scalar unit continues after the last
-FIX (``sync=True``, the default of iterate_all/get_tensor_c).
+launch. Re-reads hit L2 (at ``L2_READ``; misses come from HBM at the share) by an LRU
+reuse-distance argument over the tile order (Mattson et al., "Evaluation techniques for
+storage hierarchies", IBM Systems Journal 9(2), 1970: an LRU cache of C bytes hits exactly the
+references whose reuse distance, the distinct bytes touched since the previous use, is below
+C). All ``cores`` sweep their blocks at once, so between two uses of a panel chunk the chip
+touches about
+* for the operand consecutive tiles share (B in M-first order, A in N-first): one tile of every
+  core, ``near = cores x (A panel + B panel + C tile)`` (panels of the call's K);
+* for the other one (a sweep of the block's tiles passes before it comes back): the whole of
+  that operand plus the shared panels in flight plus the C tiles written meanwhile,
+  ``far = |A| + cores x B panel + cores x m_tiles x C tile`` (M-first; mirrored in N-first);
+each capped by the footprint F = A + B + C. A re-read with distance D hits with the fraction
+``min(1, L2_SIZE / D)``: 1 while it fits, then falling smoothly rather than in a step, since
+the true distances spread around the estimate (cores are not in lockstep, the first and last
+tiles of a sweep differ); when F fits L2 everything hits. C writes go to L2 while F fits
+(fraction min(1, L2_SIZE / F)). The report's ``bytes_moved["GM->L1"]`` (and so its GM
+bandwidth) counts the HBM bytes: first reads plus missed re-reads.
+All occupancies are divided by ``CUBE_RATE`` (1 on an AIC; an AIV of a mix AI Core times a call
+itself only when its AIC serves no requests, at 0.5). The call is synchronous (``serve`` 0):
+the scalar unit continues after the last FIX (``sync=True``, the default of
+iterate_all/get_tensor_c). With ``serve`` 1 (the AIC of a mix kernel serving an AIV's request,
+``lower_mmserver.py``) the AIC's scalar goes on at once and the result's time goes to
+``ctx[XC_TIME]``.
 """
 from __future__ import annotations
 
@@ -67,9 +84,10 @@ def _trace(tb: _TB, start, occ, lat, pipe: int, site, op) -> None:
                 tb.add_slot(abi.TRACE_DROPPED, tb.i64(1))
 
 
-@tm(23)
+@tm(24)
 def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1, step_ka,
-           step_kb, order, db_l0c, a_dt, c_dt, c_mem, org_m, org_n, org_k, cores, op, site):
+           step_kb, order, db_l0c, a_dt, c_dt, c_mem, org_m, org_n, org_k, cores, op, site,
+           serve):
     b = tb.b
     z, one = tb.i64(0), tb.i64(1)
     f0 = L.Constant(F64, 0.0)
@@ -111,9 +129,36 @@ def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1
     l2 = tb.cost(TP.L2_READ)
     footprint = b.add(b.mul(b.add(b.mul(org_m, org_k), b.mul(org_k, org_n)), es_in),
                       b.mul(b.mul(org_m, org_n), es_c))
-    fits = b.fcmp_ordered("<=", tb.f(footprint), tb.cost(TP.L2_SIZE))
     first_rate = fmin(w_gm, share)
-    re_rate = b.select(fits, fmin(w_gm, l2), first_rate)
+    f_one = L.Constant(F64, 1.0)
+
+    def hit_within(dist):
+        """The fraction of re-reads with reuse distance about ``dist`` bytes that hit L2:
+        min(1, L2_SIZE / dist), and 1 whenever the whole footprint fits (module docstring)."""
+        d = smin(dist, footprint)
+        return fmin(f_one, b.fdiv(tb.cost(TP.L2_SIZE), tb.f(smax(d, one))))
+
+    def rate_of(hit):
+        """Bytes per cycle of re-reads hitting L2 with fraction ``hit`` (the rest from HBM)."""
+        cpb = b.fadd(b.fdiv(hit, fmin(w_gm, l2)), b.fdiv(b.fsub(f_one, hit), first_rate))
+        return b.select(b.fcmp_ordered(">=", hit, f_one), fmin(w_gm, l2), b.fdiv(f_one, cpb))
+
+    # reuse distances over the tile order (module docstring): the operand consecutive tiles
+    # share comes back after one tile of every core; the other one after a sweep of the block
+    cores1 = smax(cores, one)
+    panel_a = b.mul(b.mul(smin(base_m, tm_), k), es_in)
+    panel_b = b.mul(b.mul(k, smin(base_n, tn)), es_in)
+    c_tile = b.mul(b.mul(base_m, base_n), es_c)
+    near = b.mul(cores1, b.add(b.add(panel_a, panel_b), c_tile))
+    far_a = b.add(b.add(b.mul(b.mul(org_m, org_k), es_in), b.mul(cores1, panel_b)),
+                  b.mul(b.mul(cores1, ceil_div(tm_, base_m)), c_tile))
+    far_b = b.add(b.add(b.mul(b.mul(org_k, org_n), es_in), b.mul(cores1, panel_a)),
+                  b.mul(b.mul(cores1, ceil_div(tn, base_n)), c_tile))
+    m_first = b.icmp_signed("!=", order, one)
+    hit_a = hit_within(b.select(m_first, far_a, near))
+    hit_b = hit_within(b.select(m_first, near, far_b))
+    rate_a, rate_b = rate_of(hit_a), rate_of(hit_b)
+    re_rate = rate_of(hit_within(footprint))      # C writes: L2 while the footprint fits
     unique = b.mul(b.add(b.mul(org_m, org_k), b.mul(org_k, org_n)), es_in)
     area = b.fdiv(tb.f(b.mul(tm_, tn)), tb.f(smax(b.mul(m, n), one)))
     first_left = var(b.fmul(b.fdiv(tb.f(unique), tb.f(smax(cores, one))), area), F64)
@@ -143,13 +188,16 @@ def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1
     b_two = b.icmp_signed(">=", depth_b1, b.mul(step_kb, tb.i64(2)))
     n_first = b.icmp_signed("==", order, one)
 
-    def load(rows_or_cols, ck, end1, end2, two, ready):
-        """One MTE2 chunk: waits for its L1 slot, charges the bytes, sets the ready time."""
+    def load(rows_or_cols, ck, end1, end2, two, ready, hit, re_rate):
+        """One MTE2 chunk: waits for its L1 slot, charges the bytes, sets the ready time
+        (re-reads hit L2 with the fraction ``hit``, at ``re_rate`` bytes per cycle)."""
         nbytes = b.mul(b.mul(rows_or_cols, ck), es_in)
         fb_ = tb.f(nbytes)
         first = fmin(fb_, ld(first_left, F64))
         b.store(b.fsub(ld(first_left, F64), first), first_left)
-        hbm = b.select(fits, tb.ceil_i(first), nbytes)   # bytes that come from HBM
+        # bytes that come from HBM: the first reads and the re-reads that miss L2
+        hbm = tb.ceil_i(b.fadd(first, b.fmul(b.fsub(fb_, first),
+                                            b.fsub(L.Constant(F64, 1.0), hit))))
         cycles = b.fadd(b.fdiv(first, first_rate), b.fdiv(b.fsub(fb_, first), re_rate))
         dur = cyc(cycles)
         slot_free = b.select(two, ld(end2), ld(end1))
@@ -174,9 +222,9 @@ def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1
 
         def step(j):
             kj = smin(base_k, b.sub(k, b.mul(j, base_k)))
-            for keep, stp, end1, end2, two, ready, extent in (
-                    (keep_a, step_ka, a_end1, a_end2, a_two, ready_a, rows),
-                    (keep_b, step_kb, b_end1, b_end2, b_two, ready_b, cols)):
+            for keep, stp, end1, end2, two, ready, extent, hit, rr in (
+                    (keep_a, step_ka, a_end1, a_end2, a_two, ready_a, rows, hit_a, rate_a),
+                    (keep_b, step_kb, b_end1, b_end2, b_two, ready_b, cols, hit_b, rate_b)):
                 boundary = b.icmp_signed("==", b.srem(j, stp), z)
                 with b.if_then(b.and_(boundary, b.xor(keep, L.Constant(keep.type, 1)))):
                     # the previous chunk is fully scheduled: its L1 slot frees once MTE1 has
@@ -184,7 +232,7 @@ def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1
                     b.store(ld(end1), end2)
                     b.store(ld(clock[_MTE1]), end1)
                     ck = smin(b.mul(stp, base_k), b.sub(k, b.mul(j, base_k)))
-                    load(extent, ck, end1, end2, two, ready)
+                    load(extent, ck, end1, end2, two, ready, hit, rr)
             la = b.mul(b.mul(rows, kj), es_in)
             lb = b.mul(b.mul(kj, cols), es_in)
             d1 = cyc(b.fadd(b.fdiv(tb.f(la), w_l0a), b.fdiv(tb.f(lb), w_l0b)))
@@ -229,9 +277,15 @@ def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1
         tb.st(abi.PIPE_DONE + p, tb.max(tb.ld(abi.PIPE_DONE + p), done))
         tb.add_slot(abi.PIPE_BUSY + p, ld(busy[p]))
         tb.add_slot(abi.PIPE_COUNT + p, one)
-    # synchronous call: the scalar unit waits for the last FIX (a stall, not issue work)
-    tb.st(abi.T_SCALAR, tb.max(t0, ld(fix_done)))
-    tb.add_slot(abi.STALL_FLAG + int(PipeID.PIPE_S), smax(b.sub(ld(fix_done), t0), z))
+    # synchronous call: the scalar unit waits for the last FIX (a stall, not issue work); a
+    # server (the AIC of a mix kernel) goes on to the next request: the result's time goes to
+    # ctx[XC_TIME] for the requester
+    with b.if_else(b.icmp_signed("==", serve, z)) as (direct, served):
+        with direct:
+            tb.st(abi.T_SCALAR, tb.max(t0, ld(fix_done)))
+            tb.add_slot(abi.STALL_FLAG + int(PipeID.PIPE_S), smax(b.sub(ld(fix_done), t0), z))
+        with served:
+            tb.st(abi.XC_TIME, tb.max(t0, ld(fix_done)))
     for key, (src, dst) in (("GM_L1", ("GM", "L1")), ("L1_L0A", ("L1", "L0A")),
                             ("L1_L0B", ("L1", "L0B")), ("L0C_OUT", ("L0C", "GM"))):
         tb.count(tb.i64(TP.BYTES_BASE + TP.PATHS.index((src, dst))), ld(moved[key]))
