@@ -25,7 +25,7 @@ from typing import Callable, Optional
 
 from ..dsl.types import NUM_PIPES
 from ..compiler.ops.debug import PRINT_BUFFER_BYTES
-from . import abi, blas, gm_access, sanitizer, timing_params
+from . import abi, blas, contention, gm_access, sanitizer, timing_params
 from .faults import build_fault
 
 _pool = None
@@ -171,6 +171,10 @@ class _Core:
         ctx[abi.CUBE_SCRATCH_SIZE] = self.cube_scratch.size
         self.counters[:] = 0
         ctx[abi.COUNTERS] = self.counters.ctypes.data
+        # this block's own GM demand record (timing_gm.py; settled by contention.py)
+        self.demand = np.zeros(abi.demand_size(len(gm_sizes)), np.float64)
+        self.demand[abi.DEMAND_WIDTH] = abi.DEMAND_BASE_WIDTH
+        ctx[abi.GM_DEMAND] = self.demand.ctypes.data
         ctx[abi.RING_BASE] = abi.ring_base(num_queues)
         ctx[abi.FLAG_TIME_BASE] = abi.flag_time_base(num_queues)
         if trace_buf is not None:
@@ -201,9 +205,12 @@ class BlockTiming:
     scalar_busy: int = 0       # cycles the scalar unit spent issuing (not waiting)
     trace: Optional[np.ndarray] = None
     trace_dropped: int = 0
+    hbm_stall: int = 0         # cycles added by sharing HBM/L2 with other cores (contention.py)
+    gm_demand: Optional[np.ndarray] = None   # the block's GM demand record (abi layout)
 
 
-def _block_timing(block: int, ctx: np.ndarray, counters: np.ndarray, trace_buf) -> BlockTiming:
+def _block_timing(block: int, ctx: np.ndarray, counters: np.ndarray, trace_buf,
+                  demand: Optional[np.ndarray] = None) -> BlockTiming:
     p = slice(0, NUM_PIPES)
     done = ctx[abi.PIPE_DONE:abi.PIPE_DONE + NUM_PIPES]
     cycles = int(max(int(ctx[abi.T_SCALAR]), int(done.max())))
@@ -215,7 +222,7 @@ def _block_timing(block: int, ctx: np.ndarray, counters: np.ndarray, trace_buf) 
                        ctx[abi.STALL_SCALAR:abi.STALL_SCALAR + NUM_PIPES].copy(),
                        int(ctx[abi.STALL_QUEUE]), counters.copy(),
                        int(ctx[abi.T_SCALAR] - ctx[abi.STALL_FLAG] - ctx[abi.STALL_QUEUE]),
-                       trace, int(ctx[abi.TRACE_DROPPED]))
+                       trace, int(ctx[abi.TRACE_DROPPED]), gm_demand=demand)
 
 
 @dataclass
@@ -484,7 +491,8 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
                 # note: ctx[ERR_D] (which operand) travels inside the ctx copy
                 abort.set()
                 return
-            timings[block] = _block_timing(block, ctx, core.counters, trace_buf)
+            timings[block] = _block_timing(block, ctx, core.counters, trace_buf,
+                                           core.demand if timing else None)
 
     t0 = time.perf_counter()
     nworkers = min(WORKERS, block_dim)
@@ -509,8 +517,10 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
         sanitizer.emit_warnings(compiled, np.concatenate(found))
     if gm_logs:
         sanitizer.check_block_overlaps(compiled, gm_logs)
-    return LaunchResult(block_dim, wall, [timings[k] for k in sorted(timings)],
-                        _output(compiled, printed))
+    blocks = [timings[k] for k in sorted(timings)]
+    if timing:   # cores share HBM and L2 by what each moves when (contention.py)
+        contention.settle_blocks(blocks, platform.aiv_cores, platform, gm_sizes)
+    return LaunchResult(block_dim, wall, blocks, _output(compiled, printed))
 
 
 def _output(compiled, printed: dict, upto: Optional[int] = None) -> str:

@@ -21,9 +21,11 @@ PATHS = (("GM", "UB"), ("UB", "GM"), ("UB", "UB"), ("GM", "L1"), ("L1", "L0A"), 
          ("L0C", "GM"), ("L1", "BT"), ("L1", "FB"), ("L1", "GM"), ("L0C", "L1"), ("GM", "L0A"),
          ("GM", "L0B"))
 PATH_BASE = CLASS_BASE + len(CLASSES) * len(FAMILIES) * 2   # [path] -> (B/cycle, latency, pipe)
-PATH_FIELDS = 4                      # bytes per cycle, latency, pipe, touches GM (0/1)
+PATH_FIELDS = 4                      # bytes per cycle, latency, pipe, GM (0 no, 1 read, 2 write)
 MISC = PATH_BASE + len(PATHS) * PATH_FIELDS
-GM_SHARE = MISC + 0          # this core's share of HBM bandwidth (B/cycle) for the launch
+GM_SHARE = MISC + 0          # this core's static share of HBM bandwidth (B/cycle) for the
+                             # launch: only Matmul's estimate (timing_matmul.py) still uses it;
+                             # ordinary copies share HBM through simulator/contention.py
 BANK_RULE = MISC + 1         # 1: two-input vector ops pay UB bank-group read conflicts
 FLAG_CYCLES = MISC + 2
 ISSUE_CYCLES = MISC + 3      # scalar cycles to dispatch one instruction to a pipe queue
@@ -104,7 +106,7 @@ def cost_table(platform, active_cores: int, bank_rule: bool = True) -> np.ndarra
         t[base] = path.bytes_per_cycle
         t[base + 1] = path.latency_cycles
         t[base + 2] = int(PipeID["PIPE_" + path.pipe])
-        t[base + 3] = 1.0 if "GM" in (src, dst) else 0.0
+        t[base + 3] = 1.0 if src == "GM" else 2.0 if dst == "GM" else 0.0  # timing_gm kinds
     t[GM_SHARE] = platform.gm.hbm_chip_bytes_per_cycle / max(1, active_cores)
     t[BANK_RULE] = 1.0 if bank_rule else 0.0
     t[FLAG_CYCLES] = platform.pipes.flag_cycles

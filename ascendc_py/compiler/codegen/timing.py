@@ -20,6 +20,7 @@ from ...simulator import abi
 from ...simulator import timing_params as TP
 from ..ops import REGISTRY, Family
 from .core import FnBuilder
+from .timing_gm import gm_transfer
 from .types import F64, I64, PTR, intrinsic
 
 #: producer and consumer pipe of each queue position (the flags enque/deque imply)
@@ -105,8 +106,9 @@ def define_all(module: L.Module) -> None:
                 L.IRBuilder(blk).unreachable()
 
 
-def _issue(tb: _TB, pipe, occ, lat, op, site) -> None:
-    """Put one instruction on ``pipe``'s timeline (see the module docstring)."""
+def _issue(tb: _TB, pipe, occ, lat, op, site, occ_at=None) -> None:
+    """Put one instruction on ``pipe``'s timeline (see the module docstring). ``occ_at``: a
+    function of the start cycle giving the occupancy instead of ``occ`` (GM transfers)."""
     b = tb.b
     t = tb.ld(abi.T_SCALAR)
     # queue full: the instruction QUEUE_DEPTH places earlier must have left the queue
@@ -122,6 +124,8 @@ def _issue(tb: _TB, pipe, occ, lat, op, site) -> None:
     idle = b.select(b.icmp_signed(">", t, free), b.sub(t, free), tb.i64(0))
     tb.add_slot(b.add(tb.i64(abi.STALL_SCALAR), pipe), idle)
     start = tb.max(t, free)
+    if occ_at is not None:
+        occ = occ_at(start)
     tb.st(free_slot, b.add(start, occ))
     end = b.add(b.add(start, occ), lat)
     done_slot = b.add(tb.i64(abi.PIPE_DONE), pipe)
@@ -176,21 +180,21 @@ def vec(tb: _TB, op, cls, fam, count, esize, a0, a1, site):
 
 @tm(4)
 def dma(tb: _TB, path, nbytes, op, site):
-    """A transfer on ``path``: latency + bytes / min(path width, this core's GM share)."""
+    """A transfer on ``path``: latency + bytes / path width; GM transfers also wait for this
+    core's GM port and record their HBM demand (``timing_gm.py``; chip-level sharing is
+    settled after the launch by ``simulator/contention.py``)."""
     b = tb.b
     base = b.add(tb.i64(TP.PATH_BASE), b.mul(path, tb.i64(TP.PATH_FIELDS)))
-    width = tb.cost(base)
-    share = tb.cost(TP.GM_SHARE)
-    gm = b.fcmp_ordered("!=", tb.cost(b.add(base, tb.i64(3))), L.Constant(F64, 0.0))
-    narrower = b.and_(gm, b.fcmp_ordered("<", share, width))
-    bw = b.select(narrower, share, width)
+    bw = tb.cost(base)
+    gm_kind = b.fptosi(tb.cost(b.add(base, tb.i64(3))), I64)
     transfer = tb.ceil_i(b.fdiv(tb.f(nbytes), bw))
     latency = tb.ceil_i(tb.cost(b.add(base, tb.i64(1))))
     pipe = b.fptosi(tb.cost(b.add(base, tb.i64(2))), I64)
-    occ = b.select(b.icmp_signed(">", nbytes, tb.i64(0)), b.add(latency, transfer), tb.i64(0))
+    moves = b.icmp_signed(">", nbytes, tb.i64(0))
     tb.count(b.add(tb.i64(TP.ELEM_BASE), op), nbytes)
     tb.count(b.add(tb.i64(TP.BYTES_BASE), path), nbytes)
-    _issue(tb, pipe, occ, tb.i64(0), op, site)
+    _issue(tb, pipe, None, tb.i64(0), op, site, occ_at=lambda start: b.select(
+        moves, gm_transfer(tb, gm_kind, start, latency, transfer, nbytes), tb.i64(0)))
 
 
 @tm(6)

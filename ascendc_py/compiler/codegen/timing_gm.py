@@ -1,0 +1,117 @@
+"""A core's GM port and its record of GM demand, kept natively by every GM transfer.
+
+Two things happen when a DMA moves bytes between GM and a core (``timing.dma`` calls
+``gm_transfer`` once per transfer):
+
+* **The GM port.** Within one core, GM reads (MTE2, and FIX/MTE3 reading nothing from GM) and GM
+  writes (MTE3, FIX) use the core's one bus to L2/HBM, so their data phases do not overlap: each
+  GM transfer's data phase starts at max(its start + latency, the port's free time) and holds the
+  port for ``transfer`` cycles (``ctx[GM_PORT_FREE]``). The port is granted in issue order (a
+  transfer issued later never overtakes one issued earlier), a documented approximation of the
+  hardware's arbitration. A core that reads and writes at once thus moves at most one path
+  width in all, not a read width plus a write width.
+* **The demand record.** The data phase's bytes are spread evenly over the windows of the
+  block's own simulated time it covers (``abi`` GM demand record: HBM bytes read and written per
+  window; a bounded number of windows whose width doubles, merging pairs, when the block's time
+  outgrows them), and the bytes a DMA reads are added to the GM argument that its source check
+  named (``ctx[GM_READ_ARG]``, set by ``check_gm``). After the launch
+  ``simulator/contention.py`` replays these windows of all cores against the chip's HBM and L2
+  bandwidth; nothing here knows about other cores, so blocks stay independent and deterministic.
+
+Only the single-core cost (latency, transfer cycles) comes from the caller; this module adds no
+cost of its own besides the wait for the port.
+"""
+from __future__ import annotations
+
+from llvmlite import ir as L
+
+from ...simulator import abi
+from .core import counted_loop
+from .types import F64, I64, PTR
+
+#: the path-table field ``PATH_FIELDS - 1``: 0 no GM, 1 the path reads GM, 2 it writes GM
+GM_NONE, GM_READS, GM_WRITES = 0, 1, 2
+
+
+def gm_transfer(tb, gm_kind, start, latency, transfer, nbytes):
+    """Occupancy of a transfer issued at ``start`` (i64 values): ``latency + transfer`` when the
+    path does not touch GM (``gm_kind`` 0); otherwise the port wait is added, the port advanced
+    and the data phase recorded."""
+    b = tb.b
+    plain = b.add(latency, transfer)
+    touches = b.icmp_signed("!=", gm_kind, tb.i64(GM_NONE))
+    moves = b.and_(touches, b.icmp_signed(">", nbytes, tb.i64(0)))
+    result = tb.alloca_builder.alloca(I64, name="gm_occ")
+    b.store(plain, result)
+    with b.if_then(moves):
+        data = tb.max(b.add(start, latency), tb.ld(abi.GM_PORT_FREE))
+        end = b.add(data, transfer)
+        tb.st(abi.GM_PORT_FREE, end)
+        b.store(b.sub(end, start), result)
+        record = tb.ld(abi.GM_DEMAND)
+        with b.if_then(b.icmp_signed("!=", record, tb.i64(0))):
+            _record(tb, b.inttoptr(record, PTR), gm_kind, data, end, nbytes)
+    return b.load(result, typ=I64)
+
+
+def _slot(tb, record, index):
+    return tb.b.gep(record, [index if isinstance(index, L.Value) else tb.i64(index)],
+                    source_etype=F64)
+
+
+def _add(tb, record, index, value) -> None:
+    p = _slot(tb, record, index)
+    tb.b.store(tb.b.fadd(tb.b.load(p, typ=F64), value), p)
+
+
+def _record(tb, record, gm_kind, data, end, nbytes) -> None:
+    """Spread ``nbytes`` over the windows [data, end) covers; widen the windows first if
+    ``end`` lies past the last one; count a read against its GM argument."""
+    b, func = tb.b, tb.func
+    n = abi.DEMAND_WINDOWS
+    width_p = _slot(tb, record, abi.DEMAND_WIDTH)
+    # widen: while end > n * width, merge pairs of windows and double the width
+    head = func.append_basic_block("gm_widen")
+    body = func.append_basic_block("gm_widen_body")
+    done = func.append_basic_block("gm_widen_done")
+    b.branch(head)
+    b.position_at_end(head)
+    width = b.fptosi(b.load(width_p, typ=F64), I64)
+    b.cbranch(b.icmp_signed(">", end, b.mul(width, tb.i64(n))), body, done)
+    b.position_at_end(body)
+    for base in (abi.DEMAND_READ, abi.DEMAND_WRITE):
+        def merge(j, base=base):
+            lo = b.add(tb.i64(base), b.mul(j, tb.i64(2)))
+            pair = b.fadd(b.load(_slot(tb, record, lo), typ=F64),
+                          b.load(_slot(tb, record, b.add(lo, tb.i64(1))), typ=F64))
+            b.store(pair, _slot(tb, record, b.add(tb.i64(base), j)))
+        counted_loop(b, func, tb.i64(n // 2), merge)
+
+        def clear(j, base=base):
+            b.store(L.Constant(F64, 0.0), _slot(tb, record, b.add(tb.i64(base + n // 2), j)))
+        counted_loop(b, func, tb.i64(n // 2), clear)
+    b.store(b.fmul(b.load(width_p, typ=F64), L.Constant(F64, 2.0)), width_p)
+    b.branch(head)
+    b.position_at_end(done)
+    # spread: window k gets the share of [data, end) that lies in [k*w, (k+1)*w)
+    base = b.select(b.icmp_signed("==", gm_kind, tb.i64(GM_READS)), tb.i64(abi.DEMAND_READ),
+                    tb.i64(abi.DEMAND_WRITE))
+    span = tb.max(b.sub(end, data), tb.i64(1))
+    rate = b.fdiv(tb.f(nbytes), tb.f(span))
+    first = b.sdiv(data, width)
+    last = b.sdiv(b.sub(tb.max(end, b.add(data, tb.i64(1))), tb.i64(1)), width)
+
+    def spread(i):
+        k = b.add(first, i)
+        lo = tb.max(data, b.mul(k, width))
+        hi_edge = b.mul(b.add(k, tb.i64(1)), width)
+        hi = b.select(b.icmp_signed("<", end, hi_edge), end, hi_edge)
+        part = b.fmul(tb.f(tb.max(b.sub(hi, lo), tb.i64(0))), rate)
+        _add(tb, record, b.add(base, k), part)
+    counted_loop(b, func, b.add(b.sub(last, first), tb.i64(1)), spread)
+    with b.if_then(b.icmp_signed("==", gm_kind, tb.i64(GM_READS))):
+        arg = tb.max(tb.ld(abi.GM_READ_ARG), tb.i64(0))
+        _add(tb, record, b.add(tb.i64(abi.DEMAND_ARGS), arg), tb.f(nbytes))
+
+
+__all__ = ["gm_transfer", "GM_NONE", "GM_READS", "GM_WRITES"]
