@@ -93,8 +93,9 @@ TRUNC_MEM = 178      #   the destination memory and the bytes [LO, HI) it did no
 TRUNC_LO = 179       #   (sanitize mode names it when those bytes are read uninitialised)
 TRUNC_HI = 180
 GM_READ_ARG = 181    # the GM argument of the latest GM source check_gm (whose bytes a DMA reads)
-GM_PORT_FREE = 182   # cycle this core's GM port (shared by MTE2 and MTE3 GM transfers) is free
-GM_DEMAND = 183      # address of this block's float64 GM demand record (0: none; layout below)
+GM_DEMAND = 182      # address of this block's float64 GM demand record (0: none; layout below)
+GM_PORT = 183        # this core's GM port, shared by reads and writes (timing_gm.py): the data
+                     # phase [start, end) of the latest GM read (183, 184) and write (185, 186)
 HEADER_SLOTS = 192
 TRACE_FIELDS = 6     # start, occupancy, latency, pipe, site, op
 QUEUE_DEPTH = 32     # per-pipe instruction queue (ring of start times)
@@ -102,14 +103,15 @@ QUEUE_DEPTH = 32     # per-pipe instruction queue (ring of start times)
 # ----------------------------------------------------------------------------- GM demand record
 # float64 per block (simulator/contention.py reads it after the launch): [DEMAND_WIDTH] window
 # width in cycles (starts at DEMAND_BASE_WIDTH, doubles when the block's time outgrows the
-# windows), then HBM bytes read and written per window of the block's own time, then the bytes
-# DMAs read from each GM argument.
+# windows), then per window of the block's own time: GM bytes read, GM bytes written, cycles the
+# core's GM port was moving data; then the bytes DMAs read from each GM argument.
 DEMAND_WINDOWS = 64
 DEMAND_BASE_WIDTH = 64
 DEMAND_WIDTH = 0
 DEMAND_READ = 2
 DEMAND_WRITE = DEMAND_READ + DEMAND_WINDOWS
-DEMAND_ARGS = DEMAND_WRITE + DEMAND_WINDOWS
+DEMAND_BUSY = DEMAND_WRITE + DEMAND_WINDOWS
+DEMAND_ARGS = DEMAND_BUSY + DEMAND_WINDOWS
 
 
 def demand_size(num_gm_args: int) -> int:

@@ -16,9 +16,10 @@ share the chip:
   rest and all writes do (reads and writes share the same bandwidth). When the cores' summed HBM
   demand in a window exceeds the chip's ``gm.hbm_chip_bytes_per_cycle`` × window, the window is
   served as a processor-sharing (max-min fair) server: sorting the cores' demands d(1) <= ... <=
-  d(n), core (i) finishes after (d(1) + ... + d(i-1) + (n-i+1) d(i)) / bandwidth, and never before
-  the window's end, its own uncontended pace. A core that moves nothing in the window (it
-  computes) is not delayed and holds no share; a core that moves little finishes on time.
+  d(n), core (i) needs (d(1) + ... + d(i-1) + (n-i+1) d(i)) / bandwidth cycles to move its
+  bytes, and its delay is what this exceeds the cycles its port moved data in the window
+  uncontended (its own pace, recorded with the bytes). A core that moves nothing in the window
+  (it computes) is not delayed and holds no share; a core that moves little is barely delayed.
 * **L2.** Every GM byte passes L2, so the same rule applies to all bytes against
   ``gm.l2_chip_bytes_per_cycle``; a core's delay in a window is the larger of the two.
 * **Reuse served by L2.** GM bytes read more than once in the launch — per GM argument, the bytes
@@ -109,6 +110,7 @@ def settle(records: np.ndarray, lanes: Sequence[int], offsets: Sequence[int], pl
     n = abi.DEMAND_WINDOWS
     reads = records[:, abi.DEMAND_READ:abi.DEMAND_READ + n]
     writes = records[:, abi.DEMAND_WRITE:abi.DEMAND_WRITE + n]
+    busy = records[:, abi.DEMAND_BUSY:abi.DEMAND_BUSY + n]
     total = reads + writes
     if not total.any():
         return None
@@ -128,9 +130,10 @@ def settle(records: np.ndarray, lanes: Sequence[int], offsets: Sequence[int], pl
     size = nwin * nlanes
     grid_total = np.bincount(cell.ravel(), total.ravel(), size).reshape(nwin, nlanes)
     grid_hbm = np.bincount(cell.ravel(), hbm.ravel(), size).reshape(nwin, nlanes)
+    grid_busy = np.bincount(cell.ravel(), busy.ravel(), size).reshape(nwin, nlanes)
     finish = np.maximum(_finish_times(grid_hbm, gm.hbm_chip_bytes_per_cycle * window),
                         _finish_times(grid_total, gm.l2_chip_bytes_per_cycle * window))
-    grid_delay = np.where(grid_total > 0, np.maximum(finish - 1.0, 0.0) * window, 0.0)
+    grid_delay = np.where(grid_total > 0, np.maximum(finish * window - grid_busy, 0.0), 0.0)
     # each unit's windows take their share of their lane's delay there, by bytes
     share = np.divide(total, grid_total.ravel()[cell], out=np.zeros_like(total),
                       where=total > 0)

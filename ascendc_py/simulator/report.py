@@ -190,6 +190,11 @@ class Report:
             _blocks=blocks, _sites=list(compiled.sites), **host)
 
     @property
+    def kernel_cycles(self) -> int:
+        """The blocks' time on the critical core: ``cycles`` without the launch overhead."""
+        return self.cycles - self.launch_cycles
+
+    @property
     def unchecked(self) -> tuple[str, ...]:
         """What this launch did not check (empty in sanitize mode): the checks that need
         per-byte bookkeeping run only with ``sanitize=True``."""

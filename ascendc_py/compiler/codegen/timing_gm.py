@@ -3,16 +3,22 @@
 Two things happen when a DMA moves bytes between GM and a core (``timing.dma`` calls
 ``gm_transfer`` once per transfer):
 
-* **The GM port.** Within one core, GM reads (MTE2, and FIX/MTE3 reading nothing from GM) and GM
-  writes (MTE3, FIX) use the core's one bus to L2/HBM, so their data phases do not overlap: each
-  GM transfer's data phase starts at max(its start + latency, the port's free time) and holds the
-  port for ``transfer`` cycles (``ctx[GM_PORT_FREE]``). The port is granted in issue order (a
-  transfer issued later never overtakes one issued earlier), a documented approximation of the
-  hardware's arbitration. A core that reads and writes at once thus moves at most one path
-  width in all, not a read width plus a write width.
+* **The GM port.** Within one core, GM reads (MTE2) and GM writes (MTE3, FIX) use the core's
+  one bus to L2/HBM, so they share it: a GM transfer's data phase starts at its start + latency
+  (the latency holds no bandwidth) and takes ``transfer`` cycles alone; while it overlaps the
+  data phase of the latest transfer of the other direction (``ctx[GM_PORT]``: the data phases
+  of the latest read and of the latest write) the two share the bus half and half, so the new
+  transfer is longer by the overlap. A core that reads and writes at once thus moves about one
+  path width in all, not a read width plus a write width; transfers in one direction (one pipe,
+  in order) never overlap anyway. Why not a single "port free" time that every GM transfer
+  advances: transfers are issued in program order, not in time order, so the copy-in of tile
+  i+1 (issued after the copy-out of tile i, but starting earlier) would wait for the whole
+  copy-out, and double buffering would lose its overlap. Approximations: the transfer issued
+  earlier keeps its schedule (it is not lengthened by the later one's share), and two writing
+  pipes of a cube core (MTE3, FIX) do not share with each other.
 * **The demand record.** The data phase's bytes are spread evenly over the windows of the
-  block's own simulated time it covers (``abi`` GM demand record: HBM bytes read and written per
-  window; a bounded number of windows whose width doubles, merging pairs, when the block's time
+  block's own simulated time it covers (``abi`` GM demand record: GM bytes read and written and
+  the port's busy cycles per window; a bounded number of windows whose width doubles, merging pairs, when the block's time
   outgrows them), and the bytes a DMA reads are added to the GM argument that its source check
   named (``ctx[GM_READ_ARG]``, set by ``check_gm``). After the launch
   ``simulator/contention.py`` replays these windows of all cores against the chip's HBM and L2
@@ -35,22 +41,29 @@ GM_NONE, GM_READS, GM_WRITES = 0, 1, 2
 
 def gm_transfer(tb, gm_kind, start, latency, transfer, nbytes):
     """Occupancy of a transfer issued at ``start`` (i64 values): ``latency + transfer`` when the
-    path does not touch GM (``gm_kind`` 0); otherwise the port wait is added, the port advanced
-    and the data phase recorded."""
+    path does not touch GM (``gm_kind`` 0); otherwise the port is shared (module docstring) and
+    the data phase recorded."""
     b = tb.b
     plain = b.add(latency, transfer)
-    touches = b.icmp_signed("!=", gm_kind, tb.i64(GM_NONE))
-    moves = b.and_(touches, b.icmp_signed(">", nbytes, tb.i64(0)))
+    reads = b.icmp_signed("==", gm_kind, tb.i64(GM_READS))
+    moves = b.and_(b.icmp_signed("!=", gm_kind, tb.i64(GM_NONE)),
+                   b.icmp_signed(">", nbytes, tb.i64(0)))
     result = tb.alloca_builder.alloca(I64, name="gm_occ")
     b.store(plain, result)
     with b.if_then(moves):
-        data = tb.max(b.add(start, latency), tb.ld(abi.GM_PORT_FREE))
-        end = b.add(data, transfer)
-        tb.st(abi.GM_PORT_FREE, end)
+        mine = b.select(reads, tb.i64(abi.GM_PORT), tb.i64(abi.GM_PORT + 2))
+        other = b.select(reads, tb.i64(abi.GM_PORT + 2), tb.i64(abi.GM_PORT))
+        lo, hi = tb.ld(other), tb.ld(b.add(other, tb.i64(1)))
+        data = b.add(start, latency)
+        alone = b.add(data, transfer)
+        overlap = b.sub(b.select(b.icmp_signed("<", alone, hi), alone, hi), tb.max(data, lo))
+        end = b.add(alone, tb.max(overlap, tb.i64(0)))
+        tb.st(mine, data)
+        tb.st(b.add(mine, tb.i64(1)), end)
         b.store(b.sub(end, start), result)
         record = tb.ld(abi.GM_DEMAND)
         with b.if_then(b.icmp_signed("!=", record, tb.i64(0))):
-            _record(tb, b.inttoptr(record, PTR), gm_kind, data, end, nbytes)
+            _record(tb, b.inttoptr(record, PTR), gm_kind, data, end, transfer, nbytes)
     return b.load(result, typ=I64)
 
 
@@ -64,9 +77,10 @@ def _add(tb, record, index, value) -> None:
     tb.b.store(tb.b.fadd(tb.b.load(p, typ=F64), value), p)
 
 
-def _record(tb, record, gm_kind, data, end, nbytes) -> None:
-    """Spread ``nbytes`` over the windows [data, end) covers; widen the windows first if
-    ``end`` lies past the last one; count a read against its GM argument."""
+def _record(tb, record, gm_kind, data, end, transfer, nbytes) -> None:
+    """Spread ``nbytes`` and ``transfer`` port cycles over the windows [data, end) covers;
+    widen the windows first if ``end`` lies past the last one; count a read against its GM
+    argument."""
     b, func = tb.b, tb.func
     n = abi.DEMAND_WINDOWS
     width_p = _slot(tb, record, abi.DEMAND_WIDTH)
@@ -79,7 +93,7 @@ def _record(tb, record, gm_kind, data, end, nbytes) -> None:
     width = b.fptosi(b.load(width_p, typ=F64), I64)
     b.cbranch(b.icmp_signed(">", end, b.mul(width, tb.i64(n))), body, done)
     b.position_at_end(body)
-    for base in (abi.DEMAND_READ, abi.DEMAND_WRITE):
+    for base in (abi.DEMAND_READ, abi.DEMAND_WRITE, abi.DEMAND_BUSY):
         def merge(j, base=base):
             lo = b.add(tb.i64(base), b.mul(j, tb.i64(2)))
             pair = b.fadd(b.load(_slot(tb, record, lo), typ=F64),
@@ -98,6 +112,7 @@ def _record(tb, record, gm_kind, data, end, nbytes) -> None:
                     tb.i64(abi.DEMAND_WRITE))
     span = tb.max(b.sub(end, data), tb.i64(1))
     rate = b.fdiv(tb.f(nbytes), tb.f(span))
+    busy = b.fdiv(tb.f(transfer), tb.f(span))
     first = b.sdiv(data, width)
     last = b.sdiv(b.sub(tb.max(end, b.add(data, tb.i64(1))), tb.i64(1)), width)
 
@@ -106,8 +121,9 @@ def _record(tb, record, gm_kind, data, end, nbytes) -> None:
         lo = tb.max(data, b.mul(k, width))
         hi_edge = b.mul(b.add(k, tb.i64(1)), width)
         hi = b.select(b.icmp_signed("<", end, hi_edge), end, hi_edge)
-        part = b.fmul(tb.f(tb.max(b.sub(hi, lo), tb.i64(0))), rate)
-        _add(tb, record, b.add(base, k), part)
+        cycles = tb.f(tb.max(b.sub(hi, lo), tb.i64(0)))
+        _add(tb, record, b.add(base, k), b.fmul(cycles, rate))
+        _add(tb, record, b.add(tb.i64(abi.DEMAND_BUSY), k), b.fmul(cycles, busy))
     counted_loop(b, func, b.add(b.sub(last, first), tb.i64(1)), spread)
     with b.if_then(b.icmp_signed("==", gm_kind, tb.i64(GM_READS))):
         arg = tb.max(tb.ld(abi.GM_READ_ARG), tb.i64(0))
