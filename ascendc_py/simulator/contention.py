@@ -65,6 +65,7 @@ class Settlement:
 
     delays: np.ndarray            #: int64 per unit
     shifts: np.ndarray            #: float64 [unit, window]
+    tail: np.ndarray              #: float64 per unit: the delay of its last window
     widths: np.ndarray            #: float64 per unit: its record's window width
     l2_hit_fraction: float = 0.0  #: of all bytes read, the share L2 served as re-reads
 
@@ -139,7 +140,8 @@ def settle(records: np.ndarray, lanes: Sequence[int], offsets: Sequence[int], pl
                       where=total > 0)
     unit_delay = grid_delay.ravel()[cell] * share
     shifts = np.cumsum(unit_delay, axis=1) - unit_delay
-    return Settlement(np.rint(unit_delay.sum(axis=1)).astype(np.int64), shifts, widths, hit)
+    return Settlement(np.rint(unit_delay.sum(axis=1)).astype(np.int64), shifts,
+                      unit_delay[:, -1].copy(), widths, hit)
 
 
 def apply(timings: Sequence, settlement: Optional[Settlement]) -> None:
@@ -153,8 +155,14 @@ def apply(timings: Sequence, settlement: Optional[Settlement]) -> None:
         bt.cycles += delay
         bt.hbm_stall += delay
         if bt.trace is not None and len(bt.trace):
-            k = np.minimum(bt.trace[:, 0] // settlement.widths[u], abi.DEMAND_WINDOWS - 1)
-            bt.trace[:, 0] += np.rint(settlement.shifts[u][k.astype(np.int64)]).astype(np.int64)
+            # the delay accumulated before the event's window, plus the part of its own
+            # window's delay that lies before the event (linearly)
+            width = settlement.widths[u]
+            k = np.minimum(bt.trace[:, 0] // width, abi.DEMAND_WINDOWS - 1).astype(np.int64)
+            within = np.clip(bt.trace[:, 0] / width - k, 0.0, 1.0)
+            before = settlement.shifts[u]
+            own = np.diff(np.append(before, before[-1] + settlement.tail[u]))
+            bt.trace[:, 0] += np.rint(before[k] + within * own[k]).astype(np.int64)
 
 
 def settle_blocks(timings: Sequence, cores: int, platform, gm_sizes: Sequence[int]) -> None:

@@ -107,8 +107,8 @@ class Report:
     def _add_launch_overhead(self, platform, mix: bool) -> None:
         """Add the launch's start-up and completion cost ([C7]; config ``LaunchCosts``) to the
         device time, its own row "launch overhead"; rates follow the longer time. A launch
-        whose blocks did no timed work (timing off) pays nothing."""
-        if not self.cycles:
+        run with timing off (its blocks kept no GM demand record) pays nothing."""
+        if not any(t.gm_demand is not None for t in self._blocks):
             return
         if STALL_CAUSES[-1] not in self.stalls:   # sub-core launches: the critical core's
             self.stalls[STALL_CAUSES[-1]] = self._critical_hbm_stall()

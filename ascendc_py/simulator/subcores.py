@@ -349,7 +349,8 @@ def run(compiled, plan: Plan, platform, block_dim, gm_args, scalar_values, trace
                 if rc != int(E.XCORE_ABORTED):
                     abort.set()
                 return
-            bt = _block_timing(block, ctx, core.counters, trace_buf)
+            bt = _block_timing(block, ctx, core.counters, trace_buf,
+                               core.demand if timing else None)
             bt.scalar_busy = max(0, bt.scalar_busy - int(ctx[abi.XC_STALL]))  # waiting, not busy
             timings[key] = SubcoreTiming(**vars(bt), core_type=core_type, sub=sub, label=label,
                                          cross_wait=int(ctx[abi.XC_STALL]),
@@ -393,7 +394,11 @@ def run(compiled, plan: Plan, platform, block_dim, gm_args, scalar_values, trace
         sanitizer.emit_warnings(compiled, np.concatenate(found))
     if gm_logs and not plan.global_sync:
         _check_gm_overlaps(compiled, plan, gm_logs)
-    return SubcoreLaunch(block_dim, wall, [timings[k] for k in sorted(timings)],
+    units_timed = [timings[k] for k in sorted(timings)]
+    if timing:   # sub-cores share HBM and L2 by what each moves when (contention.py)
+        from .contention import settle_subcores
+        settle_subcores(units_timed, cores, lay.per_block, platform, gm_sizes)
+    return SubcoreLaunch(block_dim, wall, units_timed,
                          _output(compiled, printed), kernel_type=lay.kernel_type, layout=lay,
                          cores=cores, active_aic=active_aic, active_aiv=active_aiv)
 
