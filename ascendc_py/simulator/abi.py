@@ -96,6 +96,7 @@ GM_READ_ARG = 181    # the GM argument of the latest GM source check_gm (whose b
 GM_DEMAND = 182      # address of this block's float64 GM demand record (0: none; layout below)
 GM_PORT = 183        # this core's GM port, shared by reads and writes (timing_gm.py): the data
                      # phase [start, end) of the latest GM read (183, 184) and write (185, 186)
+GM_DEMAND_SHIFT = 187  # log2 of the demand record's window width (the record keeps the width)
 HEADER_SLOTS = 192
 TRACE_FIELDS = 6     # start, occupancy, latency, pipe, site, op
 QUEUE_DEPTH = 32     # per-pipe instruction queue (ring of start times)
@@ -106,7 +107,8 @@ QUEUE_DEPTH = 32     # per-pipe instruction queue (ring of start times)
 # windows), then per window of the block's own time: GM bytes read, GM bytes written, cycles the
 # core's GM port was moving data; then the bytes DMAs read from each GM argument.
 DEMAND_WINDOWS = 64
-DEMAND_BASE_WIDTH = 64
+DEMAND_BASE_SHIFT = 6
+DEMAND_BASE_WIDTH = 1 << DEMAND_BASE_SHIFT
 DEMAND_WIDTH = 0
 DEMAND_READ = 2
 DEMAND_WRITE = DEMAND_READ + DEMAND_WINDOWS

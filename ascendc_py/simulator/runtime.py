@@ -175,6 +175,7 @@ class _Core:
         self.demand = np.zeros(abi.demand_size(len(gm_sizes)), np.float64)
         self.demand[abi.DEMAND_WIDTH] = abi.DEMAND_BASE_WIDTH
         ctx[abi.GM_DEMAND] = self.demand.ctypes.data
+        ctx[abi.GM_DEMAND_SHIFT] = abi.DEMAND_BASE_SHIFT
         ctx[abi.RING_BASE] = abi.ring_base(num_queues)
         ctx[abi.FLAG_TIME_BASE] = abi.flag_time_base(num_queues)
         if trace_buf is not None:

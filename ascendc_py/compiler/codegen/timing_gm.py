@@ -80,18 +80,18 @@ def _add(tb, record, index, value) -> None:
 def _record(tb, record, gm_kind, data, end, transfer, nbytes) -> None:
     """Spread ``nbytes`` and ``transfer`` port cycles over the windows [data, end) covers;
     widen the windows first if ``end`` lies past the last one; count a read against its GM
-    argument."""
+    argument. Window widths are powers of two (``ctx[GM_DEMAND_SHIFT]``): no division on the
+    common path, a transfer inside one window."""
     b, func = tb.b, tb.func
     n = abi.DEMAND_WINDOWS
-    width_p = _slot(tb, record, abi.DEMAND_WIDTH)
     # widen: while end > n * width, merge pairs of windows and double the width
     head = func.append_basic_block("gm_widen")
     body = func.append_basic_block("gm_widen_body")
     done = func.append_basic_block("gm_widen_done")
     b.branch(head)
     b.position_at_end(head)
-    width = b.fptosi(b.load(width_p, typ=F64), I64)
-    b.cbranch(b.icmp_signed(">", end, b.mul(width, tb.i64(n))), body, done)
+    shift = tb.ld(abi.GM_DEMAND_SHIFT)
+    b.cbranch(b.icmp_signed(">", end, b.shl(tb.i64(n), shift)), body, done)
     b.position_at_end(body)
     for base in (abi.DEMAND_READ, abi.DEMAND_WRITE, abi.DEMAND_BUSY):
         def merge(j, base=base):
@@ -104,27 +104,33 @@ def _record(tb, record, gm_kind, data, end, transfer, nbytes) -> None:
         def clear(j, base=base):
             b.store(L.Constant(F64, 0.0), _slot(tb, record, b.add(tb.i64(base + n // 2), j)))
         counted_loop(b, func, tb.i64(n // 2), clear)
-    b.store(b.fmul(b.load(width_p, typ=F64), L.Constant(F64, 2.0)), width_p)
+    wider = b.add(shift, tb.i64(1))
+    tb.st(abi.GM_DEMAND_SHIFT, wider)
+    b.store(tb.f(b.shl(tb.i64(1), wider)), _slot(tb, record, abi.DEMAND_WIDTH))
     b.branch(head)
     b.position_at_end(done)
-    # spread: window k gets the share of [data, end) that lies in [k*w, (k+1)*w)
     base = b.select(b.icmp_signed("==", gm_kind, tb.i64(GM_READS)), tb.i64(abi.DEMAND_READ),
                     tb.i64(abi.DEMAND_WRITE))
-    span = tb.max(b.sub(end, data), tb.i64(1))
-    rate = b.fdiv(tb.f(nbytes), tb.f(span))
-    busy = b.fdiv(tb.f(transfer), tb.f(span))
-    first = b.sdiv(data, width)
-    last = b.sdiv(b.sub(tb.max(end, b.add(data, tb.i64(1))), tb.i64(1)), width)
+    first = b.ashr(data, shift)
+    last = b.ashr(b.sub(tb.max(end, b.add(data, tb.i64(1))), tb.i64(1)), shift)
+    with b.if_else(b.icmp_signed("==", first, last)) as (one, many):
+        with one:
+            _add(tb, record, b.add(base, first), tb.f(nbytes))
+            _add(tb, record, b.add(tb.i64(abi.DEMAND_BUSY), first), tb.f(transfer))
+        with many:   # window k gets the share of [data, end) in [k*w, (k+1)*w)
+            span = tb.f(b.sub(end, data))
+            rate = b.fdiv(tb.f(nbytes), span)
+            busy = b.fdiv(tb.f(transfer), span)
 
-    def spread(i):
-        k = b.add(first, i)
-        lo = tb.max(data, b.mul(k, width))
-        hi_edge = b.mul(b.add(k, tb.i64(1)), width)
-        hi = b.select(b.icmp_signed("<", end, hi_edge), end, hi_edge)
-        cycles = tb.f(tb.max(b.sub(hi, lo), tb.i64(0)))
-        _add(tb, record, b.add(base, k), b.fmul(cycles, rate))
-        _add(tb, record, b.add(tb.i64(abi.DEMAND_BUSY), k), b.fmul(cycles, busy))
-    counted_loop(b, func, b.add(b.sub(last, first), tb.i64(1)), spread)
+            def spread(i):
+                k = b.add(first, i)
+                lo = tb.max(data, b.shl(k, shift))
+                hi_edge = b.shl(b.add(k, tb.i64(1)), shift)
+                hi = b.select(b.icmp_signed("<", end, hi_edge), end, hi_edge)
+                cycles = tb.f(b.sub(hi, lo))
+                _add(tb, record, b.add(base, k), b.fmul(cycles, rate))
+                _add(tb, record, b.add(tb.i64(abi.DEMAND_BUSY), k), b.fmul(cycles, busy))
+            counted_loop(b, func, b.add(b.sub(last, first), tb.i64(1)), spread)
     with b.if_then(b.icmp_signed("==", gm_kind, tb.i64(GM_READS))):
         arg = tb.max(tb.ld(abi.GM_READ_ARG), tb.i64(0))
         _add(tb, record, b.add(tb.i64(abi.DEMAND_ARGS), arg), tb.f(nbytes))
