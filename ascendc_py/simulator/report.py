@@ -1,8 +1,10 @@
 """The result of a launch: how long the kernel would take on the modeled chip, and why.
 
 Blocks map to cores round-robin (block b runs on core b mod cores); blocks beyond the core count
-run in later waves on the same cores, so a core's time is the sum of its blocks' times and the
-chip time is the slowest core's. Pipe figures (busy, stalls) are those of that critical core.
+run in later waves on the same cores, so a core's time is the sum of its blocks' times (each
+including its share of HBM contention, ``contention.py``) and the chip time is the slowest
+core's plus the launch overhead (config ``LaunchCosts``). Pipe figures (busy, stalls) are those
+of that critical core.
 """
 from __future__ import annotations
 
