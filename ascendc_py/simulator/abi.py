@@ -105,7 +105,8 @@ QUEUE_DEPTH = 32     # per-pipe instruction queue (ring of start times)
 # float64 per block (simulator/contention.py reads it after the launch): [DEMAND_WIDTH] window
 # width in cycles (starts at DEMAND_BASE_WIDTH, doubles when the block's time outgrows the
 # windows), then per window of the block's own time: GM bytes read, GM bytes written, cycles the
-# core's GM port was moving data; then the bytes DMAs read from each GM argument.
+# core's GM port was moving data; then the bytes DMAs read from each GM argument, then each GM
+# argument's size (written by the runtime, so the record alone tells the post-pass the footprint).
 DEMAND_WINDOWS = 64
 DEMAND_BASE_SHIFT = 6
 DEMAND_BASE_WIDTH = 1 << DEMAND_BASE_SHIFT
@@ -118,7 +119,7 @@ DEMAND_ARGS = DEMAND_BUSY + DEMAND_WINDOWS
 
 def demand_size(num_gm_args: int) -> int:
     """float64 slots of a block's GM demand record."""
-    return DEMAND_ARGS + max(1, num_gm_args)
+    return DEMAND_ARGS + 2 * max(1, num_gm_args)
 
 # ----------------------------------------------------------------------------- queue records
 QUEUE_SLOTS = 80

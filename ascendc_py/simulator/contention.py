@@ -39,6 +39,10 @@ window are smoothed), and later windows are not re-aligned by the delays of earl
 timeline is the uncontended one); both are exact for cores that do the same thing at the same
 time, the common case of a bandwidth-bound launch.
 
+When: ``settle_launch`` runs once per launch, when its report is built (``Report.from_launch``),
+for vector launches (``runtime.py``) and sub-core launches (``subcores.py``) alike, so a launch
+whose report is never read (reports are built lazily on the main line) pays nothing for it.
+
 Deterministic: the records depend only on each block's own native run, the replay visits units
 in block order with fixed-order numpy reductions, so the same launch gives the same cycles
 whatever the host threads did. Cheap: one vectorised pass over (units × windows) numbers,
@@ -80,10 +84,11 @@ def l2_hit_probability(footprint_bytes: float, l2_bytes: float) -> float:
     return min(1.0, l2_bytes / footprint_bytes)
 
 
-def reread_fraction(records: np.ndarray, gm_sizes: Sequence[int], l2_bytes: float) -> float:
-    """Of the bytes DMAs read in the launch, the share served by L2 as re-reads."""
-    sizes = np.asarray(gm_sizes, np.float64)
-    nargs = min(len(sizes), records.shape[1] - abi.DEMAND_ARGS)
+def reread_fraction(records: np.ndarray, l2_bytes: float) -> float:
+    """Of the bytes DMAs read in the launch, the share served by L2 as re-reads (the records'
+    per-argument read bytes against the argument sizes they carry)."""
+    nargs = (records.shape[1] - abi.DEMAND_ARGS) // 2
+    sizes = records[0, abi.DEMAND_ARGS + nargs:abi.DEMAND_ARGS + 2 * nargs]
     per_arg = records[:, abi.DEMAND_ARGS:abi.DEMAND_ARGS + nargs].sum(axis=0)
     total = float(per_arg.sum())
     if total <= 0:
@@ -110,20 +115,20 @@ _MEMO_SIZE = 32
 _memo_lock = threading.Lock()
 
 
-def settle(records: np.ndarray, lanes: Sequence[int], offsets: Sequence[int], platform,
-           gm_sizes: Sequence[int]) -> Optional[Settlement]:
+def settle(records: np.ndarray, lanes: Sequence[int], offsets: Sequence[int],
+           platform) -> Optional[Settlement]:
     """Replay the units' GM demand records (``abi`` layout, one row per unit) on the launch
     timeline: unit u runs on lane ``lanes[u]`` from cycle ``offsets[u]``. None when nothing
     moved. The result depends only on the arguments, so it is remembered for the last few
     distinct ones: a launch repeated with the same shapes (a training loop, a benchmark) records
     the same demand and skips the ~100 numpy calls of the replay."""
     records = np.ascontiguousarray(records, np.float64)
-    key = (records.tobytes(), tuple(lanes), tuple(offsets), platform, tuple(gm_sizes))
+    key = (records.tobytes(), tuple(lanes), tuple(offsets), platform)
     with _memo_lock:
         if key in _MEMO:
             _MEMO.move_to_end(key)
             return _MEMO[key]
-    result = _settle(records, lanes, offsets, platform, gm_sizes)
+    result = _settle(records, lanes, offsets, platform)
     with _memo_lock:
         _MEMO[key] = result
         while len(_MEMO) > _MEMO_SIZE:
@@ -131,7 +136,7 @@ def settle(records: np.ndarray, lanes: Sequence[int], offsets: Sequence[int], pl
     return result
 
 
-def _settle(records: np.ndarray, lanes, offsets, platform, gm_sizes) -> Optional[Settlement]:
+def _settle(records: np.ndarray, lanes, offsets, platform) -> Optional[Settlement]:
     """``settle`` without the memo."""
     n = abi.DEMAND_WINDOWS
     reads = records[:, abi.DEMAND_READ:abi.DEMAND_READ + n]
@@ -141,7 +146,7 @@ def _settle(records: np.ndarray, lanes, offsets, platform, gm_sizes) -> Optional
     if not total.any():
         return None
     gm = platform.gm
-    hit = reread_fraction(records, gm_sizes, gm.l2_size)
+    hit = reread_fraction(records, gm.l2_size)
     hbm = reads * (1.0 - hit) + writes
     widths = np.maximum(records[:, abi.DEMAND_WIDTH], 1.0)
     lanes = np.asarray(lanes, np.int64)
@@ -219,7 +224,19 @@ def apply(timings: Sequence, settlement: Optional[Settlement]) -> None:
             bt.trace[:, 0] += np.rint(before[k] + within * own[k]).astype(np.int64)
 
 
-def settle_blocks(timings: Sequence, cores: int, platform, gm_sizes: Sequence[int]) -> None:
+def settle_launch(result, platform) -> None:
+    """Settle a launch's sharing of HBM and L2 once (``Report.from_launch`` calls it; a launch
+    with timing off kept no records and is left alone)."""
+    if getattr(result, "_settled", False):
+        return
+    result._settled = True
+    if getattr(result, "subcores", False):
+        settle_subcores(result.blocks, result.cores, result.layout.per_block, platform)
+    else:
+        settle_blocks(result.blocks, platform.aiv_cores, platform)
+
+
+def settle_blocks(timings: Sequence, cores: int, platform) -> None:
     """Vector launches (one record per block, in block order): block b runs on core b mod
     ``cores`` after the core's earlier blocks (``report.py``'s mapping)."""
     units = [bt for bt in timings if bt.gm_demand is not None]
@@ -231,12 +248,10 @@ def settle_blocks(timings: Sequence, cores: int, platform, gm_sizes: Sequence[in
         lanes.append(lane)
         offsets.append(clock.get(lane, 0))
         clock[lane] = clock.get(lane, 0) + bt.cycles
-    apply(units, settle(np.stack([bt.gm_demand for bt in units]), lanes, offsets, platform,
-                        gm_sizes))
+    apply(units, settle(np.stack([bt.gm_demand for bt in units]), lanes, offsets, platform))
 
 
-def settle_subcores(timings: Sequence, cores: int, per_block: int, platform,
-                    gm_sizes: Sequence[int]) -> None:
+def settle_subcores(timings: Sequence, cores: int, per_block: int, platform) -> None:
     """Sub-core launches (records in (block, sub-core) order, each with ``block`` and a slot
     order): each sub-core of an AI Core is its own lane; a core's blocks run one after another,
     a block taking as long as its slowest sub-core (``subcore_report.py``'s mapping)."""
@@ -256,9 +271,8 @@ def settle_subcores(timings: Sequence, cores: int, per_block: int, platform,
             lanes.append(core * per_block + slot)
             offsets.append(start)
         clock[core] = start + max(t.cycles for t in by_block[block])
-    apply(ordered, settle(np.stack([t.gm_demand for t in ordered]), lanes, offsets, platform,
-                          gm_sizes))
+    apply(ordered, settle(np.stack([t.gm_demand for t in ordered]), lanes, offsets, platform))
 
 
-__all__ = ["settle", "apply", "settle_blocks", "settle_subcores", "Settlement",
+__all__ = ["settle", "apply", "settle_launch", "settle_blocks", "settle_subcores", "Settlement",
            "l2_hit_probability", "reread_fraction", "STALL_NAME"]

@@ -95,6 +95,8 @@ class Report:
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_launch(cls, *, kernel: str, platform, result, compiled, **host) -> "Report":
+        from .contention import settle_launch
+        settle_launch(result, platform)   # the cores' sharing of HBM and L2 (once per launch)
         if getattr(result, "subcores", False):   # cube/mix kernels, cross-core sync
             from .subcore_report import from_subcore_launch
             report = from_subcore_launch(cls, kernel=kernel, platform=platform, result=result,

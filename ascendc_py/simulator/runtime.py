@@ -25,7 +25,7 @@ from typing import Callable, Optional
 
 from ..dsl.types import NUM_PIPES
 from ..compiler.ops.debug import PRINT_BUFFER_BYTES
-from . import abi, blas, contention, gm_access, sanitizer, timing_params
+from . import abi, blas, gm_access, sanitizer, timing_params
 from .faults import build_fault
 
 _pool = None
@@ -174,6 +174,8 @@ class _Core:
         # this block's own GM demand record (timing_gm.py; settled by contention.py)
         self.demand = np.zeros(abi.demand_size(len(gm_sizes)), np.float64)
         self.demand[abi.DEMAND_WIDTH] = abi.DEMAND_BASE_WIDTH
+        self.demand[abi.DEMAND_ARGS + len(gm_sizes):abi.DEMAND_ARGS + 2 * len(gm_sizes)] = \
+            gm_sizes
         ctx[abi.GM_DEMAND] = self.demand.ctypes.data
         ctx[abi.GM_DEMAND_SHIFT] = abi.DEMAND_BASE_SHIFT
         ctx[abi.RING_BASE] = abi.ring_base(num_queues)
@@ -518,10 +520,9 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
         sanitizer.emit_warnings(compiled, np.concatenate(found))
     if gm_logs:
         sanitizer.check_block_overlaps(compiled, gm_logs)
-    blocks = [timings[k] for k in sorted(timings)]
-    if timing:   # cores share HBM and L2 by what each moves when (contention.py)
-        contention.settle_blocks(blocks, platform.aiv_cores, platform, gm_sizes)
-    return LaunchResult(block_dim, wall, blocks, _output(compiled, printed))
+    # (the cores' sharing of HBM and L2 is settled when the report is built: contention.py)
+    return LaunchResult(block_dim, wall, [timings[k] for k in sorted(timings)],
+                        _output(compiled, printed))
 
 
 def _output(compiled, printed: dict, upto: Optional[int] = None) -> str:

@@ -394,11 +394,7 @@ def run(compiled, plan: Plan, platform, block_dim, gm_args, scalar_values, trace
         sanitizer.emit_warnings(compiled, np.concatenate(found))
     if gm_logs and not plan.global_sync:
         _check_gm_overlaps(compiled, plan, gm_logs)
-    units_timed = [timings[k] for k in sorted(timings)]
-    if timing:   # sub-cores share HBM and L2 by what each moves when (contention.py)
-        from .contention import settle_subcores
-        settle_subcores(units_timed, cores, lay.per_block, platform, gm_sizes)
-    return SubcoreLaunch(block_dim, wall, units_timed,
+    return SubcoreLaunch(block_dim, wall, [timings[k] for k in sorted(timings)],
                          _output(compiled, printed), kernel_type=lay.kernel_type, layout=lay,
                          cores=cores, active_aic=active_aic, active_aiv=active_aiv)
 

@@ -164,7 +164,7 @@ def test_broadcast_reread_costs_hbm_once():
     # the re-read share: all but the first read of the vector
     records = np.stack([bt.gm_demand for bt in bcast._blocks])
     total = CORES * reps * nbytes
-    assert contention.reread_fraction(records, [nbytes], CFG.gm.l2_size) == \
+    assert contention.reread_fraction(records, CFG.gm.l2_size) == \
         pytest.approx((total - nbytes) / total)
 
 
