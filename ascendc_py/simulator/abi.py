@@ -92,11 +92,36 @@ TRUNC_SITE = 177     # the latest data_copy the hardware truncated: 1 + its site
 TRUNC_MEM = 178      #   the destination memory and the bytes [LO, HI) it did not copy
 TRUNC_LO = 179       #   (sanitize mode names it when those bytes are read uninitialised)
 TRUNC_HI = 180
-MM_STALL = 181       # AIV of a mix kernel: cycles its scalar unit waited for Matmul results (timing)
-MM_WAITS = 182       #   Matmul requests it sent to its AIC
+GM_READ_ARG = 181    # the GM argument of the latest GM source check_gm (whose bytes a DMA reads)
+GM_DEMAND = 182      # address of this block's float64 GM demand record (0: none; layout below)
+GM_PORT = 183        # this core's GM port, shared by reads and writes (timing_gm.py): the data
+                     # phase [start, end) of the latest GM read (183, 184) and write (185, 186)
+GM_DEMAND_SHIFT = 187  # log2 of the demand record's window width (the record keeps the width)
+MM_STALL = 188       # AIV of a mix kernel: cycles its scalar unit waited for Matmul results (timing)
+MM_WAITS = 189       #   Matmul requests it sent to its AIC
 HEADER_SLOTS = 192
 TRACE_FIELDS = 6     # start, occupancy, latency, pipe, site, op
 QUEUE_DEPTH = 32     # per-pipe instruction queue (ring of start times)
+
+# ----------------------------------------------------------------------------- GM demand record
+# float64 per block (simulator/contention.py reads it after the launch): [DEMAND_WIDTH] window
+# width in cycles (starts at DEMAND_BASE_WIDTH, doubles when the block's time outgrows the
+# windows), then per window of the block's own time: GM bytes read, GM bytes written, cycles the
+# core's GM port was moving data; then the bytes DMAs read from each GM argument, then each GM
+# argument's size (written by the runtime, so the record alone tells the post-pass the footprint).
+DEMAND_WINDOWS = 64
+DEMAND_BASE_SHIFT = 6
+DEMAND_BASE_WIDTH = 1 << DEMAND_BASE_SHIFT
+DEMAND_WIDTH = 0
+DEMAND_READ = 2
+DEMAND_WRITE = DEMAND_READ + DEMAND_WINDOWS
+DEMAND_BUSY = DEMAND_WRITE + DEMAND_WINDOWS
+DEMAND_ARGS = DEMAND_BUSY + DEMAND_WINDOWS
+
+
+def demand_size(num_gm_args: int) -> int:
+    """float64 slots of a block's GM demand record."""
+    return DEMAND_ARGS + 2 * max(1, num_gm_args)
 
 # ----------------------------------------------------------------------------- queue records
 QUEUE_SLOTS = 80

@@ -377,10 +377,23 @@ class PipeSpec:
 
 @dataclass(frozen=True, kw_only=True)
 class LaunchCosts:
-    """Device-side kernel head/tail overhead (reference §1.7, [C7], H)."""
+    """Device-side kernel head/tail overhead (reference §1.7, [C7], H), added once to every
+    launch's device time (the report's "launch overhead" row).
+
+    Mix kernels (an AIC and its AIVs) pay ``mix_extra_ns`` more: they start two kinds of core,
+    each running its own binary with its own scalar unit and code ([D1][D9]), so the HW and SW
+    initialisation of [C7] happens for a second core type before the launch's cross-core work
+    can begin (*est.*, L: [C7] gives the breakdown for one core type only; no published figure
+    for mix kernels was found).
+    """
 
     head_ns: float = 150 + 50 + 1000  # scheduler ≈150 ns + HW init ≈50 ns + SW init ≈1 µs
     tail_ns: float = 500              # completion report ≈500 ns
+    mix_extra_ns: float = 50 + 1000   # a second HW init + SW init (mix kernels) *est.* L
+
+    def total_ns(self, mix: bool = False) -> float:
+        """Nanoseconds a launch costs besides its blocks' work."""
+        return self.head_ns + self.tail_ns + (self.mix_extra_ns if mix else 0.0)
 
 
 # --------------------------------------------------------------------------- the chip

@@ -1,8 +1,10 @@
 """The result of a launch: how long the kernel would take on the modeled chip, and why.
 
 Blocks map to cores round-robin (block b runs on core b mod cores); blocks beyond the core count
-run in later waves on the same cores, so a core's time is the sum of its blocks' times and the
-chip time is the slowest core's. Pipe figures (busy, stalls) are those of that critical core.
+run in later waves on the same cores, so a core's time is the sum of its blocks' times (each
+including its share of HBM contention, ``contention.py``) and the chip time is the slowest
+core's plus the launch overhead (config ``LaunchCosts``). Pipe figures (busy, stalls) are those
+of that critical core.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from ..compiler.ops import REGISTRY
 from ..dsl.types import PIPE_NAMES
 from . import timing_params as TP
 
-STALL_CAUSES = ("flag wait", "queue full", "scalar issue")
+STALL_CAUSES = ("flag wait", "queue full", "scalar issue", "HBM contention")
 
 
 #: ops whose element counter holds cube multiply-accumulates (m·n·k per call)
@@ -38,7 +40,10 @@ class Report:
     cycles on the critical core), ``pipe_busy_pct``, ``bottleneck`` (the busiest pipe),
     ``stalls`` (cause → cycles: pipes waiting on flags, queue-implied flags and barriers,
     summed over pipes; the scalar unit blocked by a full instruction queue; the bottleneck pipe
-    idle because the scalar unit had not issued its next instruction), ``instructions`` (op → count over all blocks),
+    idle because the scalar unit had not issued its next instruction; the cores' GM transfers
+    delayed by sharing HBM and L2 with the other cores, "HBM contention", ``contention.py``),
+    ``launch_cycles`` (the launch's start-up and completion cost, included in ``cycles``;
+    config ``LaunchCosts``), ``instructions`` (op → count over all blocks),
     ``bytes_moved`` (path → bytes), ``gm_bandwidth_gbps`` against ``peak_gm_bandwidth_gbps``,
     ``flops`` and ``flops_per_s`` against ``peak_flops_per_s``. Host side: ``wall_seconds``
     (running the blocks), ``prepare_seconds`` (binding and finding or compiling the code;
@@ -69,6 +74,7 @@ class Report:
     peak_cube_flops_per_s: float = 0.0  #: float16 cube peak of the cores used
     cores_used: int = 0
     waves: int = 0
+    launch_cycles: int = 0             #: start-up + completion cost of the launch (in cycles)
     core_cycles: list = field(default_factory=list)
     critical_core: int = 0
     wall_seconds: float = 0.0
@@ -115,10 +121,48 @@ class Report:
     @classmethod
     def build(cls, *, kernel: str, platform, result, compiled, **host) -> "Report":
         """Every field of the report of a launch, computed now."""
+        from .contention import settle_launch
+        settle_launch(result, platform)   # the cores' sharing of HBM and L2 (once per launch)
         if getattr(result, "subcores", False):   # cube/mix kernels, cross-core sync
             from .subcore_report import from_subcore_launch
-            return from_subcore_launch(cls, kernel=kernel, platform=platform, result=result,
-                                       compiled=compiled, **host)
+            report = from_subcore_launch(cls, kernel=kernel, platform=platform, result=result,
+                                         compiled=compiled, **host)
+        else:
+            report = cls._from_blocks(kernel=kernel, platform=platform, result=result,
+                                      compiled=compiled, **host)
+        layout = getattr(result, "layout", None)
+        report._add_launch_overhead(platform, mix=getattr(layout, "kind", "") == "mix")
+        return report
+
+    def _add_launch_overhead(self, platform, mix: bool) -> None:
+        """Add the launch's start-up and completion cost ([C7]; config ``LaunchCosts``) to the
+        device time, its own row "launch overhead"; rates follow the longer time. A launch
+        run with timing off (its blocks kept no GM demand record) pays nothing."""
+        if not any(t.gm_demand is not None for t in self._blocks):
+            return
+        if STALL_CAUSES[-1] not in self.stalls:   # sub-core launches: the critical core's
+            self.stalls[STALL_CAUSES[-1]] = self._critical_hbm_stall()
+        self.launch_cycles = int(round(platform.us_to_cycles(
+            platform.launch.total_ns(mix) / 1e3)))
+        old = self.cycles / (self.clock_mhz * 1e6)
+        self.cycles += self.launch_cycles
+        seconds = self.cycles / (self.clock_mhz * 1e6)
+        self.time_us = seconds * 1e6
+        for name in ("gm_bandwidth_gbps", "flops_per_s", "cube_flops_per_s"):
+            setattr(self, name, getattr(self, name) * old / seconds)
+        self.pipe_busy_pct = {k: 100.0 * v / self.cycles for k, v in self.pipe_busy.items()}
+
+    def _critical_hbm_stall(self) -> int:
+        """HBM contention cycles of the critical core: per block, its most delayed unit."""
+        ncores = max(len(self.core_cycles), 1)
+        per_block: dict[int, int] = {}
+        for t in self._blocks:
+            if t.block % ncores == self.critical_core:
+                per_block[t.block] = max(per_block.get(t.block, 0), t.hbm_stall)
+        return sum(per_block.values())
+
+    @classmethod
+    def _from_blocks(cls, *, kernel: str, platform, result, compiled, **host) -> "Report":
         ncores = platform.aiv_cores
         blocks = result.blocks
         core_cycles = [0] * min(ncores, max(result.block_dim, 1))
@@ -135,6 +179,7 @@ class Report:
         stall_scalar = sum((bt.stall_scalar for bt in crit_blocks),
                            np.zeros(len(PIPE_NAMES), np.int64))
         stall_queue = sum(bt.stall_queue for bt in crit_blocks)
+        stall_hbm = sum(bt.hbm_stall for bt in crit_blocks)
         counters = sum((bt.counters for bt in blocks), np.zeros(TP.COUNTER_SLOTS, np.int64))
         busy[0] = sum(bt.scalar_busy for bt in crit_blocks)  # issuing, not waiting
         pipe_busy = {name: int(busy[i]) for i, name in enumerate(PIPE_NAMES)}
@@ -160,7 +205,7 @@ class Report:
             pipe_busy=pipe_busy, pipe_busy_pct=pct, bottleneck=bottleneck,
             stalls={"flag wait": int(stall_flag.sum()), "queue full": int(stall_queue),
                     "scalar issue": int(stall_scalar[PIPE_NAMES.index(bottleneck)])
-                    if bottleneck != "S" else 0},
+                    if bottleneck != "S" else 0, "HBM contention": int(stall_hbm)},
             instructions=instructions, bytes_moved=bytes_moved,
             gm_bandwidth_gbps=(gm_bytes / seconds / 1e9) if seconds else 0.0,
             peak_gm_bandwidth_gbps=platform.hbm_gbps, flops=int(flops),
@@ -173,6 +218,11 @@ class Report:
             critical_core=critical, trace_dropped=sum(bt.trace_dropped for bt in blocks),
             output=getattr(result, "output", ""),
             _blocks=blocks, _sites=list(compiled.sites), **host)
+
+    @property
+    def kernel_cycles(self) -> int:
+        """The blocks' time on the critical core: ``cycles`` without the launch overhead."""
+        return self.cycles - self.launch_cycles
 
     @property
     def unchecked(self) -> tuple[str, ...]:
@@ -198,6 +248,10 @@ class Report:
                                                f"{self.pipe_busy_pct[name]:6.1f} %"))
         for cause in STALL_CAUSES + tuple(c for c in self.stalls if c not in STALL_CAUSES):
             rows.append((f"  stall: {cause}", f"{self.stalls.get(cause, 0):>12,} cycles"))
+        if self.launch_cycles:
+            rows.append(("  launch overhead", f"{self.launch_cycles:>12,} cycles = "
+                                              f"{self.launch_cycles / self.clock_mhz:.2f} us "
+                                              f"(start-up and completion)"))
         if self.subcore_rows:
             rows.append(("sub-cores", f"of core {self.critical_core} (the critical one)"))
             rows.extend(self.subcore_rows)
@@ -253,7 +307,8 @@ class Report:
 #: how far to trust the times, in one line of every report (README "Timing fidelity")
 MODEL_CONFIDENCE = ("simulated, not measured: vector rates and single-core DMA costs "
                     "calibrated to msKPP's 910B1 measurements (within 10 % and 25 %); HBM "
-                    "sharing, L2 and launch cost not yet (make fidelity)")
+                    "and L2 sharing between cores, L2 reuse and launch cost follow published "
+                    "figures but are not calibrated (make fidelity)")
 
 #: what a launch without sanitize mode does not check (README "Sanitize mode")
 UNCHECKED_WITHOUT_SANITIZE = ("races between pipes byte by byte", "uninitialised reads",

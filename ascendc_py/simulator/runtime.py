@@ -165,6 +165,14 @@ class _Core:
         ctx[abi.GM_SIZES] = gm_sizes.ctypes.data
         ctx[abi.SCALARS] = scalars.ctypes.data
         self.counters.fill(0)
+        # this block's own GM demand record (timing_gm.py; settled by contention.py): a new
+        # array per block, since the block's timing keeps it
+        self.demand = np.zeros(abi.demand_size(len(gm_sizes)), np.float64)
+        self.demand[abi.DEMAND_WIDTH] = abi.DEMAND_BASE_WIDTH
+        self.demand[abi.DEMAND_ARGS + len(gm_sizes):abi.DEMAND_ARGS + 2 * len(gm_sizes)] = \
+            gm_sizes
+        ctx[abi.GM_DEMAND] = self.demand.ctypes.data
+        ctx[abi.GM_DEMAND_SHIFT] = abi.DEMAND_BASE_SHIFT
         if trace_buf is not None:
             ctx[abi.TRACE_PTR] = trace_buf.ctypes.data
             ctx[abi.TRACE_CAP] = trace_buf.shape[0]
@@ -214,9 +222,12 @@ class BlockTiming:
     scalar_busy: int = 0       # cycles the scalar unit spent issuing (not waiting)
     trace: Optional[np.ndarray] = None
     trace_dropped: int = 0
+    hbm_stall: int = 0         # cycles added by sharing HBM/L2 with other cores (contention.py)
+    gm_demand: Optional[np.ndarray] = None   # the block's GM demand record (abi layout)
 
 
-def _block_timing(block: int, ctx: np.ndarray, counters: np.ndarray, trace_buf) -> BlockTiming:
+def _block_timing(block: int, ctx: np.ndarray, counters: np.ndarray, trace_buf,
+                  demand: Optional[np.ndarray] = None) -> BlockTiming:
     p = slice(0, NUM_PIPES)
     done = ctx[abi.PIPE_DONE:abi.PIPE_DONE + NUM_PIPES]
     cycles = int(max(int(ctx[abi.T_SCALAR]), int(done.max())))
@@ -228,7 +239,7 @@ def _block_timing(block: int, ctx: np.ndarray, counters: np.ndarray, trace_buf) 
                        ctx[abi.STALL_SCALAR:abi.STALL_SCALAR + NUM_PIPES].copy(),
                        int(ctx[abi.STALL_QUEUE]), counters.copy(),
                        int(ctx[abi.T_SCALAR] - ctx[abi.STALL_FLAG] - ctx[abi.STALL_QUEUE]),
-                       trace, int(ctx[abi.TRACE_DROPPED]))
+                       trace, int(ctx[abi.TRACE_DROPPED]), gm_demand=demand)
 
 
 @dataclass
@@ -514,7 +525,8 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
                 # note: ctx[ERR_D] (which operand) travels inside the ctx copy
                 abort.set()
                 return
-            timings[block] = _block_timing(block, ctx, core.counters, trace_buf)
+            timings[block] = _block_timing(block, ctx, core.counters, trace_buf,
+                                           core.demand if timing else None)
 
     t0 = time.perf_counter()
     nworkers = min(WORKERS, block_dim)
@@ -539,6 +551,7 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
         sanitizer.emit_warnings(compiled, np.concatenate(found))
     if gm_logs:
         sanitizer.check_block_overlaps(compiled, gm_logs)
+    # (the cores' sharing of HBM and L2 is settled when the report is built: contention.py)
     return LaunchResult(block_dim, wall, [timings[k] for k in sorted(timings)],
                         _output(compiled, printed))
 

@@ -359,7 +359,8 @@ def run(compiled, plan: Plan, platform, block_dim, gm_args, scalar_values, trace
                 if rc != int(E.XCORE_ABORTED):
                     abort.set()
                 return
-            bt = _block_timing(block, ctx, core.counters, trace_buf)
+            bt = _block_timing(block, ctx, core.counters, trace_buf,
+                               core.demand if timing else None)
             bt.scalar_busy = max(0, bt.scalar_busy - int(ctx[abi.XC_STALL]))  # waiting, not busy
             timings[key] = SubcoreTiming(**vars(bt), core_type=core_type, sub=sub, label=label,
                                          cross_wait=int(ctx[abi.XC_STALL]),

@@ -21,9 +21,12 @@ PATHS = (("GM", "UB"), ("UB", "GM"), ("UB", "UB"), ("GM", "L1"), ("L1", "L0A"), 
          ("L0C", "GM"), ("L1", "BT"), ("L1", "FB"), ("L1", "GM"), ("L0C", "L1"), ("GM", "L0A"),
          ("GM", "L0B"))
 PATH_BASE = CLASS_BASE + len(CLASSES) * len(FAMILIES) * 2   # [path] -> (B/cycle, latency, pipe)
-PATH_FIELDS = 4                      # theoretical width (B/cycle), fixed cost, pipe, touches GM
+PATH_FIELDS = 4                      # theoretical width (B/cycle), fixed cost, pipe, GM (0 no,
+                                     # 1 read, 2 write)
 MISC = PATH_BASE + len(PATHS) * PATH_FIELDS
-GM_SHARE = MISC + 0          # this core's share of HBM bandwidth (B/cycle) for the launch
+GM_SHARE = MISC + 0          # this core's static share of HBM bandwidth (B/cycle) for the
+                             # launch: only Matmul's estimate (timing_matmul.py) still uses it;
+                             # ordinary copies share HBM through simulator/contention.py
 BANK_RULE = MISC + 1         # 1: two-input vector ops pay UB bank-group read conflicts
 FLAG_CYCLES = MISC + 2
 ISSUE_CYCLES = MISC + 3      # scalar cycles to dispatch one instruction to a pipe queue
@@ -115,7 +118,7 @@ def cost_table(platform, active_cores: int, bank_rule: bool = True) -> np.ndarra
         t[base] = path.bytes_per_cycle
         t[base + 1] = path.latency_cycles
         t[base + 2] = int(PipeID["PIPE_" + path.pipe])
-        t[base + 3] = 1.0 if "GM" in (src, dst) else 0.0
+        t[base + 3] = 1.0 if src == "GM" else 2.0 if dst == "GM" else 0.0  # timing_gm kinds
         segments = path.segments()
         if len(segments) > KNOTS_MAX:
             raise ValueError(f"DMA path {src}->{dst}: {len(segments)} knots, at most {KNOTS_MAX}")

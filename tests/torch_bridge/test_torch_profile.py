@@ -39,6 +39,30 @@ def test_collects_every_launch_of_forward_and_backward():
         assert cur.device_start_us == pytest.approx(prev.device_start_us + prev.device_us)
 
 
+def test_device_time_includes_each_launch_overhead():
+    """Every launch pays the start-up and completion cost ([C7], config ``LaunchCosts``): the
+    profile's device time is the blocks' time plus one overhead per launch, so fusing two
+    launches into one saves one overhead."""
+    x = torch.randn(4096)
+    captured = []
+    with asc.profile() as prof:
+        observer = asc.profiler.observe(captured.append)
+        try:
+            ops.add(x, x)
+            ops.add(x, x)
+        finally:
+            asc.profiler.unobserve(observer)
+    platform = asc.get_platform(prof.events[0].platform)
+    overhead_us = platform.launch.total_ns() / 1e3
+    assert len(captured) == 2
+    for event, report in zip(prof.events, captured):
+        assert report.launch_cycles == round(platform.us_to_cycles(overhead_us))
+        assert event.device_us == pytest.approx(report.time_us)
+        assert event.device_us == pytest.approx(
+            (report.kernel_cycles + report.launch_cycles) / platform.clock_mhz)
+    assert prof.device_time_us >= 2 * overhead_us
+
+
 def test_table():
     x = torch.randn(1000)
     with asc.profile() as prof:

@@ -124,6 +124,9 @@ def check_gm(fb: FnBuilder, arg, start, nbytes, elem_size, which, site):
     b = fb.b
     fb.st(abi.ERR_D, which)
     fb.fail_with(b.icmp_signed("<", arg, fb.i64(0)), E.GM_UNSET, site)
+    # the source of a DMA: its bytes count as reads of this argument (timing_gm.py)
+    fb.st(abi.GM_READ_ARG, b.select(b.icmp_signed("==", which, fb.i64(1)), arg,
+                                    fb.ld(abi.GM_READ_ARG)))
     sizes = fb.ctx_ptr(abi.GM_SIZES)
     limit = b.load(b.gep(sizes, [arg], source_etype=I64), typ=I64)
     end = fb.sat_add(start, nbytes)

@@ -20,6 +20,7 @@ from ...simulator import abi
 from ...simulator import timing_params as TP
 from ..ops import REGISTRY, Family
 from .core import FnBuilder
+from .timing_gm import gm_transfer
 from .types import F64, I64, PTR, intrinsic
 
 #: producer and consumer pipe of each queue position (the flags enque/deque imply)
@@ -112,8 +113,9 @@ def define_all(module: L.Module) -> None:
                 L.IRBuilder(blk).unreachable()
 
 
-def _issue(tb: _TB, pipe, occ, lat, op, site) -> None:
-    """Put one instruction on ``pipe``'s timeline (see the module docstring)."""
+def _issue(tb: _TB, pipe, occ, lat, op, site, occ_at=None) -> None:
+    """Put one instruction on ``pipe``'s timeline (see the module docstring). ``occ_at``: a
+    function of the start cycle giving the occupancy instead of ``occ`` (GM transfers)."""
     b = tb.b
     t = tb.ld(abi.T_SCALAR)
     # queue full: the instruction QUEUE_DEPTH places earlier must have left the queue
@@ -129,6 +131,8 @@ def _issue(tb: _TB, pipe, occ, lat, op, site) -> None:
     idle = b.select(b.icmp_signed(">", t, free), b.sub(t, free), tb.i64(0))
     tb.add_slot(b.add(tb.i64(abi.STALL_SCALAR), pipe), idle)
     start = tb.max(t, free)
+    if occ_at is not None:
+        occ = occ_at(start)
     tb.st(free_slot, b.add(start, occ))
     end = b.add(b.add(start, occ), lat)
     done_slot = b.add(tb.i64(abi.PIPE_DONE), pipe)
@@ -185,8 +189,11 @@ def vec(tb: _TB, op, cls, fam, count, esize, a0, a1, site):
 def dma(tb: _TB, path, nbytes, bursts, op, site):
     """One copy of ``nbytes`` in ``bursts`` equal bursts on ``path`` (the rule is stated in
     ``simulator/dma_costs.py``; ``DmaCosts.copy_cycles`` is the same in Python): the path's
-    lone-copy curve, at least ``bytes / GM share`` on a path touching GM, plus the per-burst
-    cost. The whole cost occupies the path's pipe."""
+    lone-copy curve plus the per-burst cost. Its fixed part (the curve at 0 bytes) is latency,
+    which holds no bandwidth; the rest is the data phase, which a GM transfer moves through this
+    core's GM port, shared by reads and writes, and records as HBM demand (``timing_gm.py``;
+    chip-level sharing is settled after the launch by ``simulator/contention.py``). The whole
+    cost occupies the path's pipe."""
     b = tb.b
     base = b.add(tb.i64(TP.PATH_BASE), b.mul(path, tb.i64(TP.PATH_FIELDS)))
     size = tb.f(nbytes)
@@ -199,11 +206,6 @@ def dma(tb: _TB, path, nbytes, bursts, op, site):
     at = b.add(curve, b.mul(k, tb.i64(TP.KNOT_FIELDS)))
     cycles = b.fadd(tb.cost(b.add(at, tb.i64(1))),
                     b.fmul(b.fsub(size, tb.cost(at)), tb.cost(b.add(at, tb.i64(2)))))
-    # the GM share (this core's part of the chip's HBM bandwidth for the launch) applies here
-    gm = b.fcmp_ordered("!=", tb.cost(b.add(base, tb.i64(3))), L.Constant(F64, 0.0))
-    share_cycles = b.fdiv(size, tb.cost(TP.GM_SHARE))
-    cycles = b.select(b.and_(gm, b.fcmp_ordered(">", share_cycles, cycles)), share_cycles,
-                      cycles)
     # bursts: request units issued beyond those of one contiguous copy of the same bytes
     extra_slot = tb.alloca_builder.alloca(I64, name="burst_extra")
     b.store(tb.i64(0), extra_slot)
@@ -214,12 +216,15 @@ def dma(tb: _TB, path, nbytes, bursts, op, site):
         units = tb.smax(units, tb.i64(0))
         b.store(tb.ceil_i(b.fmul(tb.f(units), tb.cost(TP.BURST_CYCLES))), extra_slot)
     extra = b.load(extra_slot, typ=I64)
+    latency = tb.ceil_i(tb.cost(b.add(base, tb.i64(1))))
+    transfer = tb.smax(b.sub(b.add(tb.ceil_i(cycles), extra), latency), tb.i64(0))
+    gm_kind = b.fptosi(tb.cost(b.add(base, tb.i64(3))), I64)
     pipe = b.fptosi(tb.cost(b.add(base, tb.i64(2))), I64)
-    occ = b.select(b.icmp_signed(">", nbytes, tb.i64(0)), b.add(tb.ceil_i(cycles), extra),
-                   tb.i64(0))
+    moves = b.icmp_signed(">", nbytes, tb.i64(0))
     tb.count(b.add(tb.i64(TP.ELEM_BASE), op), nbytes)
     tb.count(b.add(tb.i64(TP.BYTES_BASE), path), nbytes)
-    _issue(tb, pipe, occ, tb.i64(0), op, site)
+    _issue(tb, pipe, None, tb.i64(0), op, site, occ_at=lambda start: b.select(
+        moves, gm_transfer(tb, gm_kind, start, latency, transfer, nbytes), tb.i64(0)))
 
 
 @tm(6)
