@@ -107,7 +107,9 @@ QUEUE_DEPTH = 32     # per-pipe instruction queue (ring of start times)
 # float64 per block (simulator/contention.py reads it after the launch): [DEMAND_WIDTH] window
 # width in cycles (starts at DEMAND_BASE_WIDTH, doubles when the block's time outgrows the
 # windows), then per window of the block's own time: GM bytes read, GM bytes written, cycles the
-# core's GM port was moving data; then the bytes DMAs read from each GM argument, then each GM
+# core's GM port was moving data, GM bytes read that L2 served (the Matmul API's own L2 re-read
+# model, timing_matmul.py; HBM never sees them); then the bytes DMAs read from each GM argument,
+# then each GM
 # argument's size (written by the runtime, so the record alone tells the post-pass the footprint).
 DEMAND_WINDOWS = 64
 DEMAND_BASE_SHIFT = 6
@@ -116,7 +118,8 @@ DEMAND_WIDTH = 0
 DEMAND_READ = 2
 DEMAND_WRITE = DEMAND_READ + DEMAND_WINDOWS
 DEMAND_BUSY = DEMAND_WRITE + DEMAND_WINDOWS
-DEMAND_ARGS = DEMAND_BUSY + DEMAND_WINDOWS
+DEMAND_L2 = DEMAND_BUSY + DEMAND_WINDOWS
+DEMAND_ARGS = DEMAND_L2 + DEMAND_WINDOWS
 
 
 def demand_size(num_gm_args: int) -> int:

@@ -29,7 +29,10 @@ share the chip:
   probability capacity / footprint (the standard fully-associative estimate, e.g. Hennessy &
   Patterson's capacity-miss model), so reuse degrades gradually once the footprint outgrows
   L2 instead of falling off a cliff (LRU's behaviour on a cyclic sweep). Data a previous launch
-  left in L2 is not modelled (every launch starts cold).
+  left in L2 is not modelled (every launch starts cold). The Matmul API's timing
+  (``timing_matmul.py``) models its own re-reads: it records the bytes L2 serves apart (L2
+  traffic only) and those it takes from HBM against no argument, so neither is taken for a
+  re-read here.
 
 A core's delay in a window is spread over its blocks' windows there in proportion to their
 bytes; a block's delay adds to its cycles (``BlockTiming.hbm_stall`` keeps it, the report shows
@@ -85,12 +88,15 @@ def l2_hit_probability(footprint_bytes: float, l2_bytes: float) -> float:
 
 
 def reread_fraction(records: np.ndarray, l2_bytes: float) -> float:
-    """Of the bytes DMAs read in the launch, the share served by L2 as re-reads (the records'
-    per-argument read bytes against the argument sizes they carry)."""
+    """Of the bytes read in the launch, the share served by L2 as re-reads (the records'
+    per-argument read bytes against the argument sizes they carry). The Matmul API's HBM reads
+    are recorded without an argument (the re-reads its own L2 model hits are recorded apart,
+    as L2 traffic): they count in the total read, never as re-reads."""
     nargs = (records.shape[1] - abi.DEMAND_ARGS) // 2
     sizes = records[0, abi.DEMAND_ARGS + nargs:abi.DEMAND_ARGS + 2 * nargs]
     per_arg = records[:, abi.DEMAND_ARGS:abi.DEMAND_ARGS + nargs].sum(axis=0)
-    total = float(per_arg.sum())
+    total = max(float(per_arg.sum()),
+                float(records[:, abi.DEMAND_READ:abi.DEMAND_READ + abi.DEMAND_WINDOWS].sum()))
     if total <= 0:
         return 0.0
     reread = float(np.maximum(per_arg - sizes[:nargs], 0.0).sum())
@@ -142,7 +148,8 @@ def _settle(records: np.ndarray, lanes, offsets, platform) -> Optional[Settlemen
     reads = records[:, abi.DEMAND_READ:abi.DEMAND_READ + n]
     writes = records[:, abi.DEMAND_WRITE:abi.DEMAND_WRITE + n]
     busy = records[:, abi.DEMAND_BUSY:abi.DEMAND_BUSY + n]
-    total = reads + writes
+    served = records[:, abi.DEMAND_L2:abi.DEMAND_L2 + n]   # Matmul's L2 re-reads: no HBM
+    total = reads + writes + served
     if not total.any():
         return None
     gm = platform.gm

@@ -14,9 +14,10 @@ aicore_params.md``: [C4] msKPP, [C5] Huawei's CA model, [D2] the 220x hardware c
    *plateau*, which is therefore the fastest one core moves data on that path (the per-core cap).
    Paths msKPP did not measure on a 910B have no knots: ``latency_cycles + bytes /
    bytes_per_cycle`` (the old model).
-2. *GM share*: on a path that touches GM, at least ``bytes / share`` where share = this core's
-   part of the chip's HBM bandwidth for the launch (``timing_params.GM_SHARE``); a copy whose
-   curve is already slower is unchanged (latency-bound copies do not saturate HBM).
+2. *HBM sharing* is not part of a copy's own cost: on a path that touches GM the curve's part
+   beyond the fixed cost is the data phase, recorded as HBM demand and shared between the cores
+   that move data at the time after the launch (``compiler/codegen/timing_gm.py``,
+   ``simulator/contention.py``).
 3. *Bursts*: a strided copy (DataCopyParams with ``block_count > 1``, data_copy_pad, nd2nz rows)
    pays ``burst_cycles`` per extra request unit: Huawei's CA model issues one uop per
    ``burst_bytes`` (512 B) *per burst* (``uops = ceil(burst / 512)`` each, one cycle each, [C5]),
@@ -241,15 +242,11 @@ class DmaCosts:
         units = bursts * -(-per_burst // unit) - -(-nbytes // unit)
         return self.burst_cycles * max(0, units)
 
-    def copy_cycles(self, src: str, dst: str, nbytes: int, bursts: int = 1,
-                    gm_share: float = math.inf) -> int:
-        """Cycles one copy of ``nbytes`` (in ``bursts`` bursts) occupies its pipe, when this
-        core's share of HBM bandwidth is ``gm_share`` B/cycle (the module docstring's rule, as
-        the native timing function computes it)."""
+    def copy_cycles(self, src: str, dst: str, nbytes: int, bursts: int = 1) -> int:
+        """Cycles one copy of ``nbytes`` (in ``bursts`` bursts) occupies its pipe on a core
+        alone (the module docstring's rule, as the native timing function computes it; HBM
+        contention between cores is added after the launch)."""
         if nbytes <= 0:
             return 0
-        path = self.path(src, dst)
-        total = path.curve_cycles(nbytes)
-        if "GM" in (path.src, path.dst):
-            total = max(total, nbytes / gm_share)
+        total = self.path(src, dst).curve_cycles(nbytes)
         return math.ceil(total) + math.ceil(self.extra_burst_cycles(nbytes, bursts))

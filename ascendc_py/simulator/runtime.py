@@ -473,8 +473,7 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
     gm_ptrs = np.array([a.address for a in gm_args] or [0], np.int64)
     gm_sizes = np.array([a.nbytes for a in gm_args] or [0], np.int64)
     scalars = pack_scalars(scalar_values)
-    active = min(block_dim, platform.aiv_cores)
-    costs = timing_params.cost_table(platform, active)
+    costs = timing_params.cost_table(platform)
     counter = itertools.count()
     abort = Flag()
     errors: dict[int, tuple] = {}

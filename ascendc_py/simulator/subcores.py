@@ -13,8 +13,7 @@ cores, as on hardware). They share a *group state* array (``xcore_layout.py``) t
 
 In a mix kernel using the Matmul API, the AIC becomes its block's Matmul server at
 ``register_matmul``: the AIVs' Matmul calls are timed on its pipes, in a deterministic order
-(``compiler/codegen/lower_mmserver.py``), through the same group state. Its cost table's HBM
-share counts the AIVs only when the kernel has copies of its own (``_aivs_copy_gm``).
+(``compiler/codegen/lower_mmserver.py``), through the same group state.
 
 Vector kernels without cross-core operations never come here: ``runtime._run`` keeps its own
 fast path for them.
@@ -87,8 +86,7 @@ def cores_for(lay: SubcoreLayout, platform) -> int:
 
 
 def active_cores(lay: SubcoreLayout, block_dim: int, platform) -> tuple[int, int]:
-    """(AICs, AIVs) running at once: they share the chip's HBM bandwidth (cost table GM
-    share)."""
+    """(AICs, AIVs) running at once (the report's vector peak counts the AIVs)."""
     resident = min(block_dim, cores_for(lay, platform))
     if lay.kind == "vector":
         return 0, resident
@@ -200,8 +198,9 @@ def _libc_functions() -> tuple[int, int]:
         return 0, 0
 
 
-def _costs(platform, active: int, cube_rate: float) -> np.ndarray:
-    table = timing_params.cost_table(platform, active)
+def _costs(platform, cube_rate: float) -> np.ndarray:
+    """The cost table with ``cube_rate``, this sub-core's share of the cube (``CUBE_RATE``)."""
+    table = timing_params.cost_table(platform)
     if cube_rate != table[timing_params.CUBE_RATE]:
         table = table.copy()
         table[timing_params.CUBE_RATE] = cube_rate
@@ -260,12 +259,8 @@ def run(compiled, plan: Plan, platform, block_dim, gm_args, scalar_values, trace
     gm_sizes = np.array([a.nbytes for a in gm_args] or [0], np.int64)
     scalars = pack_scalars(scalar_values)
     active_aic, active_aiv = active_cores(lay, block_dim, platform)
-    active = max(1, active_aic + active_aiv)
-    cost_aiv = _costs(platform, active, 0.5 if lay.n_aiv == 2 else 1.0)
-    # the AIC (which also times its AIVs' Matmul requests) shares HBM with the cores that
-    # move GM data: the AIVs only when they copy GM data themselves
-    cost_aic = _costs(platform, max(1, active_aic + (active_aiv if _aivs_copy_gm(compiled)
-                                                     else 0)), 1.0)
+    cost_aiv = _costs(platform, 0.5 if lay.n_aiv == 2 else 1.0)
+    cost_aic = _costs(platform, 1.0)
     sizes = local_memory_sizes(platform)
     mem_aic = [m for m in compiled.memories if m in AIC_MEMORIES]
     mem_aiv = [m for m in compiled.memories if m in AIV_MEMORIES]
@@ -409,13 +404,6 @@ def run(compiled, plan: Plan, platform, block_dim, gm_args, scalar_values, trace
     return SubcoreLaunch(block_dim, wall, [timings[k] for k in sorted(timings)],
                          _output(compiled, printed), kernel_type=lay.kernel_type, layout=lay,
                          cores=cores, active_aic=active_aic, active_aiv=active_aiv)
-
-
-def _aivs_copy_gm(compiled) -> bool:
-    """Whether the kernel has copies of its own (``data_copy``, ``data_copy_pad``; besides
-    Matmul calls, which its AIC times): its AIVs then count as HBM consumers for the AIC's
-    loads too. A static approximation: a kernel whose copies are all local still counts."""
-    return any(s.op.startswith("data_copy") for s in compiled.sites)
 
 
 def _check_gm_overlaps(compiled, plan: Plan, logs: dict) -> None:

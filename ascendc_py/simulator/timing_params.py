@@ -24,9 +24,8 @@ PATH_BASE = CLASS_BASE + len(CLASSES) * len(FAMILIES) * 2   # [path] -> (B/cycle
 PATH_FIELDS = 4                      # theoretical width (B/cycle), fixed cost, pipe, GM (0 no,
                                      # 1 read, 2 write)
 MISC = PATH_BASE + len(PATHS) * PATH_FIELDS
-GM_SHARE = MISC + 0          # this core's static share of HBM bandwidth (B/cycle) for the
-                             # launch: only Matmul's estimate (timing_matmul.py) still uses it;
-                             # ordinary copies share HBM through simulator/contention.py
+# MISC + 0 is unused (it held a static per-launch share of HBM bandwidth; cores now share HBM by
+# what they move at the time, simulator/contention.py)
 BANK_RULE = MISC + 1         # 1: two-input vector ops pay UB bank-group read conflicts
 FLAG_CYCLES = MISC + 2
 ISSUE_CYCLES = MISC + 3      # scalar cycles to dispatch one instruction to a pipe queue
@@ -41,7 +40,7 @@ CUBE_K0_F32 = MISC + 12      #   float32 inputs
 CUBE_K0_INT8 = MISC + 13     #   int8 inputs
 CUBE_RATE = MISC + 14        # share of the cube this sub-core gets (1; 0.5 for each AIV of a mix
                              # AI Core whose two vector cores send matmul requests to one AIC)
-L2_READ = MISC + 15          # L2 -> core read bytes per cycle per core (re-read data)
+L2_READ = MISC + 15          # L2 -> core read bytes per cycle per core (every GM read passes L2)
 L2_SIZE = MISC + 16          # L2 capacity in bytes
 VEC_MIN = MISC + 17          # fewest cycles a vector instruction occupies PIPE_V (1-3 repeats)
 # The DMA cost of one copy (simulator/dma_costs.py): the burst rule, then per path its lone-copy
@@ -102,8 +101,9 @@ _CLASS_FIELDS = {CostClass.SIMPLE: "simple", CostClass.MUL: "mul",
 
 
 @functools.lru_cache(maxsize=64)
-def cost_table(platform, active_cores: int, bank_rule: bool = True) -> np.ndarray:
-    """The table for ``platform`` when ``active_cores`` cores run blocks at the same time."""
+def cost_table(platform, bank_rule: bool = True) -> np.ndarray:
+    """The table for ``platform`` (the same whatever the launch: nothing in it depends on how
+    many cores run)."""
     t = np.zeros(TABLE_SIZE, np.float64)
     vec = platform.vector
     for c, cls in enumerate(CLASSES):
@@ -126,7 +126,6 @@ def cost_table(platform, active_cores: int, bank_rule: bool = True) -> np.ndarra
         t[curve:curve + CURVE_FIELDS:KNOT_FIELDS] = NO_KNOT
         for k, segment in enumerate(segments):
             t[curve + k * KNOT_FIELDS:curve + (k + 1) * KNOT_FIELDS] = segment
-    t[GM_SHARE] = platform.gm.hbm_chip_bytes_per_cycle / max(1, active_cores)
     t[BANK_RULE] = 1.0 if bank_rule else 0.0
     t[FLAG_CYCLES] = platform.pipes.flag_cycles
     t[ISSUE_CYCLES] = 1.0

@@ -111,7 +111,7 @@ def test_the_aic_serves_at_the_full_cube_rate():
 
 def test_mix_and_cube_only_matmul_take_about_the_same_time():
     """2048^3 float16 on 24 AI Cores: the mix kernel (48 AIVs, two requests per AIC, served in
-    turn at the full rate; the AIVs copy no GM data, so only the AICs share HBM) and the
+    turn at the full rate; only the AICs move GM data, sharing HBM by what they move) and the
     cube-only kernel (24 AICs) are within 10 % of each other."""
     a = np.ones((2048, 2048), np.float16)
     _, cube, _ = K.run_all(a, a, "float32", dim=24)

@@ -459,9 +459,9 @@ def _have_matplotlib() -> bool:
     return importlib.util.find_spec("matplotlib") is not None
 
 
-def test_gm_share_counts_both_core_types():
-    """A mix launch of B blocks has B AICs and 2B AIVs sharing HBM; the AIVs of a 1:2 AI Core
-    share its cube (cost table CUBE_RATE 0.5)."""
+def test_active_cores_counts_both_core_types():
+    """A mix launch of B blocks runs B AICs and 2B AIVs at once (the report's vector peak counts
+    the AIVs)."""
     from ascendc_py.dsl.kernel_types import layout
     from ascendc_py.simulator import subcores
     plat = asc.get_platform("Ascend910B2")

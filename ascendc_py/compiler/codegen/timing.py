@@ -185,6 +185,28 @@ def vec(tb: _TB, op, cls, fam, count, esize, a0, a1, site):
     _issue(tb, tb.i64(int(PipeID.PIPE_V)), occ, lat, op, site)
 
 
+def _knot(tb: _TB, path, size) -> L.Value:
+    """Cost-table index of the last knot of ``path``'s lone-copy curve at or below ``size``
+    (f64 bytes; branch-free count): its fields are (bytes, cycles, cycles per byte onwards)."""
+    b = tb.b
+    curve = b.add(tb.i64(TP.CURVE_BASE), b.mul(path, tb.i64(TP.CURVE_FIELDS)))
+    k = tb.i64(0)
+    for j in range(1, TP.KNOTS_MAX):
+        below = b.fcmp_ordered("<=", tb.cost(b.add(curve, tb.i64(j * TP.KNOT_FIELDS))), size)
+        k = b.add(k, b.zext(below, I64))
+    return b.add(curve, b.mul(k, tb.i64(TP.KNOT_FIELDS)))
+
+
+def plateau_rate(tb: _TB, path) -> L.Value:
+    """The fastest one core moves data on ``path`` (f64 bytes per cycle): the slope of its
+    curve's last knot, i.e. ``DmaPath.plateau_bytes_per_cycle`` (the measured plateau, or the
+    width of an unmeasured path). ``path`` is the path's index in ``TP.PATHS``."""
+    path = path if isinstance(path, L.Value) else tb.i64(path)
+    beyond = L.Constant(F64, TP.NO_KNOT / 2)     # past every real knot
+    slope = tb.cost(tb.b.add(_knot(tb, path, beyond), tb.i64(2)))
+    return tb.b.fdiv(L.Constant(F64, 1.0), slope)
+
+
 @tm(5, inline=True)
 def dma(tb: _TB, path, nbytes, bursts, op, site):
     """One copy of ``nbytes`` in ``bursts`` equal bursts on ``path`` (the rule is stated in
@@ -197,13 +219,7 @@ def dma(tb: _TB, path, nbytes, bursts, op, site):
     b = tb.b
     base = b.add(tb.i64(TP.PATH_BASE), b.mul(path, tb.i64(TP.PATH_FIELDS)))
     size = tb.f(nbytes)
-    # the lone-copy curve: the last knot at or below the size (branch-free count), its slope
-    curve = b.add(tb.i64(TP.CURVE_BASE), b.mul(path, tb.i64(TP.CURVE_FIELDS)))
-    k = tb.i64(0)
-    for j in range(1, TP.KNOTS_MAX):
-        below = b.fcmp_ordered("<=", tb.cost(b.add(curve, tb.i64(j * TP.KNOT_FIELDS))), size)
-        k = b.add(k, b.zext(below, I64))
-    at = b.add(curve, b.mul(k, tb.i64(TP.KNOT_FIELDS)))
+    at = _knot(tb, path, size)
     cycles = b.fadd(tb.cost(b.add(at, tb.i64(1))),
                     b.fmul(b.fsub(size, tb.cost(at)), tb.cost(b.add(at, tb.i64(2)))))
     # bursts: request units issued beyond those of one contiguous copy of the same bytes

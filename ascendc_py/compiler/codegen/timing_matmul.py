@@ -10,8 +10,8 @@ base_k step of K:
   single.
   When the whole K of a panel fits L1 (``ceil(K/base_k) <= depth``) the panel stays resident
   while consecutive tiles share it (B across tiles of one column in M-first order, A in
-  N-first order). Occupancy = bytes x cycles-per-byte (below); the GM latency is added to the
-  chunk's ready time only (many requests are outstanding).
+  N-first order). Occupancy = bytes / the core's read rate (below); the GM latency is added to
+  the chunk's ready time only (many requests are outstanding).
 * MTE1 (L1 -> L0A/L0B): rows x kj and kj x cols at the path widths, waiting for the chunks and
   for the M pipe to free the L0 buffer used two steps before (db_l0a = db_l0b = 2); +LOAD2D
   latency before the mmad may start.
@@ -21,11 +21,17 @@ base_k step of K:
 * FIX (L0C -> GM, or to the UB tile through the L2-resident workspace): rows x cols x
   sizeof(C) after the last step's mmad latency.
 
-GM read model: the launch's first reads of A and B (their unique bytes, (M*K + K*N) x size,
-shared evenly by the ``used_core_num`` cores; a tile call gets its share by area) come at the
-core's HBM share (``GM_SHARE``); every other read is a re-read of a panel already read in this
-launch. Re-reads hit L2 (at ``L2_READ``; misses come from HBM at the share) by an LRU
-reuse-distance argument over the tile order (Mattson et al., "Evaluation techniques for
+GM read model: a chunk moves at one core's read rate, the GM -> L1 path's measured plateau
+capped by the per-core L2 read rate (``L2_READ``; every GM byte reaches the core through L2),
+whichever of L2 and HBM serves it, through the core's GM port, which it shares with the FIX
+writes (``timing_gm.gm_transfer``). Sharing between cores is not part of this estimate: each
+chunk's bytes are recorded in the block's GM demand record over the cycles they occupy, and
+after the launch ``simulator/contention.py`` shares the chip's HBM and L2 bandwidth between the
+cores that move data at that time (a core that computes holds no share). The launch's first
+reads of A and B (their unique bytes, (M*K + K*N) x size, shared evenly by the
+``used_core_num`` cores; a tile call gets its share by area) come from HBM; every other read
+is a re-read of a panel already read in this launch. Re-reads hit L2 (recorded as L2 traffic,
+which HBM never sees; misses are HBM demand) by an LRU reuse-distance argument over the tile order (Mattson et al., "Evaluation techniques for
 storage hierarchies", IBM Systems Journal 9(2), 1970: an LRU cache of C bytes hits exactly the
 references whose reuse distance, the distinct bytes touched since the previous use, is below
 C). All ``cores`` sweep their blocks at once, so between two uses of a panel chunk the chip
@@ -38,9 +44,12 @@ touches about
 each capped by the footprint F = A + B + C. A re-read with distance D hits with the fraction
 ``min(1, L2_SIZE / D)``: 1 while it fits, then falling smoothly rather than in a step, since
 the true distances spread around the estimate (cores are not in lockstep, the first and last
-tiles of a sweep differ); when F fits L2 everything hits. C writes go to L2 while F fits
-(fraction min(1, L2_SIZE / F)). The report's ``bytes_moved["GM->L1"]`` (and so its GM
-bandwidth) counts the HBM bytes: first reads plus missed re-reads.
+tiles of a sweep differ); when F fits L2 everything hits. The reads are recorded against no
+GM argument, so the contention pass's own re-read model does not count them a second time.
+C writes (FIX to GM) move at one core's L0C -> GM plateau and are HBM demand like any GM
+write; FIX to the UB (through the L2-resident workspace) moves at the path width and is not.
+The report's ``bytes_moved["GM->L1"]`` (and so its GM bandwidth) counts the HBM bytes: first
+reads plus missed re-reads.
 All occupancies are divided by ``CUBE_RATE`` (1 on an AIC; an AIV of a mix AI Core times a call
 itself only when its AIC serves no requests, at 0.5). The call is synchronous (``serve`` 0):
 the scalar unit continues after the last FIX (``sync=True``, the default of
@@ -56,7 +65,8 @@ from ...dsl.types import PipeID
 from ...simulator import abi
 from ...simulator import timing_params as TP
 from .rtfuncs import counted
-from .timing import _TB, tm
+from .timing import _TB, plateau_rate, tm
+from .timing_gm import GM_NONE, GM_READS, GM_WRITES, gm_transfer
 from .types import F64, I64, PTR
 
 _M, _MTE1, _MTE2, _FIX = (int(p) for p in (PipeID.PIPE_M, PipeID.PIPE_MTE1, PipeID.PIPE_MTE2,
@@ -121,15 +131,14 @@ def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1
     m0 = b.fptosi(tb.cost(TP.CUBE_M0), I64)
     n0 = b.fptosi(tb.cost(TP.CUBE_N0), I64)
     cube_lat = tb.ceil_i(tb.cost(TP.CUBE_LATENCY))
-    # GM model: cycles per byte of a first read and of a re-read
+    # GM model: every read moves at one core's read rate (GM -> L1 plateau, capped by the
+    # per-core L2 read rate), whether HBM or L2 serves it; HBM and L2 bandwidth are shared
+    # between the cores after the launch (contention.py)
     gm_l1 = _path("GM", "L1")
-    w_gm = tb.cost(gm_l1)
     lat_gm = tb.ceil_i(tb.cost(gm_l1 + 1))
-    share = tb.cost(TP.GM_SHARE)
-    l2 = tb.cost(TP.L2_READ)
     footprint = b.add(b.mul(b.add(b.mul(org_m, org_k), b.mul(org_k, org_n)), es_in),
                       b.mul(b.mul(org_m, org_n), es_c))
-    first_rate = fmin(w_gm, share)
+    read_rate = fmin(plateau_rate(tb, TP.PATHS.index(("GM", "L1"))), tb.cost(TP.L2_READ))
     f_one = L.Constant(F64, 1.0)
 
     def hit_within(dist):
@@ -137,11 +146,6 @@ def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1
         min(1, L2_SIZE / dist), and 1 whenever the whole footprint fits (module docstring)."""
         d = smin(dist, footprint)
         return fmin(f_one, b.fdiv(tb.cost(TP.L2_SIZE), tb.f(smax(d, one))))
-
-    def rate_of(hit):
-        """Bytes per cycle of re-reads hitting L2 with fraction ``hit`` (the rest from HBM)."""
-        cpb = b.fadd(b.fdiv(hit, fmin(w_gm, l2)), b.fdiv(b.fsub(f_one, hit), first_rate))
-        return b.select(b.fcmp_ordered(">=", hit, f_one), fmin(w_gm, l2), b.fdiv(f_one, cpb))
 
     # reuse distances over the tile order (module docstring): the operand consecutive tiles
     # share comes back after one tile of every core; the other one after a sweep of the block
@@ -157,8 +161,6 @@ def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1
     m_first = b.icmp_signed("!=", order, one)
     hit_a = hit_within(b.select(m_first, far_a, near))
     hit_b = hit_within(b.select(m_first, near, far_b))
-    rate_a, rate_b = rate_of(hit_a), rate_of(hit_b)
-    re_rate = rate_of(hit_within(footprint))      # C writes: L2 while the footprint fits
     unique = b.mul(b.add(b.mul(org_m, org_k), b.mul(org_k, org_n)), es_in)
     area = b.fdiv(tb.f(b.mul(tm_, tn)), tb.f(smax(b.mul(m, n), one)))
     first_left = var(b.fmul(b.fdiv(tb.f(unique), tb.f(smax(cores, one))), area), F64)
@@ -166,8 +168,11 @@ def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1
     w_l0b = tb.cost(_path("L1", "L0B"))
     lat_l1 = tb.ceil_i(tb.cost(_path("L1", "L0A") + 1))
     l0c_gm = _path("L0C", "GM")
-    w_fix = b.select(b.icmp_signed("==", c_mem, z), fmin(tb.cost(l0c_gm), re_rate),
-                     tb.cost(l0c_gm))
+    to_gm = b.icmp_signed("==", c_mem, z)
+    # C to GM at one core's L0C -> GM rate (HBM demand); to the UB through the L2-resident
+    # workspace at the path width (not HBM demand)
+    w_fix = b.select(to_gm, plateau_rate(tb, TP.PATHS.index(("L0C", "GM"))), tb.cost(l0c_gm))
+    fix_kind = b.select(to_gm, tb.i64(GM_WRITES), tb.i64(GM_NONE))
     lat_fix = tb.ceil_i(tb.cost(l0c_gm + 1))
 
     t0 = tb.ld(abi.T_SCALAR)
@@ -188,9 +193,9 @@ def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1
     b_two = b.icmp_signed(">=", depth_b1, b.mul(step_kb, tb.i64(2)))
     n_first = b.icmp_signed("==", order, one)
 
-    def load(rows_or_cols, ck, end1, end2, two, ready, hit, re_rate):
+    def load(rows_or_cols, ck, end1, end2, two, ready, hit):
         """One MTE2 chunk: waits for its L1 slot, charges the bytes, sets the ready time
-        (re-reads hit L2 with the fraction ``hit``, at ``re_rate`` bytes per cycle)."""
+        (re-reads hit L2 with the fraction ``hit``)."""
         nbytes = b.mul(b.mul(rows_or_cols, ck), es_in)
         fb_ = tb.f(nbytes)
         first = fmin(fb_, ld(first_left, F64))
@@ -198,10 +203,12 @@ def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1
         # bytes that come from HBM: the first reads and the re-reads that miss L2
         hbm = tb.ceil_i(b.fadd(first, b.fmul(b.fsub(fb_, first),
                                             b.fsub(L.Constant(F64, 1.0), hit))))
-        cycles = b.fadd(b.fdiv(first, first_rate), b.fdiv(b.fsub(fb_, first), re_rate))
-        dur = cyc(cycles)
         slot_free = b.select(two, ld(end2), ld(end1))
         start = tb.max(ld(clock[_MTE2]), slot_free)
+        # through the core's GM port (shared with the FIX writes), recorded as HBM and L2
+        # demand, not counted against a GM argument (the L2 re-reads are modelled here)
+        dur = gm_transfer(tb, tb.i64(GM_READS), start, z, cyc(b.fdiv(fb_, read_rate)), nbytes,
+                          l2_bytes=b.sub(nbytes, hbm), per_arg=False)
         b.store(b.add(start, dur), clock[_MTE2])
         b.store(b.add(ld(busy[_MTE2]), dur), busy[_MTE2])
         b.store(b.add(b.add(start, dur), lat_gm), ready)
@@ -222,9 +229,9 @@ def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1
 
         def step(j):
             kj = smin(base_k, b.sub(k, b.mul(j, base_k)))
-            for keep, stp, end1, end2, two, ready, extent, hit, rr in (
-                    (keep_a, step_ka, a_end1, a_end2, a_two, ready_a, rows, hit_a, rate_a),
-                    (keep_b, step_kb, b_end1, b_end2, b_two, ready_b, cols, hit_b, rate_b)):
+            for keep, stp, end1, end2, two, ready, extent, hit in (
+                    (keep_a, step_ka, a_end1, a_end2, a_two, ready_a, rows, hit_a),
+                    (keep_b, step_kb, b_end1, b_end2, b_two, ready_b, cols, hit_b)):
                 boundary = b.icmp_signed("==", b.srem(j, stp), z)
                 with b.if_then(b.and_(boundary, b.xor(keep, L.Constant(keep.type, 1)))):
                     # the previous chunk is fully scheduled: its L1 slot frees once MTE1 has
@@ -232,7 +239,7 @@ def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1
                     b.store(ld(end1), end2)
                     b.store(ld(clock[_MTE1]), end1)
                     ck = smin(b.mul(stp, base_k), b.sub(k, b.mul(j, base_k)))
-                    load(extent, ck, end1, end2, two, ready, hit, rr)
+                    load(extent, ck, end1, end2, two, ready, hit)
             la = b.mul(b.mul(rows, kj), es_in)
             lb = b.mul(b.mul(kj, cols), es_in)
             d1 = cyc(b.fadd(b.fdiv(tb.f(la), w_l0a), b.fdiv(tb.f(lb), w_l0b)))
@@ -254,9 +261,10 @@ def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1
 
         counted(tb, ksteps, step)
         out = b.mul(b.mul(rows, cols), es_c)
-        df = cyc(b.fdiv(tb.f(out), w_fix))
         sf = tb.max(ld(clock[_FIX]), b.add(ld(clock[_M]), cube_lat))
         sf = tb.max(sf, l0c_free)    # the tile's L0C was free only from l0c_free on
+        df = gm_transfer(tb, fix_kind, sf, z, cyc(b.fdiv(tb.f(out), w_fix)), out,
+                         per_arg=False)
         b.store(b.add(sf, df), clock[_FIX])
         _trace(tb, sf, df, lat_fix, _FIX, site, op)
         b.store(b.add(ld(busy[_FIX]), df), busy[_FIX])
