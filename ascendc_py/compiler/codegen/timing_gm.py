@@ -18,11 +18,12 @@ Two things happen when a DMA moves bytes between GM and a core (``timing.dma`` c
   pipes of a cube core (MTE3, FIX) do not share with each other.
 * **The demand record.** The data phase's bytes are spread evenly over the windows of the
   block's own simulated time it covers (``abi`` GM demand record: GM bytes read and written, the
-  port's busy cycles, and read bytes L2 serves (Matmul's re-reads) per window; a bounded number of windows whose width doubles, merging pairs, when the block's time
-  outgrows them), and the bytes a DMA reads are added to the GM argument that its source check
-  named (``ctx[GM_READ_ARG]``, set by ``check_gm``). After the launch
-  ``simulator/contention.py`` replays these windows of all cores against the chip's HBM and L2
-  bandwidth; nothing here knows about other cores, so blocks stay independent and deterministic.
+  port's busy cycles, and read bytes L2 serves (Matmul's re-reads) per window; a bounded number
+  of windows whose width doubles, merging pairs, when the block's time outgrows them), and the
+  bytes a DMA reads are added to the GM argument that its source check named
+  (``ctx[GM_READ_ARG]``, set by ``check_gm``). After the launch ``simulator/contention.py``
+  replays these windows of all cores against the chip's HBM and L2 bandwidth; nothing here knows
+  about other cores, so blocks stay independent and deterministic.
 
 Only the single-core cost (latency, transfer cycles) comes from the caller; this module adds no
 cost of its own besides the wait for the port. Callers: every DMA (``timing.dma``) and the
@@ -88,8 +89,9 @@ def _add(tb, record, index, value) -> None:
 def _record(tb, record, gm_kind, data, end, transfer, nbytes, l2_bytes, per_arg: bool) -> None:
     """Spread ``nbytes`` (of which ``l2_bytes`` L2 serves, when not None) and ``transfer``
     port cycles over the windows [data, end) covers; widen the windows first if ``end`` lies
-    past the last one; count a read against its GM argument (when ``per_arg``). Window widths are powers of two (``ctx[GM_DEMAND_SHIFT]``): no division on the
-    common path, a transfer inside one window."""
+    past the last one; count a read against its GM argument (when ``per_arg``). Window widths
+    are powers of two (``ctx[GM_DEMAND_SHIFT]``): no division on the common path, a transfer
+    inside one window."""
     b, func = tb.b, tb.func
     n = abi.DEMAND_WINDOWS
     # widen: while end > n * width, merge pairs of windows and double the width

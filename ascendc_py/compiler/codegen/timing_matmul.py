@@ -28,14 +28,14 @@ writes (``timing_gm.gm_transfer``). Sharing between cores is not part of this es
 chunk's bytes are recorded in the block's GM demand record over the cycles they occupy, and
 after the launch ``simulator/contention.py`` shares the chip's HBM and L2 bandwidth between the
 cores that move data at that time (a core that computes holds no share). The launch's first
-reads of A and B (their unique bytes, (M*K + K*N) x size, shared evenly by the
-``used_core_num`` cores; a tile call gets its share by area) come from HBM; every other read
-is a re-read of a panel already read in this launch. Re-reads hit L2 (recorded as L2 traffic,
-which HBM never sees; misses are HBM demand) by an LRU reuse-distance argument over the tile order (Mattson et al., "Evaluation techniques for
-storage hierarchies", IBM Systems Journal 9(2), 1970: an LRU cache of C bytes hits exactly the
-references whose reuse distance, the distinct bytes touched since the previous use, is below
-C). All ``cores`` sweep their blocks at once, so between two uses of a panel chunk the chip
-touches about
+reads of A and B (their unique bytes, (M*K + K*N) x size, shared evenly by the ``used_core_num``
+cores; a tile call gets its share by area) come from HBM; every other read is a re-read of a
+panel already read in this launch. Re-reads hit L2 (recorded as L2 traffic, which HBM never
+sees; misses are HBM demand) by an LRU reuse-distance argument over the tile order (Mattson et
+al., "Evaluation techniques for storage hierarchies", IBM Systems Journal 9(2), 1970: an LRU
+cache of C bytes hits exactly the references whose reuse distance, the distinct bytes touched
+since the previous use, is below C). All ``cores`` sweep their blocks at once, so between two
+uses of a panel chunk the chip touches about
 * for the operand consecutive tiles share (B in M-first order, A in N-first): one tile of every
   core, ``near = cores x (A panel + B panel + C tile)`` (panels of the call's K);
 * for the other one (a sweep of the block's tiles passes before it comes back): the whole of
