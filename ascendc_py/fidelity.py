@@ -303,6 +303,40 @@ def _cube_label(where: str, size: int) -> str:
     return f"{where} {size} fractal{'s' if size > 1 else ''} ({size / 2:g} KiB, load_data), one core"
 
 
+# ----------------------------------------------------------------------------- cube probes
+@asc.kernel
+def _mmad_probe(x: asc.GlobalAddress, m: int, n: int, k: int, reps: int):
+    """``reps`` back-to-back float16 x float16 -> float32 mmads of (m x k) by (k x n), each
+    starting a new L0C result (what msKPP's MMAD table measures)."""
+    pipe = asc.TPipe()
+    ta = asc.TBuf(asc.TPosition.A2)
+    tb = asc.TBuf(asc.TPosition.B2)
+    tc = asc.TBuf(asc.TPosition.CO1)
+    pipe.init_buffer(ta, m * k * 2)
+    pipe.init_buffer(tb, k * n * 2)
+    pipe.init_buffer(tc, m * n * 4)
+    l0a = ta.get(x.dtype)
+    l0b = tb.get(x.dtype)
+    l0c = tc.get(asc.float32)
+    for _ in range(reps):
+        asc.mmad(l0c, l0a, l0b, asc.MmadParams(m, n, k, 0, False, True))
+
+
+#: msKPP's MMAD_FP16_FP16_FP32_1_core_910b1 (m=32, k=16): (n, measured ops per cycle), ops =
+#: 2 m n k per MMAD, back to back on one AIC [C4]
+MMAD_RATES = ((16, 3369.81), (32, 5445.00), (48, 5893.53), (64, 6685.98), (128, 7258.39),
+              (256, 7693.37), (512, 7818.66), (1024, 8057.17))
+
+
+def mmad_ops_per_cycle(n: int, platform, m: int = 32, k: int = 16) -> float:
+    """The model's throughput of back-to-back (m x k) by (k x n) float16 mmads: 2 m n k over the
+    PIPE_M cycles of one more mmad (16 minus 8 of them, over 8)."""
+    x = np.zeros(8, np.float16)
+    busy = [int(_mmad_probe[1](x, m, n, k, reps, platform=platform).pipe_busy["M"])
+            for reps in (8, 16)]
+    return 2 * m * n * k / ((busy[1] - busy[0]) / 8)
+
+
 # ----------------------------------------------------------------------------- the table
 def rows(platform=None) -> list[Row]:
     """Every figure of the model beside its reference, on ``platform`` (a name or a
@@ -323,6 +357,9 @@ def rows(platform=None) -> list[Row]:
     for where, size, ref in CUBE_BANDWIDTH:
         out.append(Row(_cube_label(where, size), "GiB/s", _cube_gib_per_s(where, size, chip),
                        ref, MSKPP, 0.25, True))
+    for n, ref in MMAD_RATES:
+        out.append(Row(f"mmad fp16 m=32 k=16 n={n}, back to back", "ops/cycle",
+                       mmad_ops_per_cycle(n, chip), ref, MSKPP, 0.10, True))
     return out
 
 

@@ -314,8 +314,15 @@ class VectorCosts:
 class CubeCosts:
     """Cube unit (AIC) rates (reference §1.4).
 
-    MMAD cycles = ceil(M/m0) * ceil(N/n0) * ceil(K/k0) + ``mmad_latency`` ([C5], H as a model), so
-    the MACs per cycle of a dtype are ``m0 * n0 * k0``: 4096 for fp16 (16x16x16, [P1] H).
+    An MMAD occupies the cube for max(fractal steps + ``mmad_issue_cycles``,
+    ``mmad_min_cycles``) cycles, fractal steps = ceil(M/m0) * ceil(N/n0) * ceil(K/k0) (Huawei's
+    CA formula, [C5] H as a model), and its result is in L0C ``mmad_latency`` cycles later; the
+    MACs per cycle of a dtype are ``m0 * n0 * k0`` at most: 4096 for fp16 (16x16x16, [P1] H).
+    The per-instruction overhead and minimum are fitted to msKPP's back-to-back MMAD throughput
+    measured on a 910B1 ([C4] ``MMAD_FP16_FP16_FP32_1_core_910b1``, m=32, k=16, n=16..1024):
+    cycles per MMAD = 2*m*n*k / measured ops per cycle is the CA formula + 1.8 to 3.1 cycles
+    for n >= 32 (2 on the median) and 4.86 cycles for the smallest, 2-step MMAD; ``make
+    fidelity`` prints each beside the model.
     """
 
     m0: int = 16  # fractal rows [C8][C12] H
@@ -325,6 +332,8 @@ class CubeCosts:
     k0_int4: int = 64  # [C5] H(model)
     k0_f32: int = 4    # [C5] H(model)
     mmad_latency: int = 20       # [C5] H(model)
+    mmad_issue_cycles: int = 2   # per-MMAD overhead, fitted to msKPP's MMAD table [C4] M
+    mmad_min_cycles: int = 5     # a 2-step MMAD (m=32,n=16,k=16) measured 4.86 cycles [C4] M
     fractal_bytes: int = 512     # 16x16 fp16 [C8][C12] H
     load2d_latency: int = 25     # [C5] H(model)
     load3d_latency: int = 43     # [C5] H(model)
@@ -342,11 +351,17 @@ class CubeCosts:
         """Peak multiply-accumulates per cycle for input ``dtype`` (4096 for float16)."""
         return self.m0 * self.n0 * self.k0(dtype)
 
+    def mmad_occupancy(self, m: int, n: int, k: int, dtype: Any) -> int:
+        """Cycles one MMAD of an (m x k) by (k x n) product occupies the cube (PIPE_M)."""
+        ceil = lambda a, b: -(-a // b)  # noqa: E731
+        if m <= 0 or n <= 0 or k <= 0:
+            return 0
+        steps = ceil(m, self.m0) * ceil(n, self.n0) * ceil(k, self.k0(dtype))
+        return max(steps + self.mmad_issue_cycles, self.mmad_min_cycles)
+
     def mmad_cycles(self, m: int, n: int, k: int, dtype: Any) -> int:
         """Cycles of one MMAD of an (m x k) by (k x n) product, including the latency."""
-        ceil = lambda a, b: -(-a // b)  # noqa: E731
-        return (ceil(m, self.m0) * ceil(n, self.n0) * ceil(k, self.k0(dtype))
-                + self.mmad_latency)
+        return self.mmad_occupancy(m, n, k, dtype) + self.mmad_latency
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -43,6 +43,8 @@ CUBE_RATE = MISC + 14        # share of the cube this sub-core gets (1; 0.5 for 
 L2_READ = MISC + 15          # L2 -> core read bytes per cycle per core (every GM read passes L2)
 L2_SIZE = MISC + 16          # L2 capacity in bytes
 VEC_MIN = MISC + 17          # fewest cycles a vector instruction occupies PIPE_V (1-3 repeats)
+CUBE_ISSUE = MISC + 18       # cycles an mmad occupies PIPE_M beyond its fractal steps
+CUBE_MIN = MISC + 19         # fewest cycles an mmad occupies PIPE_M
 # The DMA cost of one copy (simulator/dma_costs.py): the burst rule, then per path its lone-copy
 # curve as KNOTS_MAX knots of (bytes, cycles, cycles per byte up to the next knot), the last
 # real knot's slope being the plateau's; unused knots sit at NO_KNOT bytes (never reached).
@@ -134,6 +136,7 @@ def cost_table(platform, bank_rule: bool = True) -> np.ndarray:
     t[STORE] = platform.scalar.store
     cube = platform.cube
     t[CUBE_LATENCY] = cube.mmad_latency
+    t[CUBE_ISSUE], t[CUBE_MIN] = cube.mmad_issue_cycles, cube.mmad_min_cycles
     t[CUBE_M0], t[CUBE_N0] = cube.m0, cube.n0
     t[CUBE_K0_F16], t[CUBE_K0_F32], t[CUBE_K0_INT8] = cube.k0_f16, cube.k0_f32, cube.k0_int8
     t[CUBE_RATE] = 1.0

@@ -216,8 +216,12 @@ def test_cube():
     assert (cube.k0("float16"), cube.k0("int8"), cube.k0("int4"), cube.k0("float32")) == \
         (16, 32, 64, 4)
     assert cube.mmad_latency == 20
-    # ceil(32/16) * ceil(40/16) * ceil(100/16) + 20 = 2*3*7 + 20
-    assert cube.mmad_cycles(32, 40, 100, "float16") == 62
+    # ceil(32/16) * ceil(40/16) * ceil(100/16) steps + the per-mmad overhead + the latency:
+    # 2*3*7 + 2 + 20; the smallest mmad occupies the minimum (5 cycles, msKPP)
+    assert (cube.mmad_issue_cycles, cube.mmad_min_cycles) == (2, 5)
+    assert cube.mmad_cycles(32, 40, 100, "float16") == 64
+    assert cube.mmad_occupancy(16, 16, 16, "float16") == 5
+    assert cube.mmad_occupancy(0, 16, 16, "float16") == 0
     # peaks: B1 379, B2 354, B4 246 TFLOPS fp16
     assert ASCEND910B1.peak_cube_tflops_f16 == pytest.approx(379, abs=1)
     assert ASCEND910B2.peak_cube_tflops_f16 == pytest.approx(354, abs=1)

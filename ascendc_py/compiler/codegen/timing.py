@@ -245,9 +245,10 @@ def dma(tb: _TB, path, nbytes, bursts, op, site):
 
 @tm(6)
 def cube(tb: _TB, op, m, n, k, k0_slot, site):
-    """An mmad on PIPE_M: ceil(m/M0)·ceil(n/N0)·ceil(k/k0) cycles (k0 from the cost table slot
-    ``k0_slot``, per input dtype) divided by this core's share of the cube (CUBE_RATE), plus
-    CUBE_LATENCY; m·n·k MACs go to the op's element counter (2 flops each)."""
+    """An mmad on PIPE_M: max(ceil(m/M0)·ceil(n/N0)·ceil(k/k0) + CUBE_ISSUE, CUBE_MIN) cycles (k0
+    from the cost table slot ``k0_slot``, per input dtype; ``CubeCosts.mmad_occupancy`` is the
+    same in Python) divided by this core's share of the cube (CUBE_RATE), plus CUBE_LATENCY;
+    m·n·k MACs go to the op's element counter (2 flops each)."""
     b = tb.b
 
     def blocks(v, slot):
@@ -256,7 +257,10 @@ def cube(tb: _TB, op, m, n, k, k0_slot, site):
     fn = b.call(intrinsic(tb.module, "llvm.ceil.f64", F64, [F64]), [blocks(n, TP.CUBE_N0)])
     fk = b.call(intrinsic(tb.module, "llvm.ceil.f64", F64, [F64]), [b.fdiv(tb.f(k),
                                                                            tb.cost(k0_slot))])
-    occ = tb.ceil_i(b.fdiv(b.fmul(b.fmul(fm, fn), fk), tb.cost(TP.CUBE_RATE)))
+    steps = b.fadd(b.fmul(b.fmul(fm, fn), fk), tb.cost(TP.CUBE_ISSUE))
+    least = tb.cost(TP.CUBE_MIN)
+    steps = b.select(b.fcmp_ordered("<", steps, least), least, steps)
+    occ = tb.ceil_i(b.fdiv(steps, tb.cost(TP.CUBE_RATE)))
     work = b.icmp_signed(">", b.mul(b.mul(m, n), k), tb.i64(0))
     occ = b.select(work, occ, tb.i64(0))
     lat = b.select(work, tb.ceil_i(tb.cost(TP.CUBE_LATENCY)), tb.i64(0))
