@@ -142,13 +142,18 @@ def test_report_shows_cube_pipes_and_counts():
     assert report.kernel_type == "AIC_ONLY"
     for pipe in ("M", "MTE1", "MTE2", "FIX"):
         assert report.pipe_busy[pipe] > 0
-    # M busy = the mmads of every base tile and base_k step: ceil(rows/16)*ceil(cols/16)*k/16
+    # M busy = the mmads of every base tile and base_k step, each occupying the cube for its
+    # fractal steps ceil(rows/16)*ceil(cols/16)*ceil(kj/16) + the per-mmad overhead, at least
+    # the minimum (CubeCosts.mmad_occupancy)
+    cube = asc.current_platform().cube
     expected = 0
     for mi in range(-(-256 // tiling.base_m)):
         rows = min(tiling.base_m, 256 - mi * tiling.base_m)
         for ni in range(-(-512 // tiling.base_n)):
             cols = min(tiling.base_n, 512 - ni * tiling.base_n)
-            expected += -(-rows // 16) * -(-cols // 16) * (256 // 16)
+            for kj in range(0, 256, tiling.base_k):
+                expected += cube.mmad_occupancy(rows, cols, min(tiling.base_k, 256 - kj),
+                                                "float16")
     assert report.pipe_busy["M"] == expected
     assert report.instructions["matmul_iterate_all"] == 1
     assert report.bytes_moved["L1->L0A"] > 0 and report.bytes_moved["L0C->GM"] == 256 * 512 * 4

@@ -15,7 +15,8 @@ base_k step of K:
 * MTE1 (L1 -> L0A/L0B): rows x kj and kj x cols at the path widths, waiting for the chunks and
   for the M pipe to free the L0 buffer used two steps before (db_l0a = db_l0b = 2); +LOAD2D
   latency before the mmad may start.
-* M: one mmad of ceil(rows/16)*ceil(cols/16)*ceil(kj/k0) cycles (k0 by input dtype); the first
+* M: one mmad of max(ceil(rows/16)*ceil(cols/16)*ceil(kj/k0) + CUBE_ISSUE, CUBE_MIN) cycles (k0
+  by input dtype; ``CubeCosts.mmad_occupancy``); the first
   step of a tile waits for L0C: the FIX of the previous tile (db_l0c = 1) or of the one before
   (db_l0c = 2).
 * FIX (L0C -> GM, or to the UB tile through the L2-resident workspace): rows x cols x
@@ -250,7 +251,11 @@ def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1
             b.store(b.add(ld(moved["L1_L0A"]), la), moved["L1_L0A"])
             b.store(b.add(ld(moved["L1_L0B"]), lb), moved["L1_L0B"])
             fractals = b.mul(b.mul(ceil_div(rows, m0), ceil_div(cols, n0)), ceil_div(kj, k0))
-            dm = cyc(tb.f(fractals))
+            # an mmad's occupancy (CubeCosts.mmad_occupancy): its steps + the per-mmad overhead,
+            # at least the minimum
+            steps = b.fadd(tb.f(fractals), tb.cost(TP.CUBE_ISSUE))
+            least = tb.cost(TP.CUBE_MIN)
+            dm = cyc(b.select(b.fcmp_ordered("<", steps, least), least, steps))
             sm = tb.max(ld(clock[_M]), b.add(b.add(s1, d1), lat_l1))
             sm = b.select(b.icmp_signed("==", j, z), tb.max(sm, l0c_free), sm)
             b.store(b.add(sm, dm), clock[_M])
