@@ -366,8 +366,8 @@ class MultiCoreMatmulTiling(MatmulApiTiling):
 def cube_efficiency(report, m: int, n: int, k: int, dtype="float16", cores: int = None) -> float:
     """Fraction of the modeled cube peak a launch reached: m*n*k MACs in ``report.cycles``
     against ``cores`` (default: all AIC of the report's platform) x m0*n0*k0(dtype) MACs per
-    cycle."""
-    chip = _config.get_platform(report.platform)
+    cycle. Works for a launch on a modified config (``ASCEND910B2.replace(name=...)``) too."""
+    chip = getattr(report, "_chip", None) or _config.get_platform(report.platform)
     cores = chip.aic_cores if cores is None else cores
     peak = chip.cube.macs_per_cycle(dtype) * cores
     return (m * n * k) / (report.cycles * peak) if report.cycles else 0.0

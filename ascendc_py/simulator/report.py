@@ -91,6 +91,7 @@ class Report:
     _sites: list = field(default_factory=list, repr=False)
     _layout: object = field(default=None, repr=False)  # SubcoreLayout of sub-core launches
     _cores: int = field(default=0, repr=False)
+    _chip: object = field(default=None, repr=False)   # the ChipConfig the launch ran on
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -132,6 +133,7 @@ class Report:
                                       compiled=compiled, **host)
         layout = getattr(result, "layout", None)
         report._add_launch_overhead(platform, mix=getattr(layout, "kind", "") == "mix")
+        report._chip = platform
         return report
 
     def _add_launch_overhead(self, platform, mix: bool) -> None:

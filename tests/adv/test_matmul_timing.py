@@ -143,3 +143,12 @@ def test_few_cores_move_at_one_core_rate():
     assert runs[0].stalls["HBM contention"] == runs[1].stalls["HBM contention"] == 0
     # the critical core's MTE2 moves its half of the HBM reads no faster than one core can
     assert runs[0].pipe_busy["MTE2"] >= runs[0].bytes_moved["GM->L1"] / 2 / gm_l1
+
+
+def test_efficiency_of_a_launch_on_a_renamed_config():
+    # a modified config gets a new name (README); the efficiency helper used to look the name
+    # up among the built-in platforms and raised ValueError
+    slow = ASCEND910B2.replace(name="B2-fewer-cores", aic_cores=12)
+    report = _cycles(512, 512, 512, dim=12, platform=slow)
+    eff = host.cube_efficiency(report, 512, 512, 512)
+    assert eff == (512 ** 3) / (report.cycles * 4096 * 12)
