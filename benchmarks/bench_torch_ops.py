@@ -17,7 +17,7 @@ import numpy as np
 
 import _harness as H
 import numba_refs
-from bench_vector import _check, _measure, _torch
+from bench_vector import _check, _measure, _torch, with_numba
 
 TARGET = 0.5
 SWIGLU_NUMBA_TARGET = 1.3
@@ -43,14 +43,11 @@ def swiglu_case(torch, rng):
     fns = {"ours": lambda: op(a, b), "torch": lambda: F.silu(a) * b,
            "numpy": lambda: _silu_np(an) * bn}
     outs = {"torch": F.silu(a) * b}
-    ref = numba_refs.silu_mul_call(an, bn)
-    if ref is None:
-        return _measure(name, fns, None), _check(name, op(a, b), outs)
-    variant, fns["numba"] = ref
-    outs["numba"] = fns["numba"]()
+    note = with_numba(fns, outs, numba_refs.silu_mul_call(an, bn))
     check = _check(name, op(a, b), outs)
-    return _measure(name, fns, SWIGLU_NUMBA_TARGET, against="numba",
-                    note=f"numba: {variant} was the faster"), check
+    if not note:    # numba absent: no target to measure against
+        return _measure(name, fns, None), check
+    return _measure(name, fns, SWIGLU_NUMBA_TARGET, against="numba", note=note), check
 
 
 def sepia_case(torch, rng):

@@ -194,6 +194,16 @@ def _measure(name: str, fns: dict, target, attempts: int = 2, against: str = "to
     return result
 
 
+def with_numba(fns: dict, outs: dict, ref) -> str:
+    """Add a numba reference ``(variant, call)`` (or None: none for this case, or numba absent)
+    to the timed calls and the checked outputs; returns the table note naming the variant."""
+    if ref is None:
+        return ""
+    variant, fns["numba"] = ref
+    outs["numba"] = fns["numba"]()
+    return f"numba: {variant} was the faster"
+
+
 def sepia_case(dtype, rng) -> tuple:
     """Time sepia for one dtype; returns (CaseResult, check line)."""
     from sepia import sepia
@@ -209,12 +219,8 @@ def sepia_case(dtype, rng) -> tuple:
         fns["torch"] = lambda: sepia_torch(timg, coefs)
         outs["torch"] = sepia_torch(timg, coefs)
     fns["numpy"] = lambda: sepia_numpy(img, coefs)
-    note = ""
-    ref = numba_refs.sepia_call(img, coefs) if dtype == np.float32 else None
-    if ref is not None:
-        variant, fns["numba"] = ref
-        outs["numba"] = fns["numba"]()
-        note = f"numba: {variant} was the faster"
+    note = with_numba(fns, outs, numba_refs.sepia_call(img, coefs)
+                      if dtype == np.float32 else None)
     check = _check(name, sepia(img)[0], outs)
     target, against = SEPIA_TARGET[dtype]
     return _measure(name, fns, target, against=against, note=note), check
@@ -236,12 +242,7 @@ def vadd_case(dtype, rng) -> tuple:
         fns["torch"] = lambda: tx + ty
         outs["torch"] = tx + ty
     fns["numpy"] = lambda: x + y
-    note = ""
-    ref = numba_refs.vadd_call(x, y) if dtype == np.float32 else None
-    if ref is not None:
-        variant, fns["numba"] = ref
-        outs["numba"] = fns["numba"]()
-        note = f"numba: {variant} was the faster"
+    note = with_numba(fns, outs, numba_refs.vadd_call(x, y) if dtype == np.float32 else None)
     check = _check(name, vadd(x, y)[0], outs)
     target, against = VADD_TARGET[dtype]
     return _measure(name, fns, target, against=against, note=note), check
