@@ -146,25 +146,26 @@ import numpy as np
 import ascendc_py as asc
 
 @asc.kernel
-def spin(x: asc.GlobalAddress, n: int):
+def spin(x: asc.GlobalAddress, n: int, limit: int):
     xg = asc.GlobalTensor()
     xg.set_global_buffer(x, 8)
-    for i in range(n):
+    for i in range(min(n, limit)):
         xg.set_value(0, i)
 
 x = np.zeros(8, np.int32)
-spin[1](x, 10)
+n = (1 << 22) if sys.argv[1] == "ignored" else (1 << 40)
+spin[1](x, n, 10)   # compiles the specialisation the long launch uses (n's dtype), so the
+                    # signal below cannot arrive while it compiles (a handler that does not
+                    # raise would then let the long launch run on)
 called = []
 if sys.argv[1] == "ignored":
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    n = 1 << 22
 else:
     signal.signal(signal.SIGINT, lambda *a: called.append(1))
-    n = 1 << 40
 threading.Thread(target=lambda: (time.sleep(0.5), os.kill(os.getpid(), signal.SIGINT)),
                  daemon=True).start()
 try:
-    spin[1](x, n)
+    spin[1](x, n, n)
     outcome = "returned"
 except asc.KernelError as exc:
     outcome = type(exc).__name__ + ": " + str(exc).splitlines()[0]
