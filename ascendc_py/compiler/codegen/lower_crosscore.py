@@ -118,6 +118,20 @@ class _State:
         with b.if_then(b.icmp_signed("!=", addr, self.i(0))):
             b.call(b.inttoptr(addr, fnty.as_pointer()), args)
 
+    def backoff(self, spins, max_micros: int) -> None:
+        """One poll's pause: sched_yield for the first 64 polls, then usleep of as many
+        microseconds as polls so far, at most ``max_micros`` (``spins``: the poll counter)."""
+        b = self.b
+        k = b.load(spins, typ=I64)
+        b.store(b.add(k, self.i(1)), spins)
+        with b.if_else(b.icmp_signed("<", k, self.i(64))) as (fast, slow):
+            with fast:
+                self.call_fn(X.YIELD_FN, L.FunctionType(I32, []), [])
+            with slow:
+                micros = b.select(b.icmp_signed(">", k, self.i(max_micros)),
+                                  self.i(max_micros), k)
+                self.call_fn(X.SLEEP_FN, L.FunctionType(I32, [I32]), [b.trunc(micros, I32)])
+
     def lock(self) -> None:
         b, func = self.b, self.fb.func
         head = func.append_basic_block("xc.lock")
@@ -284,14 +298,7 @@ def xc_take(fb: FnBuilder, flag, site):
     go2 = func.append_basic_block("xc.go2")
     b.cbranch(b.icmp_signed("<", fb.ld(abi.LOOP_BUDGET), fb.i64(0)), stop, go2)
     b.position_at_end(go2)
-    k = b.load(spins, typ=I64)
-    b.store(b.add(k, fb.i64(1)), spins)
-    with b.if_else(b.icmp_signed("<", k, fb.i64(64))) as (fast, slow):
-        with fast:
-            s.call_fn(X.YIELD_FN, L.FunctionType(I32, []), [])
-        with slow:
-            micros = b.select(b.icmp_signed(">", k, fb.i64(500)), fb.i64(500), k)
-            s.call_fn(X.SLEEP_FN, L.FunctionType(I32, [I32]), [b.trunc(micros, I32)])
+    s.backoff(spins, 500)
     s.lock()
     have = b.icmp_signed(">", s.count(mine), fb.i64(0))
     got = func.append_basic_block("xc.got")

@@ -47,7 +47,7 @@ from .core import FnBuilder
 from .lower_crosscore import AIC, AIV, _State
 from .rtfuncs import call_tm, counted, rt
 from .timing import _TB, tm
-from .types import I1, I32, I64, PTR
+from .types import I1, I64, PTR
 
 E = abi.ErrorCode
 #: the timing arguments of one Matmul call, in ``timing_matmul.matmul``'s order (without serve)
@@ -55,19 +55,7 @@ MM_ARGS = ("tm", "tn", "k", "m", "n", "base_m", "base_n", "base_k", "depth_a1", 
            "step_ka", "step_kb", "order", "db_l0c", "a_dt", "c_dt", "c_mem", "org_m", "org_n",
            "org_k", "cores", "op")
 assert len(MM_ARGS) + 1 == X.MM_NARGS          # + site
-
-
-def _backoff(fb: FnBuilder, s: _State, spins) -> None:
-    """One poll's pause: sched_yield for the first 64 polls, then usleep with back-off."""
-    b = fb.b
-    k = b.load(spins, typ=I64)
-    b.store(b.add(k, fb.i64(1)), spins)
-    with b.if_else(b.icmp_signed("<", k, fb.i64(64))) as (fast, slow):
-        with fast:
-            s.call_fn(X.YIELD_FN, L.FunctionType(I32, []), [])
-        with slow:
-            micros = b.select(b.icmp_signed(">", k, fb.i64(200)), fb.i64(200), k)
-            s.call_fn(X.SLEEP_FN, L.FunctionType(I32, [I32]), [b.trunc(micros, I32)])
+MAX_POLL_MICROS = 200     # longest pause between polls of the server and its waiting AIVs
 
 
 def _stopped(fb: FnBuilder, s: _State, site) -> L.Value:
@@ -142,7 +130,7 @@ def mm_request(fb: FnBuilder, site, **a):
 
     b.position_at_end(wait)
     fb.fail_with(_stopped(fb, s, site), E.XCORE_ABORTED, site)
-    _backoff(fb, s, spins)
+    s.backoff(spins, MAX_POLL_MICROS)
     b.branch(head)
 
     b.position_at_end(got)
@@ -280,7 +268,7 @@ def mm_serve(fb: FnBuilder, site):
     b.cbranch(go, serve, idle)
 
     b.position_at_end(idle)
-    _backoff(fb, s, spins)
+    s.backoff(spins, MAX_POLL_MICROS)
     b.branch(head)
 
     b.position_at_end(serve)
