@@ -1,7 +1,7 @@
 """pyasc compatibility layer: `import asc` programs run unmodified on the simulator.
 
 The tutorial tests read pyasc's own tutorials from a local copy of hicann/pyasc at test time
-(never copied into this project): ``$PYASC_REPO`` or /work/.mirror/hicann+pyasc/repo, either a
+(never copied into this project): ``$PYASC_REPO``, either a
 bare git directory or a checkout. They are skipped, saying so, when no copy is there.
 The other tests use small programs written here.
 """
@@ -22,7 +22,7 @@ from ascendc_py.pyasc_compat import shim
 from ascendc_py.simulator import config as sim_config
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-PYASC_REPO = Path(os.environ.get("PYASC_REPO", "/work/.mirror/hicann+pyasc/repo"))
+PYASC_REPO = Path(os.environ["PYASC_REPO"]) if os.environ.get("PYASC_REPO") else None
 
 TUTORIALS = {
     # tutorial path in pyasc's repository -> the name its success log line uses
@@ -33,9 +33,9 @@ TUTORIALS = {
 
 def _tutorial(rel: str, dest: Path) -> Path:
     """Copy one pyasc tutorial from the local pyasc repository into ``dest`` (a temp dir)."""
-    if not PYASC_REPO.exists():
-        pytest.skip(f"no local copy of pyasc's repository at {PYASC_REPO} (set PYASC_REPO to "
-                    f"a clone of hicann/pyasc to run pyasc's tutorials)")
+    if PYASC_REPO is None or not PYASC_REPO.exists():
+        pytest.skip(f"no local copy of pyasc's repository (PYASC_REPO={PYASC_REPO or 'unset'}; "
+                    f"set it to a clone of hicann/pyasc to run pyasc's tutorials)")
     out = dest / Path(rel).name
     checkout = PYASC_REPO / rel
     if checkout.is_file():
