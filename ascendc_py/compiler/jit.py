@@ -35,7 +35,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_new_lock_after_fork)
 _target_machine = None
 _engines: list = []  # keep MCJIT engines (and their code) alive for the process
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 
 
 def _llvm():
@@ -154,12 +154,13 @@ class CompiledKernel:
         self.cfunc = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)(self.address)
 
 
-def emit_object(module_text: str) -> tuple[bytes, dict]:
-    """Parse, verify, optimise (the O3 pipeline, with vectorisation) and emit object code."""
+def emit_object(module_text) -> tuple[bytes, dict]:
+    """Parse, verify, optimise (the O3 pipeline, with vectorisation) and emit object code
+    (``module_text``: LLVM IR text, or a module llvmlite's binding layer has parsed)."""
     llvm, tm = _llvm()
     times = {}
     t0 = time.perf_counter()
-    mod = llvm.parse_assembly(module_text)
+    mod = llvm.parse_assembly(module_text) if isinstance(module_text, str) else module_text
     mod.triple = tm.triple
     mod.data_layout = str(tm.target_data)
     mod.verify()
@@ -192,12 +193,12 @@ def load_object_engine(obj: bytes):
 _libraries: list = []  # dlopen'ed kernel libraries, kept alive for the process
 
 
-def _load_object(obj: bytes, entry_name: str, so_path: Optional[Path] = None) -> int:
-    """Load a kernel: from its shared library when there is one (``dlopen``, no LLVM), else
-    into MCJIT."""
+def _load_object(obj: bytes, entry_name: str, shards, so_path: Optional[Path] = None) -> int:
+    """Load a kernel, the runtime library's ``shards`` it calls first: from its shared library
+    when there is one (``dlopen``, no LLVM), else into MCJIT."""
     from . import native
-    from .codegen.runtime_loader import ensure_loaded
-    ensure_loaded()
+    from .codegen.runtime_loader import ensure_shards
+    ensure_shards(shards)
     if so_path is not None and so_path.exists():
         lib = native.load_shared(so_path)
         if lib is not None:
@@ -350,7 +351,7 @@ def load_cached(key: CacheKey, name: str) -> Optional[CompiledKernel]:
     if os.path.lexists(so) and meta.get("so_sha256") != cachedir.file_sha256(so):
         _remove(so)  # a library that is not the one we linked is not trusted
     try:
-        address = _load_object(obj, meta["entry_name"], so)
+        address = _load_object(obj, meta["entry_name"], list(meta["runtime_shards"]), so)
         return _meta_to_compiled(name, address, meta, from_disk=True)
     except Exception:  # noqa: BLE001 - a bad entry is recompiled, never trusted
         _remove(path)
@@ -382,10 +383,11 @@ def compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
         cg = generate(result.function, TimingEmitter())
         text = str(cg.module)
         times["codegen"] = time.perf_counter() - t3
+        shards = runtime_shards(cg.module)
         obj, llvm_times = emit_object(text)
         times.update(llvm_times)
         t4 = time.perf_counter()
-        address = _load_object(obj, cg.entry_name)
+        address = _load_object(obj, cg.entry_name, shards)
         times["load"] = time.perf_counter() - t4
         entry = _entry_path(key)
     except KernelError:
@@ -402,10 +404,24 @@ def compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
                 kernel_type=kernel_kind.kernel_type(result.function,
                                                     getattr(kernel, "options", {})),
                 source_sha256=source_hashes(kernel),
-                gm_writes=gm_writes.analyze(result.function))
+                gm_writes=gm_writes.analyze(result.function), runtime_shards=shards)
     _link_in_background(obj, entry, meta)
     return _meta_to_compiled(kernel.__name__, address, meta,
                              compile_seconds=time.perf_counter() - t0, stage_seconds=times)
+
+
+def runtime_shards(module) -> list:
+    """The runtime library's shards a kernel module calls (the pieces that define the
+    ``asc_*`` symbols it declares), which must be loaded before the kernel."""
+    from .codegen import runtime_lib
+    shards = set()
+    for g in module.globals.values():
+        if g.name.startswith("asc_") and getattr(g, "is_declaration", False):
+            piece = runtime_lib.piece_of(g.name)
+            if piece is None:
+                raise InternalCompilerError(f"no runtime library function {g.name}")
+            shards.add(piece)
+    return sorted(shards)
 
 
 def source_hashes(kernel) -> dict:
@@ -439,17 +455,30 @@ def _link_in_background(obj: bytes, entry: Path, meta: dict) -> None:
         except Exception:  # noqa: BLE001 - a failed link only costs a later recompile
             pass
 
-    if entry is None:
-        return
-    if _background_links_enabled():
-        t = threading.Thread(target=work, name="asc-link", daemon=False)
-        t.start()
-        _link_threads.append(t)
-    else:
-        work()
+    if entry is not None:
+        in_background(work)
 
 
 _link_threads: list = []
+
+
+def in_background(work) -> None:
+    """Run ``work`` (linking a shared library) on a background thread that the process waits
+    for at exit (``ASCENDC_PY_LINK_SYNC=1``: right now); ``wait_for_links`` waits for it."""
+    def guarded():
+        try:
+            work()
+        except OSError as exc:   # reported by the next call on the main thread
+            cachedir.problem(exc, exc.filename or ".", fatal=False)
+        except Exception:  # noqa: BLE001 - a failed link only costs a later link or compile
+            pass
+
+    if _background_links_enabled():
+        t = threading.Thread(target=guarded, name="asc-link", daemon=False)
+        t.start()
+        _link_threads.append(t)
+    else:
+        guarded()
 
 
 def _background_links_enabled() -> bool:

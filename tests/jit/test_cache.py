@@ -17,6 +17,7 @@ import pytest
 
 import ascendc_py as asc
 import kernels_for_tests as kft
+from ascendc_py.compiler import jit
 from ascendc_py.compiler.cachedir import cache_dir
 
 TESTS = pathlib.Path(__file__).resolve().parents[1]
@@ -61,6 +62,7 @@ def warm(cache: pathlib.Path) -> pathlib.Path:
     kernel entries), so a subprocess pays only for its own kernel (~0.3 s, not ~4 s)."""
     x = np.zeros(kft.TILE, np.float32)
     kft.vadd_kernel[1](x, x, x.copy(), kft.TILE)   # makes sure both files exist here
+    jit.wait_for_links()                           # the runtime library's shared objects too
     cache.mkdir(parents=True, exist_ok=True)
     for f in cache_dir().iterdir():
         if f.is_file():

@@ -41,7 +41,7 @@ def call_sgemm(b: L.IRBuilder, module: L.Module, ctx, m, n, k, a, lda, b_ptr, ld
                              i64(ldc), i64(trans_a), i64(trans_b)])
 
 
-@runtime_lib.library_definer
+@runtime_lib.library_definer(shard="lib.sgemm", provides=(NAME,))
 def _define(module: L.Module) -> list[str]:
     func = declare(module)
     if not func.is_declaration:

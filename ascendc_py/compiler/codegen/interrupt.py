@@ -27,7 +27,7 @@ SIG_DFL, SIG_IGN = 0, 1
 SA_SIGINFO = 4
 
 
-@runtime_lib.library_definer
+@runtime_lib.library_definer(provides=(HANDLER, *GLOBALS))
 def define(module: L.Module) -> list[str]:
     cells = {}
     for name in GLOBALS:

@@ -631,7 +631,7 @@ def _define_select(module, dtype: DataType, tensor_loop, scalar_loop) -> list[st
 
 
 # ============================================================================= the library
-@runtime_lib.library_definer
+@runtime_lib.library_definer(shard="lib.convert")
 def define_library(module: L.Module) -> list[str]:
     names: list[str] = []
     for (src, dst), modes in CAST_TABLE.items():

@@ -134,7 +134,7 @@ def _define_i8(module: L.Module) -> str:
     return func.name
 
 
-@runtime_lib.library_definer
+@runtime_lib.library_definer(shard="lib.matmul")
 def _define_loops(module: L.Module) -> list[str]:
     names = [_define_pack(module, dt) for dt in IN_TYPES]
     for dt, bias_dt in _STORE_PAIRS:

@@ -572,7 +572,7 @@ def define_full_reduce(module: L.Module, dtype) -> str:
     return name
 
 
-@runtime_lib.library_definer
+@runtime_lib.library_definer(shard="lib.reduce")
 def define_reduce_library(module: L.Module):
     names = []
     define_timing_wrappers(module)

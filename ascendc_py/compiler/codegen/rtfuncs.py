@@ -46,8 +46,10 @@ def rt_signature(name: str) -> L.FunctionType:
     return L.FunctionType(I64, [PTR] + [I64] * (len(params) + 1))
 
 
-def define_all(module: L.Module) -> None:
-    for name, (params, body) in RT_FUNCTIONS.items():
+def define_all(module: L.Module, names=None) -> None:
+    """Define the runtime functions ``names`` (default: all) in ``module``."""
+    for name in RT_FUNCTIONS if names is None else names:
+        params, body = RT_FUNCTIONS[name]
         func = module.globals.get(f"asc_rt_{name}")  # possibly declared by an earlier caller
         if func is None:
             func = L.Function(module, rt_signature(name), name=f"asc_rt_{name}")
@@ -155,7 +157,8 @@ def call_rt(fb: FnBuilder, name: str, *args) -> None:
 
 def call_tm(fb: FnBuilder, name: str, *args) -> None:
     """Call a timing function (they keep books only when ctx[TIMING_ON] is set)."""
-    fb.b.call(fb.module.globals[f"asc_tm_{name}"], [fb.ctx] + [fb._as_i64(a) for a in args])
+    from .timing import declare_tm
+    fb.b.call(declare_tm(fb.module, name), [fb.ctx] + [fb._as_i64(a) for a in args])
 
 
 def operand_pointer(fb: FnBuilder, mem, a, off_bytes, nbytes, esize, which, aligned, site):

@@ -9,22 +9,40 @@ per-kernel compile time small (the kernel module holds only control flow and cal
 """
 from __future__ import annotations
 
+import functools
+import threading
+from typing import Optional
+
 from llvmlite import ir as L
 
 from ...dsl.types import DataType
 from ..ops import REGISTRY, Family
 from .types import I1, I64, PTR, ElemBuilder, convert, memory_type
 
-from .runtime_loader import ensure_loaded, register_with_llvm, symbol_address  # noqa: F401
+from .runtime_loader import CORE, ensure_loaded, register_with_llvm, symbol_address  # noqa: F401
 
 #: extra library builders: fn(module) -> iterable of the symbol names it defined
 LIBRARY_DEFINERS: list = []
+_DEFINER_PIECES: dict[str, list] = {}   # piece -> its definers
+_PROVIDES: dict[str, str] = {}          # symbol -> piece, for definers' symbols
 
 
-def library_definer(fn):
-    """Register ``fn(module) -> [symbol names]``: it adds functions to the runtime library."""
-    LIBRARY_DEFINERS.append(fn)
-    return fn
+def library_definer(fn=None, *, shard: str = CORE, provides: tuple = ()):
+    """Register ``fn(module) -> [symbol names]``: it adds functions to the runtime library.
+
+    Used bare (``@library_definer``) its functions go into the small core shard that every
+    launching process loads (``ensure_loaded``), so ``symbol_address`` finds them cheaply.
+    ``shard="lib.<name>"`` makes them a shard of their own, built the first time a kernel calls
+    one of them (for large definers; the definer is run then to learn what it defines, unless
+    ``provides`` names its symbols)."""
+    def register(definer):
+        piece = shard
+        LIBRARY_DEFINERS.append(definer)
+        _DEFINER_PIECES.setdefault(piece, []).append(definer)
+        for name in provides:
+            _PROVIDES[name] = piece
+        return definer
+    return register(fn) if fn is not None else register
 
 
 def function_name(op: str, dtype: DataType, src_dtype: DataType | None = None) -> str:
@@ -119,52 +137,139 @@ def declare_rt(module: L.Module, name: str) -> L.Function:
     return fn
 
 
-def _symbols():
-    from .rtfuncs import RT_FUNCTIONS
-    from .rtfuncs import masked_op_name, op_name
-    for spec in REGISTRY.values():
-        if spec.elem is not None:
-            pairs = [(d, None) for d in spec.dtypes] + list(spec.mixed)
-            for dtype, src_dtype in pairs:
-                yield function_name(spec.name, dtype, src_dtype)
-                yield function_name(spec.name, dtype, src_dtype) + "_na"
-                yield op_name(spec, dtype, src_dtype)
-                yield masked_op_name(spec, dtype, src_dtype)
-    for name in RT_FUNCTIONS:
-        yield f"asc_rt_{name}"
-    from .timing import TM_FUNCTIONS
-    for name in TM_FUNCTIONS:
-        yield f"asc_tm_{name}"
-    yield from _extra_symbols
+# ----------------------------------------------------------------------------- pieces
+# The library is generated in pieces, each in a module of its own: one per timing function
+# ("tm.<name>"), one per runtime function ("rt.<name>"), one per vector op and dtype ("vec.<op>.
+# <dtype>[.<src dtype>]": its two element loops and two instruction wrappers) and one per
+# shard named by library definers ("core", "lib.<name>"). A shard (``shard_object``) is a piece
+# linked with every piece it calls, transitively, then optimised and compiled as one module: the
+# optimiser sees the same functions as when the library was one module, so each function's code
+# is the same, and a shard needs no other shard. Copies of a callee in several shards are
+# identical; a kernel calls the one of the shard that owns it (``piece_of``).
+_lock = threading.RLock()
+_piece_ir: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {}
+_scanned: set = set()       # definer pieces whose symbols are in _PROVIDES
 
 
-_extra_symbols: list[str] = []
-
-
-def build_module() -> L.Module:
-    from . import intrinsics, sanitize, timing  # noqa: F401  (register lowerings, @rt functions)
-    from .rtfuncs import define_all, define_masked_vector_op, define_vector_op
-    module = L.Module(name="asc_runtime")
-    timing.define_all(module)
-    define_all(module)
+def _vector_pieces():
+    """(piece, spec, dtype, src_dtype) of every vector op and dtype with an element loop."""
     for spec in REGISTRY.values():
         if spec.elem is None:
             continue
-        for dtype in spec.dtypes:
-            _define(module, spec, dtype)
-            _define(module, spec, dtype, noalias=True)
-            define_vector_op(module, spec, dtype)
-            define_masked_vector_op(module, spec, dtype)
-        for dtype, src_dtype in spec.mixed:
+        for dtype, src_dtype in [(d, None) for d in spec.dtypes] + list(spec.mixed):
+            mixed = f".{src_dtype.name}" if src_dtype not in (None, dtype) else ""
+            yield f"vec.{spec.name}.{dtype.name}{mixed}", spec, dtype, src_dtype
+
+
+@functools.lru_cache(maxsize=1)
+def _static_index() -> dict:
+    """{symbol: piece} for the pieces whose symbols are known without generating them."""
+    from . import intrinsics  # noqa: F401  (registers lowerings, @rt functions and definers)
+    from .rtfuncs import RT_FUNCTIONS, masked_op_name, op_name
+    from .timing import TM_FUNCTIONS
+    index = {f"asc_tm_{name}": f"tm.{name}" for name in TM_FUNCTIONS}
+    index.update({f"asc_rt_{name}": f"rt.{name}" for name in RT_FUNCTIONS})
+    for piece, spec, dtype, src_dtype in _vector_pieces():
+        loop = function_name(spec.name, dtype, src_dtype)
+        for name in (loop, loop + "_na", op_name(spec, dtype, src_dtype),
+                     masked_op_name(spec, dtype, src_dtype)):
+            index[name] = piece
+    return index
+
+
+def piece_of(symbol: str) -> Optional[str]:
+    """The piece that defines ``symbol`` (None: no piece does). A definer that did not say
+    what it provides is run (its IR generated, kept for its shard) to find out."""
+    index = _static_index()
+    piece = index.get(symbol) or _PROVIDES.get(symbol)
+    if piece is not None:
+        return piece
+    with _lock:
+        for piece in list(_DEFINER_PIECES):
+            if piece not in _scanned:
+                _scanned.add(piece)
+                for name in piece_ir(piece)[1]:
+                    _PROVIDES.setdefault(name, piece)
+                if symbol in _PROVIDES:
+                    return _PROVIDES[symbol]
+    return None
+
+
+def piece_ir(piece: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """(LLVM IR text, symbols defined, runtime symbols called but not defined) of a piece,
+    generated once per process."""
+    with _lock:
+        if piece not in _piece_ir:
+            module = _generate(piece)
+            defined, needed = [], []
+            for g in module.globals.values():
+                if isinstance(g, L.Function) and g.is_declaration:
+                    if g.name.startswith("asc_"):
+                        needed.append(g.name)
+                elif not isinstance(g, L.GlobalVariable) or g.initializer is not None:
+                    defined.append(g.name)
+            _piece_ir[piece] = (str(module), tuple(defined), tuple(needed))
+        return _piece_ir[piece]
+
+
+def _generate(piece: str) -> L.Module:
+    from . import intrinsics, sanitize, timing  # noqa: F401  (register lowerings, @rt functions)
+    from .rtfuncs import define_all
+    module = L.Module(name=f"asc_runtime.{piece}")
+    kind, _, name = piece.partition(".")
+    if kind == "tm":
+        timing.define_all(module, [name])
+    elif kind == "rt":
+        define_all(module, [name])
+    elif kind == "vec":
+        _define_vector_piece(module, piece)
+    elif piece in _DEFINER_PIECES:
+        for definer in _DEFINER_PIECES[piece]:
+            definer(module)
+    else:
+        raise KeyError(f"no runtime library piece {piece!r}")
+    return module
+
+
+def _define_vector_piece(module: L.Module, piece: str) -> None:
+    from .rtfuncs import define_masked_vector_op, define_vector_op
+    for name, spec, dtype, src_dtype in _vector_pieces():
+        if name == piece:
             _define(module, spec, dtype, src_dtype=src_dtype)
             _define(module, spec, dtype, noalias=True, src_dtype=src_dtype)
             define_vector_op(module, spec, dtype, src_dtype)
             define_masked_vector_op(module, spec, dtype, src_dtype)
-    _extra_symbols.clear()
-    for definer in LIBRARY_DEFINERS:
-        _extra_symbols.extend(definer(module))
-    return module
+            return
+    raise KeyError(f"no runtime library piece {piece!r}")
 
 
-__all__ = ["declare_op", "declare_rt", "ensure_loaded", "function_name", "library_definer",
-           "operand_counts", "register_with_llvm", "symbol_address", "I1"]
+def closure(piece: str) -> list[str]:
+    """``piece`` and every piece it calls, transitively (``piece`` first)."""
+    order, todo = [piece], [piece]
+    while todo:
+        for symbol in piece_ir(todo.pop())[2]:
+            callee = piece_of(symbol)
+            if callee is None:
+                raise KeyError(f"no runtime library piece defines {symbol}")
+            if callee not in order:
+                order.append(callee)
+                todo.append(callee)
+    return order
+
+
+def shard_object(piece: str) -> tuple[bytes, list[str]]:
+    """Object code of the shard of ``piece`` and the symbols it owns (those of ``piece``)."""
+    from .. import jit
+    llvm, _ = jit._llvm()
+    pieces = closure(piece)
+    with _lock:
+        module = llvm.parse_assembly(piece_ir(pieces[0])[0])
+        for other in pieces[1:]:
+            module.link_in(llvm.parse_assembly(piece_ir(other)[0]))
+    obj, _ = jit.emit_object(module)
+    return obj, list(piece_ir(piece)[1])
+
+
+__all__ = ["CORE", "closure", "declare_op", "declare_rt", "ensure_loaded", "function_name",
+           "library_definer", "operand_counts", "piece_of", "register_with_llvm", "shard_object",
+           "symbol_address", "I1"]

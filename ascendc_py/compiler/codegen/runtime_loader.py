@@ -1,106 +1,162 @@
-"""Loading the runtime library (``runtime_lib.py`` builds it): the cached-launch half.
+"""Loading the runtime library (``runtime_lib.py`` generates it): one shard at a time.
 
-A process that launches only cached kernels loads the library's shared object from the cache
-(verified against the size and SHA-256 recorded when it was linked) and resolves a symbol when
-it is first asked for; it imports neither llvmlite's IR builder nor the library's generators,
-which ``ensure_loaded`` brings in only when the cache has no library for this compiler version
-and CPU and it must be built. The SIGINT handler's symbol names live here too, so the Ctrl-C
-hook (``simulator/interrupts.py``) needs nothing else.
+The library is built lazily, in shards: a shard holds one piece of it (a vector op for one
+dtype, a runtime or timing function, a library definer's functions; ``runtime_lib.closure``)
+and is built the first time a kernel calls it, then cached on disk as object code and a shared
+object (keyed by the compiler version, the host CPU and the piece). A compiled kernel records
+the shards it calls; before it runs they are loaded here, each once per process. A process
+that launches only cached kernels ``dlopen``s the shards' shared objects (``RTLD_GLOBAL``,
+verified against the size and SHA-256 recorded when they were linked) and resolves a symbol
+when it is first asked for; it imports neither llvmlite's IR builder nor the library's
+generators. The SIGINT handler lives in the small ``CORE`` shard, whose symbol names are here,
+so the Ctrl-C hook (``simulator/interrupts.py``) needs nothing else.
 """
 from __future__ import annotations
 
 import os
+import sys
 import threading
+import time
 
+#: the shard every launching process loads: the SIGINT handler (and definers put there)
+CORE = "core"
 #: the SIGINT handler and its globals (defined by ``interrupt.py``)
 INT_HANDLER = "asc_sigint"
 INT_TABLE, INT_LENGTH, INT_PREVIOUS, INT_PREVIOUS_FLAGS, INT_FIRED = (
     "asc_int_table", "asc_int_len", "asc_int_prev", "asc_int_prev_flags", "asc_int_fired")
 INT_GLOBALS = (INT_TABLE, INT_LENGTH, INT_PREVIOUS, INT_PREVIOUS_FLAGS, INT_FIRED)
 
-_lock = threading.Lock()
+_lock = threading.RLock()
 
 
 def _new_lock_after_fork() -> None:
     """A lock another thread held when the process forked stays held in the child: replace it."""
     global _lock
-    _lock = threading.Lock()
+    _lock = threading.RLock()
 
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_new_lock_after_fork)
-_loaded = False
-_symbol_names: list = []
+
+_shards: dict = {}       # piece -> its dlopen'ed shared object, or None (loaded into MCJIT)
+_owner: dict = {}        # symbol -> the piece (loaded) that owns it
+_addresses: dict = {}    # symbol -> address (resolved, or registered by MCJIT)
+_built_before: list = []  # shards built by this process, per ensure_shards call
+
+
+def shard_key(piece: str) -> str:
+    """The cache name of a piece's shard (compiler version, host CPU, piece)."""
+    from .. import jit
+    return f"runtime-{jit.compiler_version()}-{jit.host_target()}-{piece}"
 
 
 def ensure_loaded() -> None:
-    """Make the library's functions available to kernels, once per process: ``dlopen`` its
-    shared library (``RTLD_GLOBAL``) when the cache has one, else load its object code into
-    MCJIT; build (and cache) it first if needed."""
-    global _loaded
-    if _loaded:
+    """Load the core shard (the SIGINT handler), once per process; building it first if the
+    cache has none. Other shards are loaded by ``ensure_shards`` as kernels need them."""
+    ensure_shards((CORE,))
+
+
+def ensure_shards(pieces) -> None:
+    """Make the functions of the shards of ``pieces`` available to kernels: ``dlopen`` each
+    shard's shared object (``RTLD_GLOBAL``) when the cache has it, else load its object code
+    into MCJIT; build (and cache) the missing ones first, saying so on stderr."""
+    if all(piece in _shards for piece in pieces):
         return
     with _lock:
-        if _loaded:
-            return
-        from .. import cachedir, jit, native
-        key = f"runtime-{jit.compiler_version()}-{jit.host_target()}"
-        so = jit.blob_path(key, ".so")
-        entry = jit.load_blob(key)
-        if entry is not None and jit.elf_is_sound(entry[0]):
-            obj, symbols, meta = entry
-        else:
-            obj, symbols = _build(cached=so is not None)
-            meta = {}
-        # the shared library is loaded only if it is the one linked from this object code
-        # (size and SHA-256 recorded when it was linked): a truncated or patched file in the
-        # cache is linked again, never dlopen'ed
-        if so is not None and (meta.get("so_size") is None or _so_mismatch(so, meta)):
-            try:
-                so.unlink(missing_ok=True)
-                linked = native.link_shared(obj, so, libs=("m",))
-            except OSError as exc:
-                cachedir.problem(exc, so)
-                linked = False
-            meta = {"so_sha256": cachedir.file_sha256(so), "so_size": so.stat().st_size} \
-                if linked else {}
-            jit.store_blob(key, obj, symbols, **meta)
-        lib = native.load_shared(so, global_symbols=True) if so is not None and meta else None
-        _symbol_names[:] = symbols
-        if lib is not None and all(native.symbol_address(lib, n) for n in symbols[:1]):
-            _LIBS.append(lib)     # symbols are looked up when first asked for (dlsym)
-        else:
-            import llvmlite.binding as llvm
-            engine = jit.load_object_engine(obj)
-            _addresses.update({n: engine.get_function_address(n) for n in symbols})
-            for name, address in _addresses.items():
-                llvm.add_symbol(name, address)
-        _loaded = True
+        missing = [p for p in dict.fromkeys(pieces) if p not in _shards]
+        built, t0 = [], time.perf_counter()
+        for piece in missing:
+            if not _load_cached(piece):
+                if not built and not _built_before:
+                    _say("building the runtime library, once (the parts kernels call, when "
+                         "first called; later processes load them from the cache) ...")
+                built.append(piece)
+                _load_built(piece)
+        if built:
+            _say(f"runtime library: {len(built)} {'more ' if _built_before else ''}"
+                 f"part{'s' if len(built) > 1 else ''} built in "
+                 f"{time.perf_counter() - t0:.1f} s")
+            _built_before.append(len(built))
 
 
-def _build(cached: bool) -> tuple[bytes, list]:
-    """Generate and compile the library (several seconds): (object code, symbol names). Says
-    so on stderr, since a user's first launch waits for it."""
-    import sys
-    import time
+def _say(message: str) -> None:
+    print(f"ascendc_py: {message}", file=sys.stderr, flush=True)
+
+
+def _load_cached(piece: str) -> bool:
+    """Load a piece's shard from the cache (linking its shared object again if it is missing,
+    or is not the file that was linked); False when the cache has no sound object code."""
+    from .. import jit, native
+    key = shard_key(piece)
+    entry = jit.load_blob(key)
+    if entry is None or not jit.elf_is_sound(entry[0]):
+        return False
+    obj, symbols, meta = entry
+    so = jit.blob_path(key, ".so")
+    # the shared object is loaded only if it is the one linked from this object code (size
+    # and SHA-256 recorded when it was linked): a truncated or patched file in the cache is
+    # linked again, never dlopen'ed
+    if so is not None and (meta.get("so_size") is None or _so_mismatch(so, meta)):
+        meta = _link(key, obj, symbols, so)
+    lib = native.load_shared(so, global_symbols=True) if so is not None and meta.get(
+        "so_size") is not None else None
+    if lib is not None and all(native.symbol_address(lib, n) for n in symbols[:1]):
+        _shards[piece] = lib      # symbols are looked up when first asked for (dlsym)
+        _owner.update(dict.fromkeys(symbols, piece))
+    else:
+        _load_into_mcjit(piece, obj, symbols)
+    return True
+
+
+def _load_built(piece: str) -> None:
+    """Build a piece's shard, load it into MCJIT (this process) and cache it: the object code
+    now, its shared object (for later processes) linked on a background thread."""
+    from .. import jit, native
+    from .runtime_lib import shard_object
+    obj, symbols = shard_object(piece)
+    key = shard_key(piece)
+    jit.store_blob(key, obj, symbols)
+    so = jit.blob_path(key, ".so")
+    if so is not None and native.linker() is not None:
+        jit.in_background(lambda: _link(key, obj, symbols, so))
+    _load_into_mcjit(piece, obj, symbols)
+
+
+def _link(key: str, obj: bytes, symbols: list, so) -> dict:
+    """Link a shard's shared object and record it (size, SHA-256) with its object code; the
+    recorded metadata ({} when it could not be linked)."""
+    from .. import cachedir, jit, native
+    try:
+        so.unlink(missing_ok=True)
+        linked = native.link_shared(obj, so, libs=("m",))
+    except OSError as exc:
+        cachedir.problem(exc, so)
+        linked = False
+    size = None
+    if linked:
+        try:
+            size = so.stat().st_size
+        except OSError:
+            linked = False
+    meta = {"so_sha256": cachedir.file_sha256(so), "so_size": size} if linked else {}
+    jit.store_blob(key, obj, symbols, **meta)
+    return meta
+
+
+def _load_into_mcjit(piece: str, obj: bytes, symbols: list) -> None:
+    import llvmlite.binding as llvm
     from .. import jit
-    from . import intrinsics  # noqa: F401  (registers lowerings and library definers)
-    from .runtime_lib import _symbols, build_module
-    print("ascendc_py: building the runtime library of vector loops and timing functions "
-          + ("(once for this compiler version and CPU; later processes load it from the "
-             "cache) ..." if cached else "(no usable cache: in every process) ..."),
-          file=sys.stderr, flush=True)
-    t0 = time.perf_counter()
-    module = build_module()
-    symbols = list(_symbols())
-    obj, _ = jit.emit_object(str(module))
-    print(f"ascendc_py: runtime library built in {time.perf_counter() - t0:.1f} s",
-          file=sys.stderr, flush=True)
-    return obj, symbols
+    engine = jit.load_object_engine(obj)
+    for name in symbols:
+        address = _addresses[name] = engine.get_function_address(name) or \
+            engine.get_global_value_address(name)
+        llvm.add_symbol(name, address)
+    _shards[piece] = None
+    _owner.update(dict.fromkeys(symbols, piece))
 
 
 def _so_mismatch(so, meta: dict) -> bool:
-    """True when the cached shared library is not the file that was linked."""
+    """True when the cached shared object is not the file that was linked."""
     from .. import cachedir
     try:
         if so.stat().st_size != meta.get("so_size"):
@@ -110,32 +166,42 @@ def _so_mismatch(so, meta: dict) -> bool:
     return cachedir.file_sha256(so) != meta.get("so_sha256")
 
 
-_LIBS: list = []
-_addresses: dict = {}
-
-
 def symbol_address(name: str) -> int:
-    """The address of one of the library's symbols (functions and globals; 0: none)."""
-    ensure_loaded()
+    """The address of one of the library's symbols (functions and globals; 0: none), its
+    shard loaded (built) first if needed."""
+    if name not in _owner:
+        ensure_loaded()
+    if name not in _owner:
+        from . import runtime_lib
+        piece = runtime_lib.piece_of(name)
+        if piece is None:
+            return 0
+        ensure_shards((piece,))
     return _resolve(name)
 
 
 def _resolve(name: str) -> int:
-    """A symbol's address once the library is loaded (or while ``ensure_loaded`` loads it)."""
+    """A loaded symbol's address (0: not loaded)."""
     address = _addresses.get(name)
     if address is None:
+        lib = _shards.get(_owner.get(name))
+        if lib is None:
+            return 0
         from .. import native
-        address = _addresses[name] = int(native.symbol_address(_LIBS[0], name) or 0) \
-            if _LIBS else 0
+        address = _addresses[name] = int(native.symbol_address(lib, name) or 0)
     return address
 
 
 def register_with_llvm() -> None:
-    """Tell LLVM (MCJIT) where the library's symbols are, when kernels are loaded that way
-    (compiling a kernel: only then are all of them resolved). Called by ``ensure_loaded``
-    itself, so it must not wait for it."""
+    """Tell LLVM (MCJIT) where the loaded shards' symbols are, before a kernel is loaded that
+    way."""
     import llvmlite.binding as llvm
-    for name in _symbol_names:
+    for name in list(_owner):
         address = _resolve(name)
         if address:
             llvm.add_symbol(name, address)
+
+
+def loaded_shards() -> list:
+    """The pieces whose shards this process has loaded (for tests)."""
+    return sorted(_shards)

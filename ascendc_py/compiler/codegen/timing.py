@@ -92,8 +92,10 @@ class _TB(FnBuilder):
         self.b.store(self.b.add(self.b.load(p, typ=I64), value), p)
 
 
-def define_all(module: L.Module) -> None:
-    for name, (nargs, body) in TM_FUNCTIONS.items():
+def define_all(module: L.Module, names=None) -> None:
+    """Define the timing functions ``names`` (default: all) in ``module``."""
+    for name in TM_FUNCTIONS if names is None else names:
+        nargs, body = TM_FUNCTIONS[name]
         func = L.Function(module, tm_signature(name), name=f"asc_tm_{name}")
         func.attributes.add("nounwind")
         if name in TM_INLINE:
