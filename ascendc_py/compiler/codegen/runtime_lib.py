@@ -1,15 +1,19 @@
-"""The native runtime library: one vectorised loop per (vector op, dtype), built once.
+"""The native runtime library: one vectorised loop per (vector op, dtype), the runtime and
+timing functions, and what library definers add; generated in pieces, built lazily in shards.
 
 Kernels do not carry their own copies of the element loops: codegen declares
-``asc_vec_<op>_<dtype>`` and calls it, and this module provides the definitions. The library is
-generated from the op registry with llvmlite, optimised at O3, cached on disk as object code
-(keyed by the compiler version and host CPU) and loaded once per process; its symbols are
-registered with ``llvm.add_symbol`` so every kernel's object code links against it. This keeps
-per-kernel compile time small (the kernel module holds only control flow and calls).
+``asc_vec_<op>_<dtype>`` (and the ``asc_rt_*``/``asc_tm_*`` functions) and calls it, and this
+module provides the definitions. They are generated from the op registry with llvmlite, one
+piece at a time (below); a piece's shard is optimised at O3 and cached on disk as object code
+and a shared object (keyed by the compiler version, host CPU and piece) the first time a kernel
+calls it, and loaded by ``runtime_loader.py``. This keeps per-kernel compile time small (the
+kernel module holds only control flow and calls) and a fresh cache's first launch short (it
+builds a dozen small shards, not the whole library).
 """
 from __future__ import annotations
 
 import functools
+import os
 import threading
 from typing import Optional
 
@@ -148,6 +152,16 @@ def declare_rt(module: L.Module, name: str) -> L.Function:
 # identical; a kernel calls the one of the shard that owns it (``piece_of``).
 _lock = threading.RLock()
 _piece_ir: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {}
+
+
+def _new_lock_after_fork() -> None:
+    """A lock another thread held when the process forked stays held in the child: replace it."""
+    global _lock
+    _lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock_after_fork)
 _scanned: set = set()       # definer pieces whose symbols are in _PROVIDES
 
 

@@ -62,14 +62,14 @@ def ensure_shards(pieces) -> None:
     into MCJIT; build (and cache) the missing ones first, saying so on stderr."""
     if all(piece in _shards for piece in pieces):
         return
+    from .. import jit
     with _lock:
         missing = [p for p in dict.fromkeys(pieces) if p not in _shards]
         built, t0 = [], time.perf_counter()
         for piece in missing:
             if not _load_cached(piece):
                 if not built and not _built_before:
-                    _say("building the runtime library, once (the parts kernels call, when "
-                         "first called; later processes load them from the cache) ...")
+                    _say(_BUILDING if jit.blob_path("runtime") is not None else _NO_CACHE)
                 built.append(piece)
                 _load_built(piece)
         if built:
@@ -77,6 +77,11 @@ def ensure_shards(pieces) -> None:
                  f"part{'s' if len(built) > 1 else ''} built in "
                  f"{time.perf_counter() - t0:.1f} s")
             _built_before.append(len(built))
+
+
+_BUILDING = ("building the runtime library, once (the parts kernels call, when first called; "
+             "later processes load them from the cache) ...")
+_NO_CACHE = "building the runtime library (no usable cache: in every process) ..."
 
 
 def _say(message: str) -> None:
