@@ -42,6 +42,15 @@ _shards: dict = {}       # piece -> its dlopen'ed shared object, or None (loaded
 _owner: dict = {}        # symbol -> the piece (loaded) that owns it
 _addresses: dict = {}    # symbol -> address (resolved, or registered by MCJIT)
 _built_before: list = []  # shards built by this process, per ensure_shards call
+_building: list = []      # when the shard being built started (empty: none is)
+_build_seconds: list = []  # how long each shard this process built took
+
+
+def build_seconds() -> float:
+    """Seconds this process has spent building runtime library shards, one being built
+    included (a harness that limits a kernel's run time need not count them)."""
+    started = list(_building)
+    return sum(_build_seconds) + (time.perf_counter() - started[0] if started else 0.0)
 
 
 def shard_key(piece: str) -> str:
@@ -71,7 +80,11 @@ def ensure_shards(pieces) -> None:
                 if not built and not _built_before:
                     _say(_BUILDING if jit.blob_path("runtime") is not None else _NO_CACHE)
                 built.append(piece)
-                _load_built(piece)
+                _building[:] = [time.perf_counter()]
+                try:
+                    _load_built(piece)
+                finally:
+                    _build_seconds.append(time.perf_counter() - _building.pop())
         if built:
             _say(f"runtime library: {len(built)} {'more ' if _built_before else ''}"
                  f"part{'s' if len(built) > 1 else ''} built in "
