@@ -115,12 +115,18 @@ def local_guard_damage() -> list[str]:
     return damage
 
 
-def _core_for_thread(platform, ctx_slots: int, memories) -> "_Core":
-    """This host thread's simulated core, reused across launches when its shape matches."""
-    key = (ctx_slots, tuple(memories), tuple(sorted(local_memory_sizes(platform).items())))
+def core_key(platform, ctx_slots: int, memories) -> tuple:
+    """What a host thread's simulated core must match to serve a launch: (ctx slots, local
+    memories, their sizes on ``platform``)."""
+    return (ctx_slots, tuple(memories), tuple(sorted(local_memory_sizes(platform).items())))
+
+
+def _core_for_thread(key: tuple, platform) -> "_Core":
+    """This host thread's simulated core, reused across launches when its shape matches
+    (``key``: ``core_key``)."""
     core = getattr(_thread_cores, "core", None)
     if core is None or core.key != key:
-        core = _Core(platform, ctx_slots, memories)
+        core = _Core(platform, key[0], key[1])
         core.key = key
         _thread_cores.core = core
     return core
@@ -144,6 +150,8 @@ class _Core:
         self._sanitizer = None
         self._template_key: Optional[tuple] = None
         self._template_ctx: Optional[np.ndarray] = None
+        self._template_costs: Optional[np.ndarray] = None
+        self.native_record: Optional[np.ndarray] = None   # block_runner's thread record
         self.counters = np.zeros(timing_params.COUNTER_SLOTS, np.int64)
         self.memories = {}
         sizes = local_memory_sizes(platform)
@@ -187,8 +195,9 @@ class _Core:
     def _template(self, costs, num_queues: int, loop_budget: int) -> np.ndarray:
         """The ctx slots that are the same for every block this core runs with these costs,
         queue count and loop budget (everything else zero), built once and copied per block."""
-        key = (costs.ctypes.data, num_queues, loop_budget)
-        if self._template_key != key:
+        key = (num_queues, loop_budget)
+        if self._template_costs is not costs or self._template_key != key:
+            self._template_costs = costs      # (cost tables are kept: timing_params)
             t = np.zeros_like(self.ctx)
             t[abi.SUB_BLOCK_NUM] = 1          # vector kernels: one AIV per block, CORE_TYPE 0
             t[abi.LOOP_BUDGET] = loop_budget
@@ -199,13 +208,30 @@ class _Core:
             t[abi.CUBE_SCRATCH] = self.cube_scratch.ctypes.data
             t[abi.CUBE_SCRATCH_SIZE] = self.cube_scratch.size
             t[abi.COUNTERS] = self.counters.ctypes.data
+            t[abi.WARN_PTR] = self.warnings.ctypes.data
+            t[abi.WARN_CAP] = sanitizer.WARNINGS_CAP
+            t[abi.GM_DEMAND_SHIFT] = abi.DEMAND_BASE_SHIFT
             t[abi.RING_BASE] = abi.ring_base(num_queues)
             t[abi.FLAG_TIME_BASE] = abi.flag_time_base(num_queues)
             for mem, (_, view) in self.memories.items():
                 t[abi.MEM_BASE + int(mem)] = view.ctypes.data
                 t[abi.MEM_SIZE + int(mem)] = view.size
             self._template_ctx, self._template_key = t, key
+            self.native_record = self._native_record(t)
         return self._template_ctx
+
+    def _native_record(self, template: np.ndarray) -> np.ndarray:
+        """This core's thread record for the native block loop (``abi.THREAD_*``), copied into
+        each launch's records: its ctx, the template, its local memories."""
+        r = np.zeros(abi.thread_record_size(len(self.memories)), np.int64)
+        r[abi.THREAD_CTX] = self.ctx.ctypes.data
+        r[abi.THREAD_TEMPLATE] = template.ctypes.data
+        r[abi.THREAD_CTX_SLOTS] = template.size
+        r[abi.THREAD_MEMORIES] = len(self.memories)
+        for k, (_, view) in enumerate(self.memories.values()):
+            r[abi.THREAD_MEMORY + 2 * k] = view.ctypes.data
+            r[abi.THREAD_MEMORY + 2 * k + 1] = view.size
+        return r
 
 
 @dataclass
@@ -324,11 +350,12 @@ class LaunchStop:
     budget gets the value, so it leaves at its next loop iteration, cross-core wait or
     long-instruction check (a matmul row chunk); blocks not started yet do not start."""
 
-    def __init__(self):
+    def __init__(self, job: Optional[np.ndarray] = None):
         self.lock = threading.Lock()
         self.ctxs: list[np.ndarray] = []
         self.stopped = Flag()
         self.budget = abi.WATCHDOG_BUDGET
+        self.job = job      # the native block loop's job record (block_runner.py), if any
 
     def register(self, ctx: np.ndarray) -> None:
         """A block is about to run with ``ctx``: stop it at once if the launch is stopping."""
@@ -343,6 +370,8 @@ class LaunchStop:
             if not self.stopped.is_set():
                 self.budget = budget
             self.stopped.set()
+            if self.job is not None:     # no further block starts; running ones get the budget
+                self.job[abi.JOB_STOP] = self.budget
             for ctx in self.ctxs:
                 ctx[abi.LOOP_BUDGET] = self.budget
 
@@ -469,6 +498,14 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
         from . import subcores
         return subcores.run(compiled, plan, platform, block_dim, gm_args, scalar_values, trace,
                             trace_capacity, timing, lenient, sanitize, access)
+    prints = compiled.__dict__.get("_prints")
+    if prints is None:
+        prints = compiled._prints = any(s.op in ("printf", "dump_tensor") for s in compiled.sites)
+    if not (trace or lenient or sanitize or prints):
+        from . import block_runner   # blocks run in the runtime library's native loop
+        if block_runner.ENABLED and block_runner.available():
+            return block_runner.run(compiled, platform, block_dim, gm_args, scalar_values,
+                                    timing, access)
     ctx_slots = abi.ctx_slots(compiled.num_queues)
     gm_ptrs = np.array([a.address for a in gm_args] or [0], np.int64)
     gm_sizes = np.array([a.nbytes for a in gm_args] or [0], np.int64)
@@ -482,11 +519,10 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
     found: list[np.ndarray] = []
     gm_logs: dict[int, np.ndarray] = {}
     printed: dict[int, np.ndarray] = {}   # block -> its print buffer (used part)
-    prints = any(s.op in ("printf", "dump_tensor") for s in compiled.sites)
     stop = LaunchStop()
 
     def worker():
-        core = _core_for_thread(platform, ctx_slots, compiled.memories)
+        core = _core_for_thread(core_key(platform, ctx_slots, compiled.memories), platform)
         warn_buf = core.warnings
         san = core.sanitizer(ctx_slots, platform) if sanitize else None
         print_buf = np.empty(PRINT_BUFFER_BYTES // 8, np.int64) if prints else None
