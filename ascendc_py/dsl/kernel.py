@@ -101,6 +101,7 @@ class Kernel:
         self._ast = None
         self._compiled: dict = {}
         self._guards: dict = {}
+        self._fast_specs: dict = {}     # _bind_fast: (parameter index, dtype or type) -> spec
         sig = inspect.signature(fn)
         for p in sig.parameters.values():
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
@@ -276,6 +277,10 @@ class Kernel:
 
     def bind(self, args, kwargs):
         """Specialise: (ArgSpec per parameter, GM arguments, scalar values)."""
+        if not kwargs and len(args) == len(self.params):
+            bound = self._bind_fast(args)
+            if bound is not None:
+                return bound
         ArgSpec = _launch_names().ArgSpec
         if len(args) > len(self.params):
             raise LaunchArgumentError(f"{self.__name__} takes {len(self.params)} arguments but "
@@ -313,6 +318,57 @@ class Kernel:
                 dtype = _scalar_dtype(self.__name__, p, v)
                 specs.append(ArgSpec.of(p.name, "scalar", dtype=dtype))
                 scalars.append((v, dtype))
+        return tuple(specs), gm, scalars
+
+    def _bind_fast(self, args):
+        """``bind`` for the common call: every argument given by position, GM arguments as
+        writable C-contiguous numpy arrays, scalars as Python ``int`` (32-bit), ``float`` or
+        ``bool``. None for anything else: the general path binds it (and raises its errors)."""
+        names = _launch_names()
+        specs, gm, scalars = [], [], []
+        cache = self._fast_specs
+        for i, (p, v) in enumerate(zip(self.params, args)):
+            t = type(v)
+            if t is np.ndarray:
+                flags = v.flags
+                if p.kind not in ("gm", "auto") or not (flags.writeable and flags.c_contiguous) \
+                        or not v.nbytes:
+                    return None
+                spec = cache.get((i, v.dtype))
+                if spec is None:
+                    dtype = dtype_of_array(v)
+                    if dtype is None:
+                        return None
+                    spec = cache[(i, v.dtype)] = names.ArgSpec.of(p.name, "gm", dtype=dtype)
+                address = names.runtime.address_of(v)
+                if address % v.itemsize:
+                    return None
+                specs.append(spec)
+                gm.append(names.runtime.GmArg(p.name, address, v.nbytes, v))
+                continue
+            if p.kind == "const" and t in (int, float, bool, str):
+                spec = cache.get((i, t, v))
+                if spec is None:
+                    if len(cache) > 4096:
+                        cache.clear()
+                    spec = cache[(i, t, v)] = names.ArgSpec.of(p.name, "const", value=v)
+                specs.append(spec)
+                continue
+            if p.kind not in ("scalar", "auto"):
+                return None
+            if t is int and p.annotation not in (float, "float") and -(2 ** 31) <= v < 2 ** 31:
+                dtype = names.int32
+            elif t is float and p.annotation not in (int, "int"):
+                dtype = names.float32
+            elif t is bool:
+                dtype = names.bool_
+            else:
+                return None
+            spec = cache.get((i, t))
+            if spec is None:
+                spec = cache[(i, t)] = names.ArgSpec.of(p.name, "scalar", dtype=dtype)
+            specs.append(spec)
+            scalars.append((v, dtype))
         return tuple(specs), gm, scalars
 
     def compiled_for(self, specs, platform):

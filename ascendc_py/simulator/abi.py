@@ -133,9 +133,7 @@ def demand_size(num_gm_args: int) -> int:
 JOB_KERNEL = 0       # address of the kernel's entry function ``int64 (int64 *ctx)``
 JOB_BLOCK_DIM = 1
 JOB_NEXT = 2         # the next block to start: threads take blocks with an atomic add
-JOB_STOP = 3         # 0, or the loop budget a stop wrote (watchdog, Ctrl-C) or 1 after a fault:
-                     # no block starts once it is set; a stop budget also goes into the block's
-                     # LOOP_BUDGET
+JOB_STOP = 3         # 1: no further block starts (a block failed, Ctrl-C stopped the launch)
 JOB_FIRED = 4        # address of the SIGINT handler's counter (0: none) ...
 JOB_FIRED_AT = 5     # ... and its value when the launch started: Ctrl-C stops the loop
 JOB_HEADERS = 6      # address of int64 [block_dim, HEADER_SLOTS]: each block's ctx header after it
@@ -151,7 +149,9 @@ JOB_LOOP_BUDGET = 15
 JOB_TIMING_ON = 16
 JOB_GM_ACCESS = 17
 JOB_GM_COUNT = 18    # GM arguments (each block's demand record gets their sizes)
-JOB_RECORD = 19
+JOB_STOP_BUDGET = 19  # 0, or the loop budget a stop wrote (watchdog, Ctrl-C): every block that
+                     # starts after it gets it as its LOOP_BUDGET, as the Python loop's do
+JOB_RECORD = 20
 # The thread record (int64), one per host thread of the launch:
 THREAD_STATE = 0     # THREAD_WAITING, THREAD_RUNNING or THREAD_CANCELLED (atomic)
 THREAD_FAULT = 1     # 1 + the block that failed on this thread (0: none); the ctx keeps its state

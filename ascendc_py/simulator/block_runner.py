@@ -122,11 +122,6 @@ def _scalar_words(scalar_values) -> list:
             for v, dtype in scalar_values] or [0]
 
 
-def _address(array: np.ndarray) -> int:
-    """The address of a writable array's data (``array.ctypes.data`` costs 3x more)."""
-    return ctypes.addressof(ctypes.c_char.from_buffer(array))
-
-
 def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool,
         access) -> runtime.LaunchResult:
     """Run every block of a vector launch natively; raise the first failing block's fault."""
@@ -143,7 +138,7 @@ def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool
     lay = _layout(compiled, block_dim, threads, n_gm, len(scalars))
 
     buf = np.zeros(lay.size, np.int64)
-    base = _address(buf)
+    base = runtime.address_of(buf)
     gm_words = [a.address for a in gm_args] + [a.nbytes for a in gm_args] if gm_args else [0, 0]
     buf[:lay.records] = [
         compiled.address, block_dim, 0, 0, fired,
@@ -151,7 +146,8 @@ def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool
         base + 8 * lay.headers, base + 8 * lay.counters, timing_params.COUNTER_SLOTS,
         base + 8 * lay.demand, lay.demand_slots, base + 8 * lay.rcs,
         base + 8 * lay.gm_ptrs, base + 8 * lay.gm_sizes, base + 8 * lay.scalars, budget,
-        int(timing), _address(access) if access is not None else 0, n_gm] + gm_words + scalars
+        int(timing), runtime.address_of(access) if access is not None else 0, n_gm, 0] + gm_words \
+        + scalars
     faults: dict[int, np.ndarray] = {}    # block -> the ctx it failed with
     warnings: list[np.ndarray] = []
     stop = runtime.LaunchStop(buf)
@@ -171,10 +167,15 @@ def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool
         stop.register(core.ctx)
         while True:
             run_blocks(base, base + 8 * at)
-            if not record[abi.THREAD_WARNED]:
+            if record[abi.THREAD_WARNED]:
+                warnings.append(core.warnings[:int(core.ctx[abi.WARN_LEN])].copy())
+                record[abi.THREAD_WARNED] = 0
+            elif record[abi.THREAD_FAULT] or buf[abi.JOB_STOP] or buf[abi.JOB_NEXT] >= block_dim:
                 break
-            warnings.append(core.warnings[:int(core.ctx[abi.WARN_LEN])].copy())
-            record[abi.THREAD_WARNED] = 0
+            elif fired:    # Ctrl-C: Python's handler has run by now; if it did not raise, go on
+                buf[abi.JOB_FIRED_AT] = ctypes.c_int64.from_address(fired).value
+            else:
+                break
         if record[abi.THREAD_FAULT]:
             faults[int(record[abi.THREAD_FAULT]) - 1] = core.ctx.copy()
 
@@ -182,17 +183,18 @@ def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool
     watch = runtime._WATCHDOG.watch(stop)
     try:
         if own_thread and threads == 1:
-            try:
-                share(0)
-            except KeyboardInterrupt:
-                stop.stop(abi.INTERRUPT_BUDGET)
-                raise
+            share(0)       # (Ctrl-C: the SIGINT handler stopped its blocks, nothing else runs)
         else:
             own = (lambda: share(0)) if own_thread else None
             futures = [(i, runtime._executor().submit(share, i))
                        for i in range(1 if own_thread else 0, threads)]
+
+            def no_further_block():
+                buf[abi.JOB_STOP] = 1
+
             runtime.run_and_wait(own, [_waiter(cancel_thread, base + 8 * (
-                lay.records + i * lay.record), f, own is not None) for i, f in futures], stop)
+                lay.records + i * lay.record), f, own is not None) for i, f in futures], stop,
+                no_further_block)
     finally:
         runtime._WATCHDOG.forget(watch)
     wall = time.perf_counter() - t0

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..dsl.kernel_types import needs_subcores
 from ..dsl.types import Memory
-from typing import Callable, Optional
+from typing import Callable, NamedTuple, Optional
 
 from ..dsl.types import NUM_PIPES
 from ..compiler.ops.debug import PRINT_BUFFER_BYTES
@@ -51,11 +51,11 @@ def block_interrupts() -> None:
         pass
 
 
-@dataclass(frozen=True)
-class GmArg:
+class GmArg(NamedTuple):
     """One GM kernel argument: its address and size in bytes (the array stays referenced).
     ``read_only``: why the kernel may not write it ('' if it may); ``requires_grad``: a torch
-    tensor autograd tracks, which a launch may not write either (``gm_access.py``)."""
+    tensor autograd tracks, which a launch may not write either (``gm_access.py``). Immutable
+    (a named tuple: made on every launch, a frozen dataclass costs 10x more)."""
 
     name: str
     address: int
@@ -63,6 +63,12 @@ class GmArg:
     owner: object
     read_only: str = ""
     requires_grad: bool = False
+
+
+def address_of(array: np.ndarray) -> int:
+    """The address of a writable, non-empty array's data (``array.ctypes.data`` costs 3x
+    more: the launch path takes it for every argument)."""
+    return ctypes.addressof(ctypes.c_char.from_buffer(array))
 
 
 def local_memory_sizes(platform) -> dict[Memory, int]:
@@ -370,8 +376,8 @@ class LaunchStop:
             if not self.stopped.is_set():
                 self.budget = budget
             self.stopped.set()
-            if self.job is not None:     # no further block starts; running ones get the budget
-                self.job[abi.JOB_STOP] = self.budget
+            if self.job is not None:     # blocks that start from now on get the budget too
+                self.job[abi.JOB_STOP_BUDGET] = self.budget
             for ctx in self.ctxs:
                 ctx[abi.LOOP_BUDGET] = self.budget
 

@@ -11,10 +11,11 @@ kernels and lenient mode), so a block computes the same bits and cycles on eithe
 
 After a block that recorded warnings it returns (``abi.THREAD_WARNED`` names the block), so
 that the caller collects them from the ctx's buffer before calling it again. It stops taking
-blocks when a block fails (that thread's ctx keeps the failing state, the thread
-record names the block), when the launch is stopped (``abi.JOB_STOP``: the watchdog or Ctrl-C;
-a stop budget also goes into the block's loop budget) or when the SIGINT handler fired since the
-launch began. ``asc_cancel_thread(thread)`` lets the launching thread withdraw a helper thread's
+blocks when a block fails (that thread's ctx keeps the failing state, the thread record names
+the block; other threads stop before their next block) or when the SIGINT handler fired since
+the launch began (the caller raises KeyboardInterrupt, or calls it again). A stop of the launch
+(``abi.JOB_STOP_BUDGET``: the watchdog, Ctrl-C seen in Python) goes into the loop budget of
+every block that starts after it, as the Python loop does; ``abi.JOB_STOP`` ends the loop. ``asc_cancel_thread(thread)`` lets the launching thread withdraw a helper thread's
 share before that thread started (it returns the record's previous state): a launch whose
 blocks the launching thread already ran does not wait for a pool thread to wake up.
 Record layouts: ``simulator/abi.py`` (JOB_*, THREAD_*).
@@ -131,7 +132,8 @@ def _define_run(module: L.Module) -> None:
         changed.add_incoming(L.Constant(I1, 0), else_block)
         return changed
 
-    # head: stop before taking a block when the launch stops, Ctrl-C fired or a block failed
+    # head: no further block once a block failed or Ctrl-C fired (after a stop of the watchdog
+    # blocks still start, with the stop's loop budget, as in runtime.py's Python loop)
     b.position_at_end(head)
     count = b.phi(I64)
     count.add_incoming(_i(0), start)
@@ -156,9 +158,9 @@ def _define_run(module: L.Module) -> None:
     ctx_rec.store(abi.GM_DEMAND, row)
     _start_demand_record(b, fn, _as_ptr(b, row), gm_sizes, gm_count)
     _fill_memories(b, fn, thread, memories, memset)
-    stop = job.load_atomic(abi.JOB_STOP)      # a stop that came while the ctx was copied
-    with b.if_then(b.icmp_signed("<", stop, _i(0))):
-        ctx_rec.store(abi.LOOP_BUDGET, stop)
+    stop_budget = job.load_atomic(abi.JOB_STOP_BUDGET)
+    with b.if_then(b.icmp_signed("!=", stop_budget, _i(0))):
+        ctx_rec.store(abi.LOOP_BUDGET, stop_budget)
     with b.if_then(interrupted()):
         ctx_rec.store(abi.LOOP_BUDGET, _i(abi.INTERRUPT_BUDGET))
     rc = b.call(kernel, [ctx])
