@@ -180,6 +180,10 @@ class AscendOp:
         self.out_dtype = out_dtype
         self.last_reports: tuple = ()
         self.signature, self.num_outputs = _op_signature(name, launcher)
+        params = self.signature.parameters.values()
+        #: the parameter names when every parameter may be given by position (the fast bind)
+        self._positional = tuple(p.name for p in params) if all(
+            p.kind is p.POSITIONAL_OR_KEYWORD for p in params) else None
         if isinstance(shape_rule, same_shape):
             self.shape_rule = shape_rule.for_signature(self.signature)
 
@@ -215,13 +219,21 @@ class AscendOp:
         return f"<ascendc op {self.name}{self.signature} kernels=[{kernels}]>"
 
     # ------------------------------------------------------------------ checks
-    def _check(self, args, kwargs):
-        """Bind and check the arguments; (bound arguments, output shapes, output dtype)."""
+    def _bind(self, args, kwargs):
+        """The arguments bound to the signature, defaults applied (``inspect.BoundArguments``
+        or, for the common call with every argument by position, a ``_Positional``)."""
+        if not kwargs and self._positional is not None and len(args) == len(self._positional):
+            return _Positional(self._positional, args)
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as e:
             raise TypeError(f"{self.name}{self.signature}: {e}") from None
         bound.apply_defaults()
+        return bound
+
+    def _check(self, args, kwargs):
+        """Bind and check the arguments; (bound arguments, output shapes, output dtype)."""
+        bound = self._bind(args, kwargs)
         tensors = [(k, v) for k, v in bound.arguments.items() if isinstance(v, torch.Tensor)]
         accepted = ", ".join(str(d).replace("torch.", "") for d in self.dtypes)
         for arg, t in tensors:
@@ -257,12 +269,17 @@ class AscendOp:
         call_args = {}
         for k, v in bound.arguments.items():
             if isinstance(v, torch.Tensor):
-                v = v.to(self.host_casts.get(v.dtype, v.dtype)).contiguous()
+                cast = self.host_casts.get(v.dtype)
+                if cast is not None:
+                    v = v.to(cast)
+                if not v.is_contiguous():
+                    v = v.contiguous()
             call_args[k] = v
         wide = self.host_casts.get(dtype)
         outs = tuple(torch.empty(tuple(s), dtype=wide or dtype) for s in shapes)
         if any(o.numel() for o in outs):
-            arranged = self.signature.bind(**call_args)
+            arranged = _Positional(self._positional, tuple(call_args.values())) \
+                if isinstance(bound, _Positional) else self.signature.bind(**call_args)
             with _profile.op_scope(self.name):
                 reports = self.launcher(*arranged.args, **arranged.kwargs,
                                         out=outs[0] if self.num_outputs is None else outs)
@@ -271,6 +288,18 @@ class AscendOp:
         if wide is not None:
             outs = tuple(o.to(dtype) for o in outs)
         return outs[0] if self.num_outputs is None else outs
+
+
+class _Positional:
+    """Arguments all given by position, one per parameter: what ``AscendOp._bind`` needs of an
+    ``inspect.BoundArguments`` (``arguments``, ``args``, ``kwargs``) without binding."""
+
+    __slots__ = ("arguments", "args")
+    kwargs: dict = {}
+
+    def __init__(self, names: tuple, args: tuple):
+        self.arguments = dict(zip(names, args))
+        self.args = tuple(args)
 
 
 def _op_signature(name: str, launcher: Callable):

@@ -80,3 +80,26 @@ def test_the_fast_binder_agrees_with_the_general_one(args, monkeypatch):
 def test_the_fast_binder_takes_the_common_call():
     assert binds._bind_fast((X, 1.0, 2, 3, 4, X)) is not None
     assert binds._bind_fast((_RO, 1.0, 2, 3, 4, X)) is None        # read-only: general path
+
+
+def test_the_fast_binder_agrees_on_torch_tensors(monkeypatch):
+    torch = pytest.importorskip("torch")
+    cases = [torch.zeros(8), torch.zeros(8, dtype=torch.float16), torch.zeros(4, 4).t(),
+             torch.zeros(8, requires_grad=True), torch.zeros(0), torch.zeros(9)[1:],
+             torch.zeros(8, dtype=torch.bfloat16), torch.nn.Parameter(torch.zeros(8))]
+    for t in cases:
+        args = (t, 1.0, 2, 3, 4, X)
+        with monkeypatch.context() as m:
+            m.setattr(type(binds), "_bind_fast", lambda self, a: None)
+            try:
+                slow = binds.bind(args, {})
+                slow = (slow[0], [tuple(g) for g in slow[1]], slow[2])
+            except Exception as exc:  # noqa: BLE001
+                slow = (type(exc), str(exc))
+        try:
+            fast = binds.bind(args, {})
+            fast = (fast[0], [tuple(g) for g in fast[1]], fast[2])
+        except Exception as exc:  # noqa: BLE001
+            fast = (type(exc), str(exc))
+        assert fast == slow, t
+    assert binds._bind_fast((torch.zeros(8), 1.0, 2, 3, 4, X)) is not None
