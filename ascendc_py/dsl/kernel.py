@@ -99,8 +99,7 @@ class Kernel:
         self._code = fn.__code__
         self._source = None
         self._ast = None
-        self._compiled: dict = {}
-        self._guards: dict = {}
+        self._compiled: dict = {}       # (specs, codegen variant) -> (compiled, guard)
         self._fast_specs: dict = {}     # _bind_fast: (parameter index, dtype or type) -> spec
         sig = inspect.signature(fn)
         for p in sig.parameters.values():
@@ -395,9 +394,9 @@ class Kernel:
         jit = _launch_names().jit
         self._sync_code()
         mem_key = (specs, jit.codegen_variant())
-        entry = self._compiled.get(mem_key)
-        if entry is not None:
-            guard = self._guards[mem_key]
+        found = self._compiled.get(mem_key)
+        if found is not None:
+            entry, guard = found
             if _guard_holds(guard):
                 changed = _changed_globals(entry.globals_read, self, guard)
                 if not changed:
@@ -421,8 +420,7 @@ class Kernel:
         if compiled is None:
             compiled = jit.compile_kernel(self, specs, key)
             origin = "compiled"
-        self._compiled[mem_key] = compiled
-        self._guards[mem_key] = guard
+        self._compiled[mem_key] = (compiled, guard)
         return compiled, origin
 
 
