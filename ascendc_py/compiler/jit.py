@@ -7,7 +7,9 @@ entry that fails its checksum or does not load is recompiled, never trusted.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import gc
 import hashlib
 import os
 import pickle
@@ -26,9 +28,15 @@ _llvm_lock = threading.Lock()
 
 
 def _new_lock_after_fork() -> None:
-    """A lock another thread held when the process forked stays held in the child: replace it."""
-    global _llvm_lock
+    """A lock another thread held when the process forked stays held in the child: replace it.
+    A compile other threads were running does not go on in the child: end its gc pause."""
+    global _llvm_lock, _gc_lock, _gc_pauses
     _llvm_lock = threading.Lock()
+    _gc_lock = threading.Lock()
+    if _gc_pauses:
+        _gc_pauses = 0
+        if _gc_was_enabled:
+            gc.enable()
 
 
 if hasattr(os, "register_at_fork"):
@@ -358,8 +366,40 @@ def load_cached(key: CacheKey, name: str) -> Optional[CompiledKernel]:
         return None
 
 
+_gc_lock = threading.Lock()
+_gc_pauses = 0                 # compiles in progress (on any thread) with the collector paused
+_gc_was_enabled = False
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Pause Python's cyclic garbage collector while compiling: the pipeline allocates tens of
+    thousands of long-lived objects (AST, IR, llvmlite values), which trigger young and full
+    collections that scan every object of the process (tens of ms in a fresh process). What a
+    compile leaves unreachable is collected after it, as usual; nested and concurrent compiles
+    restore the collector's state once, when the last one ends."""
+    global _gc_pauses, _gc_was_enabled
+    with _gc_lock:
+        if _gc_pauses == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            was_paused, _gc_pauses = _gc_pauses > 0, max(_gc_pauses - 1, 0)
+            if was_paused and _gc_pauses == 0 and _gc_was_enabled:
+                gc.enable()
+
+
 def compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
     """Run the whole pipeline for one specialisation and store the result on disk."""
+    with gc_paused():
+        return _compile_kernel(kernel, specs, key)
+
+
+def _compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
     from . import gm_writes
     from . import ir as kir
     from . import kernel_kind
