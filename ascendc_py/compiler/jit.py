@@ -105,12 +105,18 @@ def compiler_version() -> str:
     change invalidates cached kernels and the runtime library. Cheap: stats, no reads."""
     global _version_cache
     if _version_cache is None:
-        root = Path(__file__).resolve().parent.parent
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         h = hashlib.sha256(str(CACHE_FORMAT).encode())
         for sub in ("compiler", "simulator", "dsl"):
-            for path in sorted((root / sub).rglob("*.py")):
-                st = path.stat()
-                h.update(f"{path.relative_to(root)}:{st.st_size}:{st.st_mtime_ns};".encode())
+            found = []
+            for directory, dirs, files in os.walk(os.path.join(root, sub)):
+                dirs[:] = [d for d in dirs if d != "__pycache__"]
+                rel = os.path.relpath(directory, root)
+                found += [(os.path.join(rel, f), os.path.join(directory, f))
+                          for f in files if f.endswith(".py")]
+            for rel, path in sorted(found):
+                st = os.stat(path)
+                h.update(f"{Path(rel).as_posix()}:{st.st_size}:{st.st_mtime_ns};".encode())
         _version_cache = h.hexdigest()[:16]
     return _version_cache
 

@@ -6,7 +6,6 @@ host threads (ctypes releases the GIL). The first failing block (lowest index) r
 """
 from __future__ import annotations
 
-import concurrent.futures
 import ctypes
 import itertools
 import os
@@ -22,6 +21,7 @@ import numpy as np
 from ..dsl.kernel_types import needs_subcores
 from ..dsl.types import Memory
 from typing import Callable, NamedTuple, Optional
+from _queue import SimpleQueue
 
 from ..dsl.types import NUM_PIPES
 from ..compiler.ops.debug import PRINT_BUFFER_BYTES
@@ -33,12 +33,70 @@ _pool_lock = threading.Lock()
 WORKERS = max(1, min(os.cpu_count() or 1, 8))
 
 
-def _executor() -> concurrent.futures.ThreadPoolExecutor:
+class Task:
+    """One call handed to a pool thread; ``result(timeout)`` waits for it (``TimeoutError``
+    when it has not finished by then) and re-raises what it raised."""
+
+    __slots__ = ("fn", "args", "_done", "_error")
+
+    def __init__(self, fn: Callable, args: tuple):
+        self.fn, self.args, self._error = fn, args, None
+        self._done = threading.Lock()
+        self._done.acquire()
+
+    def run(self) -> None:
+        try:
+            self.fn(*self.args)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the waiting thread
+            self._error = exc
+        finally:
+            self._done.release()
+
+    def result(self, timeout: Optional[float] = None) -> None:
+        if not self._done.acquire(timeout=-1 if timeout is None else timeout):
+            raise TimeoutError
+        self._done.release()
+        if self._error is not None:
+            raise self._error
+
+
+class _Pool:
+    """The host threads that run blocks besides the launching thread: up to WORKERS daemon
+    threads taking Tasks from one queue, started as launches first need them. (A minimal
+    ``ThreadPoolExecutor``: importing ``concurrent.futures`` costs a cached first launch 5 ms.)"""
+
+    def __init__(self, size: int):
+        self.size, self.threads, self.idle = size, 0, 0
+        self.tasks = SimpleQueue()
+        self.lock = threading.Lock()
+
+    def submit(self, fn: Callable, *args) -> Task:
+        task = Task(fn, args)
+        with self.lock:
+            if self.idle == 0 and self.threads < self.size:
+                self.threads += 1
+                threading.Thread(target=self._work, name=f"asc-core-{self.threads}",
+                                 daemon=True).start()
+            else:
+                self.idle -= 1
+        self.tasks.put(task)
+        return task
+
+    def _work(self) -> None:
+        block_interrupts()
+        while True:
+            task = self.tasks.get()
+            task.run()
+            del task
+            with self.lock:
+                self.idle += 1
+
+
+def _executor() -> _Pool:
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = concurrent.futures.ThreadPoolExecutor(WORKERS, thread_name_prefix="asc-core",
-                                                          initializer=block_interrupts)
+            _pool = _Pool(WORKERS)
         return _pool
 
 
@@ -400,7 +458,7 @@ def run_and_wait(own: Optional[Callable], waits: list, stop: LaunchStop,
                 try:
                     if wait(STOP_POLL_SECONDS) is not False:
                         break
-                except concurrent.futures.TimeoutError:
+                except TimeoutError:
                     pass
     except KeyboardInterrupt:
         for wait in waits:
@@ -413,7 +471,7 @@ def run_and_wait(own: Optional[Callable], waits: list, stop: LaunchStop,
                         break
                 except KeyboardInterrupt:
                     pass
-                except concurrent.futures.TimeoutError:
+                except TimeoutError:
                     pass
                 except Exception:  # noqa: BLE001 - the interrupt is what the user sees
                     break
