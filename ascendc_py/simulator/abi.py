@@ -287,7 +287,21 @@ DEFAULT_LOOP_BUDGET = 1 << 25
 def loop_budget() -> int:
     """Iterations a block's loops may run in all before LoopLimitError (``ASCENDC_PY_LOOP_BUDGET``
     overrides the default of 2**25; a positive integer)."""
-    raw = envvars.get(LOOP_BUDGET_ENV).strip()
+    raw = envvars.get(LOOP_BUDGET_ENV)
+    return _LOOP_BUDGETS.get(raw) or _loop_budget(raw)
+
+
+_LOOP_BUDGETS: dict = {}    # the variable's text -> its budget (read on every launch)
+
+
+def _loop_budget(raw: str) -> int:
+    if len(_LOOP_BUDGETS) > 64:
+        _LOOP_BUDGETS.clear()
+    _LOOP_BUDGETS[raw] = value = _parse_loop_budget(raw.strip())
+    return value
+
+
+def _parse_loop_budget(raw: str) -> int:
     try:
         value = int(raw) if raw else DEFAULT_LOOP_BUDGET
     except ValueError:

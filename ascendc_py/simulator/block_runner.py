@@ -61,16 +61,20 @@ class NativeLaunch(runtime.LaunchResult):
     """A launch's result whose ``blocks`` (BlockTiming per block, in block order) are made from
     the kept ctx headers, counters and GM demand records when first read."""
 
-    def __init__(self, block_dim: int, wall_seconds: float, headers: np.ndarray,
-                 counters: np.ndarray, demand: Optional[np.ndarray], output: str = ""):
+    def __init__(self, block_dim: int, wall_seconds: float, buf: np.ndarray, layout: "_Layout",
+                 timing: bool, output: str = ""):
         self.block_dim, self.wall_seconds, self.output = block_dim, wall_seconds, output
-        self._records = (headers, counters, demand)
+        self._records = (buf, layout, timing)
         self._blocks = None
 
     @property
     def blocks(self) -> list:
         if self._blocks is None:
-            headers, counters, demand = self._records
+            buf, lay, timing = self._records
+            headers = buf[lay.headers:lay.counters].reshape(self.block_dim, abi.HEADER_SLOTS)
+            counters = buf[lay.counters:lay.demand].reshape(self.block_dim, -1)
+            demand = buf[lay.demand:].view(np.float64).reshape(self.block_dim, -1) \
+                if timing else None
             self._blocks = [runtime._block_timing(
                 b, headers[b], counters[b], None, demand[b] if demand is not None else None)
                 for b in range(self.block_dim)]
@@ -211,11 +215,7 @@ def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool
         from . import sanitizer
         sanitizer.emit_warnings(compiled, np.concatenate(warnings))
     compiled._block_seconds = wall * threads / block_dim
-    headers = buf[lay.headers:lay.counters].reshape(block_dim, abi.HEADER_SLOTS)
-    counters = buf[lay.counters:lay.demand].reshape(block_dim, timing_params.COUNTER_SLOTS)
-    demand = buf[lay.demand:].view(np.float64).reshape(block_dim, lay.demand_slots) \
-        if timing else None
-    return NativeLaunch(block_dim, wall, headers, counters, demand)
+    return NativeLaunch(block_dim, wall, buf, lay, timing)
 
 
 def _waiter(cancel_thread, record_address: int, future, withdraw: bool):
