@@ -13,6 +13,7 @@ instruction that fails in the middle of a run.
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -126,12 +127,12 @@ def _figures(report) -> dict:
             "core_cycles": [int(c) for c in report.core_cycles]}
 
 
-def _run(chain: str, dtype, n: int, shift: int, fused: bool, seed: int = 0):
+def _run(chain: str, dtype, n: int, shift: int, fused: bool, seed: int = 0, **launch):
     x, y = _inputs(dtype, seed)
     z = np.zeros(4 * x.size, dtype)
     fusion.set_enabled(fused)
     try:
-        report = chain_kernel[1](x, y, z, n, shift, chain)
+        report = chain_kernel[1](x, y, z, n, shift, chain, **launch)
     except asc.KernelError as exc:      # an error is a result too: the same one either way
         return z, f"{type(exc).__name__}: {exc}"
     finally:
@@ -139,9 +140,9 @@ def _run(chain: str, dtype, n: int, shift: int, fused: bool, seed: int = 0):
     return z, _figures(report)
 
 
-def _same(chain, dtype, n, shift):
-    z_on, fig_on = _run(chain, dtype, n, shift, fused=True)
-    z_off, fig_off = _run(chain, dtype, n, shift, fused=False)
+def _same(chain, dtype, n, shift, **launch):
+    z_on, fig_on = _run(chain, dtype, n, shift, fused=True, **launch)
+    z_off, fig_off = _run(chain, dtype, n, shift, fused=False, **launch)
     assert z_on.view(np.uint8).tobytes() == z_off.view(np.uint8).tobytes(), \
         f"{chain} {np.dtype(dtype).name} n={n} shift={shift}: outputs differ"
     assert fig_on == fig_off
@@ -194,6 +195,20 @@ def test_in_place_and_overlapping_operands(dtype, shift):
     got = z.reshape(4, x.size)
     for name, k, want in (("c", 0, c), ("t", 1, t), ("a", 2, a), ("b", 3, b)):
         np.testing.assert_array_equal(got[k], want.astype(dtype), err_msg=name)
+
+
+@pytest.mark.parametrize("chain,shift", [("mix", 0), ("float", 16), ("inplace", 8)])
+def test_sanitize_mode_sees_the_same_instructions(chain, shift):
+    """sanitize=True: the loop-less instructions make the sanitizer's records; the same
+    results, report figures and warnings fused or not."""
+    with warnings.catch_warnings(record=True) as fused_warnings:
+        warnings.simplefilter("always")
+        z_on, fig_on = _run(chain, np.float32, 300, shift, fused=True, sanitize=True)
+    with warnings.catch_warnings(record=True) as plain_warnings:
+        warnings.simplefilter("always")
+        z_off, fig_off = _run(chain, np.float32, 300, shift, fused=False, sanitize=True)
+    assert z_on.tobytes() == z_off.tobytes() and fig_on == fig_off
+    assert [str(w.message) for w in fused_warnings] == [str(w.message) for w in plain_warnings]
 
 
 @pytest.mark.parametrize("dtype", FLOATS)

@@ -117,12 +117,10 @@ def _shape(run) -> tuple[tuple, list]:
 
 def lower_run(cg, run) -> None:
     """Lower a run found by ``run_at``: the loop-less instructions, then one fused loop."""
-    from . import runtime_lib
     from .intrinsics import call_checked
     from .lower_readonly import guard_gm_write
     from .rtfuncs import deferred_op_name, op_signature
     dtype = run[0].attr("dtype")
-    esize = dtype.sizeof()
     shape, keys = _shape(run)
     per_op = []
     for s in run:
