@@ -97,7 +97,9 @@ def extent_checks_enabled() -> bool:
 
 def codegen_variant() -> str:
     """The part of a cache key that says how kernels are generated."""
-    return "timed" if extent_checks_enabled() else "timed-no-extent-checks"
+    from .codegen import fusion
+    variant = "timed" if extent_checks_enabled() else "timed-no-extent-checks"
+    return variant if fusion.enabled() else variant + "-unfused"
 
 
 def compiler_version() -> str:

@@ -3,8 +3,11 @@
 The library function checks the operands (once per instruction, never per element), does the
 work with an O3-vectorised loop or memmove, and keeps the timing model's books; it returns an
 error code, on which the kernel leaves. So a kernel module holds only its scalar control flow
-and these calls, and compiles in milliseconds. Operands are passed as (memory, a, offset):
-GM operands as (0, argument index, element offset), local ones as (memory, byte address, 0).
+and these calls, and compiles in milliseconds. The exception is a straight run of count-form
+vector instructions: ``fusion.py`` makes each one's library call without its element loop,
+then runs all their loops as one loop generated in the kernel. Operands are passed as
+(memory, a, offset): GM operands as (0, argument index, element offset), local ones as
+(memory, byte address, 0).
 """
 from __future__ import annotations
 

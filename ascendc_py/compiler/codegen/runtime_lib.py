@@ -13,7 +13,7 @@ from llvmlite import ir as L
 
 from ...dsl.types import DataType
 from ..ops import REGISTRY, Family
-from .types import I1, I64, PTR, ElemBuilder, convert, memory_type
+from .types import I1, I64, PTR, ElemBuilder, convert, memory_type, prefer_vector_width
 
 from .runtime_loader import ensure_loaded, register_with_llvm, symbol_address  # noqa: F401
 
@@ -66,6 +66,7 @@ def _define(module: L.Module, spec, dtype: DataType, noalias: bool = False,
     name = function_name(spec.name, dtype, src_dtype) + ("_na" if noalias else "")
     fn = L.Function(module, signature(spec, dtype, src_dtype), name=name)
     fn.attributes.add("nounwind")
+    prefer_vector_width(fn)
     if noalias:
         for a in fn.args:
             if a.type == PTR:
@@ -121,7 +122,7 @@ def declare_rt(module: L.Module, name: str) -> L.Function:
 
 def _symbols():
     from .rtfuncs import RT_FUNCTIONS
-    from .rtfuncs import masked_op_name, op_name
+    from .rtfuncs import deferred_op_name, masked_op_name, op_name
     for spec in REGISTRY.values():
         if spec.elem is not None:
             pairs = [(d, None) for d in spec.dtypes] + list(spec.mixed)
@@ -130,6 +131,8 @@ def _symbols():
                 yield function_name(spec.name, dtype, src_dtype) + "_na"
                 yield op_name(spec, dtype, src_dtype)
                 yield masked_op_name(spec, dtype, src_dtype)
+            for dtype in spec.dtypes:
+                yield deferred_op_name(spec, dtype)
     for name in RT_FUNCTIONS:
         yield f"asc_rt_{name}"
     from .timing import TM_FUNCTIONS
@@ -154,6 +157,7 @@ def build_module() -> L.Module:
             _define(module, spec, dtype)
             _define(module, spec, dtype, noalias=True)
             define_vector_op(module, spec, dtype)
+            define_vector_op(module, spec, dtype, with_loop=False)
             define_masked_vector_op(module, spec, dtype)
         for dtype, src_dtype in spec.mixed:
             _define(module, spec, dtype, src_dtype=src_dtype)
