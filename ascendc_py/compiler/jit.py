@@ -95,11 +95,25 @@ def extent_checks_enabled() -> bool:
     return _extent_checks_override is not False
 
 
+_fusion = True
+
+
+def set_fusion(enabled: bool) -> None:
+    """Fuse runs of vector instructions (default; ``codegen/fusion.py``) or lower every
+    instruction on its own (a separate cache entry: tests compare the two)."""
+    global _fusion
+    _fusion = bool(enabled)
+
+
+def fusion_enabled() -> bool:
+    return _fusion
+
+
 def codegen_variant() -> str:
-    """The part of a cache key that says how kernels are generated."""
-    from .codegen import fusion
+    """The part of a cache key that says how kernels are generated (read on every launch: it
+    imports nothing)."""
     variant = "timed" if extent_checks_enabled() else "timed-no-extent-checks"
-    return variant if fusion.enabled() else variant + "-unfused"
+    return variant if _fusion else variant + "-unfused"
 
 
 def compiler_version() -> str:

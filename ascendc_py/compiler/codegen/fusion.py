@@ -34,23 +34,20 @@ from llvmlite import ir as L
 
 from ...dsl.types import Memory
 from ...simulator import abi
-from .. import ir
+from .. import ir, jit
 from ..ops import REGISTRY, Family
 from .types import I1, I64, PTR, ElemBuilder, memory_type, prefer_vector_width
 
 FUSIBLE_FAMILIES = (Family.BINARY, Family.UNARY, Family.SCALAR, Family.DUPLICATE, Family.AXPY)
 
-_enabled = True
-
-
 def set_enabled(enabled: bool) -> None:
-    """Fuse runs of vector instructions (default) or lower every instruction on its own."""
-    global _enabled
-    _enabled = bool(enabled)
+    """Fuse runs of vector instructions (default) or lower every instruction on its own (the
+    switch lives in jit.py, which reads it on every launch without importing codegen)."""
+    jit.set_fusion(enabled)
 
 
 def enabled() -> bool:
-    return _enabled
+    return jit.fusion_enabled()
 
 
 def _fusible(s) -> bool:
@@ -72,7 +69,7 @@ def _fusible(s) -> bool:
 
 def run_at(stmts, k: int) -> Optional[list]:
     """The run of fusible instructions starting at ``stmts[k]`` (two or more), else None."""
-    if not _enabled or not _fusible(stmts[k]):
+    if not jit.fusion_enabled() or not _fusible(stmts[k]):
         return None
     first = stmts[k]
     run = [first]
