@@ -138,6 +138,9 @@ def local_memory_sizes(platform) -> dict[Memory, int]:
 
 
 _thread_cores = threading.local()
+#: the memories of a cube core (AIC): a core with any of them gets a scratch buffer for mmad
+CUBE_MEMORIES = frozenset((Memory.L1, Memory.L0A, Memory.L0B, Memory.L0C, Memory.BT,
+                           Memory.FB))
 #: the byte every local memory holds when a block starts (float NaN, integer -1)
 FRESH_MEMORY_BYTE = 0xFF
 
@@ -166,7 +169,8 @@ def local_guard_damage() -> list[str]:
     damage = []
     for core in list(_CORES):
         buffers = [(mem.name, view) for mem, (_, view) in core.memories.items()]
-        buffers.append(("cube scratch", core.cube_scratch))
+        if core.cube_scratch is not None:
+            buffers.append(("cube scratch", core.cube_scratch))
         for name, view in buffers:
             base = view.base if view.base is not None else view
             start = view.ctypes.data - base.ctypes.data
@@ -221,9 +225,12 @@ class _Core:
         sizes = local_memory_sizes(platform)
         for mem in memories:
             self.memories[mem] = _guarded(sizes[mem])
-        # mmad widens its operands here (ctx CUBE_SCRATCH): 4 B per L0A/L0B byte, plus L0C
+        # mmad widens its operands here (ctx CUBE_SCRATCH): 4 B per L0A/L0B byte, plus L0C;
+        # only cores with a cube's memories have one (a vector core's first launch would
+        # otherwise fill 640 KB it never uses)
         self.cube_scratch = _guarded(4 * (sizes[Memory.L0A] + sizes[Memory.L0B])
-                                     + sizes[Memory.L0C] + 64)[1]
+                                     + sizes[Memory.L0C] + 64)[1] \
+            if CUBE_MEMORIES.intersection(memories) else None
         _CORES.add(self)
 
     def prepare(self, block: int, block_num: int, gm_ptrs, gm_sizes, scalars, costs,
@@ -269,8 +276,9 @@ class _Core:
             t[abi.COSTS] = costs.ctypes.data
             t[abi.BLAS_SGEMM] = blas.sgemm_address()
             t[abi.BLAS_THREADS] = blas.threads_local_address()
-            t[abi.CUBE_SCRATCH] = self.cube_scratch.ctypes.data
-            t[abi.CUBE_SCRATCH_SIZE] = self.cube_scratch.size
+            if self.cube_scratch is not None:
+                t[abi.CUBE_SCRATCH] = self.cube_scratch.ctypes.data
+                t[abi.CUBE_SCRATCH_SIZE] = self.cube_scratch.size
             t[abi.COUNTERS] = self.counters.ctypes.data
             t[abi.WARN_PTR] = self.warnings.ctypes.data
             t[abi.WARN_CAP] = sanitizer.WARNINGS_CAP
