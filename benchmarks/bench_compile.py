@@ -7,11 +7,13 @@ temporary ``ASCENDC_PY_CACHE_DIR``, and report the median of ``RUNS`` runs.
     stage (parse, sema, verify, codegen, LLVM parse, O3, object emission, load) in a new process
     whose kernel cache holds nothing for it. One-time per-machine costs are paid beforehand, as
     after any first use: before each run, a throwaway process compiles an unrelated small
-    kernel in that run's fresh cache directory, which writes the lark parser-table cache (and
-    anything else the compiler caches once per version) there, and launches sepia once then
-    deletes the cached kernels, so the runtime library's shards that sepia calls (built the
-    first time a kernel calls them) are cached too. (lark's cache check includes the file's
-    path, so a copied table file would be rebuilt, not loaded.) The metric is the launch report's ``compile_seconds`` (the sum of its
+    kernel in that run's fresh cache directory, which writes the parser tables (lark's cache
+    and the exported tables the front end parses with, without importing lark) and anything
+    else the compiler caches once per version there, and launches sepia once then deletes the
+    cached kernels, so the runtime library's shards that sepia calls (built the first time a
+    kernel calls them) are cached too. (lark's cache check includes the file's path, so a
+    copied table file would be rebuilt, not loaded.) The metric is the launch report's
+    ``compile_seconds`` (the sum of its
     ``stage_seconds``, printed per stage); the whole first launch call (binding, cache lookup,
     compile, the run itself) is printed beside it.
 (b) **Cached first launch** (target <= 10 ms): one process compiles sepia into a cache
@@ -131,7 +133,7 @@ def cold_compile(tmp: Path, runs: int = RUNS) -> tuple:
     results = []
     for i in range(runs):
         cache = tmp / f"cold{i}"
-        _run_child("warm", cache)           # writes the lark table cache (and a tiny kernel)
+        _run_child("warm", cache)           # writes the parser tables (and a tiny kernel)
         results.append(_run_child("launch", cache))
     bad = [r["origin"] for r in results if r["origin"] != "compiled"]
     stage_names = list(results[0]["stages"])

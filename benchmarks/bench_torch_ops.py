@@ -89,6 +89,43 @@ def swiglu_ffn_case(torch, rng):
     return _measure(name, fns, FFN_TARGET), check
 
 
+OP_OVERHEAD_TARGET_US = 20.0
+OP_OVERHEAD_SHAPE = (1, 3, 16, 16)
+
+
+def op_overhead() -> list:
+    """What a shipped op adds to its kernel's launch (issue 14: <= 20 us): the median of
+    ``torch.ops.ascendc.sepia`` on a small image minus the median of launching its kernel
+    directly with the same arguments (block count, tiling and output allocated beforehand),
+    timed in the same rounds. Empty when torch is not installed."""
+    torch = _torch()
+    if torch is None:
+        return []
+    import ascendc_py.torch_bridge.ops  # noqa: F401  (registers torch.ops.ascendc.*)
+    from ascendc_py.torch_bridge import kernels as K
+    from ascendc_py.torch_bridge.custom_op import elementwise_tiling
+    from ascendc_py.torch_bridge.ops import SEPIA
+    x = torch.rand(OP_OVERHEAD_SHAPE)
+    out = torch.empty_like(x)
+    n, _, h, w = x.shape
+    t = elementwise_tiling(n * h * w, x.dtype, K.COLOR_UB_TILES, min_per_block=16384)
+    coefs = [c for row in SEPIA for c in row]
+    launch = K.color_matrix_kernel[t.block_dim]
+    op = torch.ops.ascendc.sepia
+
+    def direct():
+        return launch(x, out, h * w, n * h * w, t.share, *coefs, t.tile)
+
+    direct()
+    torch.testing.assert_close(op(x), out, rtol=0, atol=0)
+    timings = H.time_each({"op": lambda: op(x), "launch": direct}, case_seconds=1.0)
+    added = (timings["op"].median_ms - timings["launch"].median_ms) * 1e3
+    return [H.MetricResult(f"torch op overhead: torch.ops.ascendc.sepia {OP_OVERHEAD_SHAPE} "
+                           f"minus its kernel launch", added, OP_OVERHEAD_TARGET_US,
+                           f"op {timings['op'].median_ms * 1e3:.1f} µs, launch "
+                           f"{timings['launch'].median_ms * 1e3:.1f} µs", unit="µs")]
+
+
 def run_cases() -> tuple:
     """(list of CaseResult, note lines); empty with a note when torch is not installed."""
     torch = _torch()

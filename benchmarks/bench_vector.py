@@ -343,6 +343,36 @@ def _interleaved(a, b, rounds: int = 31) -> tuple[float, float]:
     return statistics.median(times[0]), statistics.median(times[1])
 
 
+def fusion_gain(rounds: int = 201) -> list:
+    """Elementwise fusion (``compiler/codegen/fusion.py``) on / off: sepia (its ``mix`` is a
+    run of 5 vector instructions) and vadd (no run: a control), each with the shipped launch
+    and with one block, timed in alternating calls; the one-block sepia isolates the in-kernel
+    time best (no thread-pool dispatch). Results, checks and report figures are the same
+    either way (tests/codegen/test_fusion.py). Returns ``MetricResult``s (unit 'x', fused /
+    unfused medians; no target). ``python benchmarks/bench_vector.py --fusion`` prints them."""
+    from ascendc_py.compiler.codegen import fusion
+    from sepia import sepia
+    rng = np.random.default_rng(13)
+    img = rng.random(SEPIA_SHAPE, dtype=np.float32)
+    x, y = (rng.random(VADD_SIZES[np.float16], dtype=np.float32).astype(np.float16)
+            for _ in range(2))
+    cases = {"sepia float32": lambda: sepia(img),
+             "sepia float32, 1 block": lambda: sepia(img, 1),
+             "vadd float16 (no run)": lambda: vadd(x, y)}
+    metrics = []
+    for name, fn in cases.items():
+        def variant(flag, fn=fn):
+            fusion.set_enabled(flag)
+            try:
+                fn()
+            finally:
+                fusion.set_enabled(True)
+        on, off = _interleaved(lambda: variant(True), lambda: variant(False), rounds)
+        metrics.append(H.MetricResult(f"fusion on/off, {name} wall", on / off, None,
+                                      f"on {on:.3f} ms, off {off:.3f} ms (medians)", unit="x"))
+    return metrics
+
+
 # ----------------------------------------------------------------------------- tuning sweep
 def sweep(blocks=(1, 2, 4, 8, 16, 32), tiles=(2048, 4096, 8192, 16384)) -> None:
     """Print vadd times over block counts and tile lengths (re-derive VADD_CONFIG with this)."""
@@ -371,6 +401,8 @@ def sweep(blocks=(1, 2, 4, 8, 16, 32), tiles=(2048, 4096, 8192, 16384)) -> None:
 if __name__ == "__main__":
     if "--sweep" in sys.argv[1:]:
         sweep()
+    elif "--fusion" in sys.argv[1:]:
+        print(H.metric_table(fusion_gain()))
     else:
         res, chk = run_cases()
         print(H.case_table(res))

@@ -110,6 +110,14 @@ def main(argv=None) -> int:
             errors.append(f"torch op benchmarks: {_short(exc)}")
             traceback.print_exc()
         try:
+            added = bench_torch_ops.op_overhead()
+            metrics += added
+            if added:
+                H.flush_print(H.metric_table(added))
+        except Exception as exc:  # noqa: BLE001
+            errors.append(f"torch op overhead: {_short(exc)}")
+            traceback.print_exc()
+        try:
             overhead = bench_vector.timing_overhead() if cases else None
         except Exception as exc:  # noqa: BLE001
             overhead = None

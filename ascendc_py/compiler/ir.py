@@ -271,15 +271,15 @@ def _verify_expr(e, loc) -> None:
         _check(e.op in BIN_OPS, f"unknown binary op {e.op}", loc)
         _verify_expr(e.a, loc)
         _verify_expr(e.b, loc)
-        if e.op not in ("shl", "shr"):
-            _check(e.a.dtype == e.dtype and e.b.dtype == e.dtype,
-                   f"operand types of {e.op} differ from result: {e.a.dtype} {e.b.dtype} {e.dtype}",
-                   loc)
+        if e.op not in ("shl", "shr") and not (e.a.dtype == e.dtype and e.b.dtype == e.dtype):
+            _check(False, f"operand types of {e.op} differ from result: {e.a.dtype} {e.b.dtype} "
+                          f"{e.dtype}", loc)
     elif isinstance(e, Cmp):
         _check(e.op in CMP_OPS, f"unknown comparison {e.op}", loc)
         _verify_expr(e.a, loc)
         _verify_expr(e.b, loc)
-        _check(e.a.dtype == e.b.dtype, f"comparison of {e.a.dtype} with {e.b.dtype}", loc)
+        if e.a.dtype != e.b.dtype:
+            _check(False, f"comparison of {e.a.dtype} with {e.b.dtype}", loc)
     elif isinstance(e, Un):
         _check(e.op in UN_OPS, f"unknown unary op {e.op}", loc)
         _verify_expr(e.a, loc)
@@ -303,7 +303,8 @@ def _verify_operand(a, loc) -> None:
     if isinstance(a, LocalRef):
         for part, want in ((a.addr, int32), (a.size, int32), (a.tag, int32)):
             _verify_expr(part, loc)
-            _check(part.dtype == want, f"LocalRef field has type {part.dtype}", loc)
+            if part.dtype != want:
+                _check(False, f"LocalRef field has type {part.dtype}", loc)
     elif isinstance(a, GlobalRef):
         _verify_expr(a.arg, loc)
         _verify_expr(a.offset, loc)
@@ -326,11 +327,12 @@ def verify(fn: Function) -> None:
     def walk(stmts, loops: int, labels: tuple[str, ...]):
         for s in stmts:
             loc = getattr(s, "loc", None)
-            _check(isinstance(loc, SourceLoc), f"statement without location: {s!r}", None)
+            if not isinstance(loc, SourceLoc):     # (messages are formatted only on failure:
+                _check(False, f"statement without location: {s!r}", None)  # a repr is costly)
             if isinstance(s, Assign):
                 _verify_expr(s.value, loc)
-                _check(s.value.dtype == s.var.dtype,
-                       f"assign {s.value.dtype.name} to {s.var!r}", loc)
+                if s.value.dtype != s.var.dtype:
+                    _check(False, f"assign {s.value.dtype.name} to {s.var!r}", loc)
             elif isinstance(s, If):
                 _verify_expr(s.cond, loc)
                 _check(s.cond.dtype == bool_, "If condition is not bool", loc)

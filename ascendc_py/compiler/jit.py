@@ -7,7 +7,9 @@ entry that fails its checksum or does not load is recompiled, never trusted.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import gc
 import hashlib
 import os
 import pickle
@@ -26,9 +28,15 @@ _llvm_lock = threading.Lock()
 
 
 def _new_lock_after_fork() -> None:
-    """A lock another thread held when the process forked stays held in the child: replace it."""
-    global _llvm_lock
+    """A lock another thread held when the process forked stays held in the child: replace it.
+    A compile other threads were running does not go on in the child: end its gc pause."""
+    global _llvm_lock, _gc_lock, _gc_pauses
     _llvm_lock = threading.Lock()
+    _gc_lock = threading.Lock()
+    if _gc_pauses:
+        _gc_pauses = 0
+        if _gc_was_enabled:
+            gc.enable()
 
 
 if hasattr(os, "register_at_fork"):
@@ -87,9 +95,25 @@ def extent_checks_enabled() -> bool:
     return _extent_checks_override is not False
 
 
+_fusion = True
+
+
+def set_fusion(enabled: bool) -> None:
+    """Fuse runs of vector instructions (default; ``codegen/fusion.py``) or lower every
+    instruction on its own (a separate cache entry: tests compare the two)."""
+    global _fusion
+    _fusion = bool(enabled)
+
+
+def fusion_enabled() -> bool:
+    return _fusion
+
+
 def codegen_variant() -> str:
-    """The part of a cache key that says how kernels are generated."""
-    return "timed" if extent_checks_enabled() else "timed-no-extent-checks"
+    """The part of a cache key that says how kernels are generated (read on every launch: it
+    imports nothing)."""
+    variant = "timed" if extent_checks_enabled() else "timed-no-extent-checks"
+    return variant if _fusion else variant + "-unfused"
 
 
 def compiler_version() -> str:
@@ -97,12 +121,18 @@ def compiler_version() -> str:
     change invalidates cached kernels and the runtime library. Cheap: stats, no reads."""
     global _version_cache
     if _version_cache is None:
-        root = Path(__file__).resolve().parent.parent
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         h = hashlib.sha256(str(CACHE_FORMAT).encode())
         for sub in ("compiler", "simulator", "dsl"):
-            for path in sorted((root / sub).rglob("*.py")):
-                st = path.stat()
-                h.update(f"{path.relative_to(root)}:{st.st_size}:{st.st_mtime_ns};".encode())
+            found = []
+            for directory, dirs, files in os.walk(os.path.join(root, sub)):
+                dirs[:] = [d for d in dirs if d != "__pycache__"]
+                rel = os.path.relpath(directory, root)
+                found += [(os.path.join(rel, f), os.path.join(directory, f))
+                          for f in files if f.endswith(".py")]
+            for rel, path in sorted(found):
+                st = os.stat(path)
+                h.update(f"{Path(rel).as_posix()}:{st.st_size}:{st.st_mtime_ns};".encode())
         _version_cache = h.hexdigest()[:16]
     return _version_cache
 
@@ -359,8 +389,40 @@ def load_cached(key: CacheKey, name: str) -> Optional[CompiledKernel]:
         return None
 
 
+_gc_lock = threading.Lock()
+_gc_pauses = 0                 # compiles in progress (on any thread) with the collector paused
+_gc_was_enabled = False
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Pause Python's cyclic garbage collector while compiling: the pipeline allocates tens of
+    thousands of long-lived objects (AST, IR, llvmlite values), which trigger young and full
+    collections that scan every object of the process (tens of ms in a fresh process). What a
+    compile leaves unreachable is collected after it, as usual; nested and concurrent compiles
+    restore the collector's state once, when the last one ends."""
+    global _gc_pauses, _gc_was_enabled
+    with _gc_lock:
+        if _gc_pauses == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            was_paused, _gc_pauses = _gc_pauses > 0, max(_gc_pauses - 1, 0)
+            if was_paused and _gc_pauses == 0 and _gc_was_enabled:
+                gc.enable()
+
+
 def compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
     """Run the whole pipeline for one specialisation and store the result on disk."""
+    with gc_paused():
+        return _compile_kernel(kernel, specs, key)
+
+
+def _compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
     from . import gm_writes
     from . import ir as kir
     from . import kernel_kind

@@ -99,8 +99,8 @@ class Kernel:
         self._code = fn.__code__
         self._source = None
         self._ast = None
-        self._compiled: dict = {}
-        self._guards: dict = {}
+        self._compiled: dict = {}       # (specs, codegen variant) -> (compiled, guard)
+        self._fast_specs: dict = {}     # _bind_fast: (parameter index, dtype or type) -> spec
         sig = inspect.signature(fn)
         for p in sig.parameters.values():
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
@@ -276,6 +276,10 @@ class Kernel:
 
     def bind(self, args, kwargs):
         """Specialise: (ArgSpec per parameter, GM arguments, scalar values)."""
+        if not kwargs and len(args) == len(self.params):
+            bound = self._bind_fast(args)
+            if bound is not None:
+                return bound
         ArgSpec = _launch_names().ArgSpec
         if len(args) > len(self.params):
             raise LaunchArgumentError(f"{self.__name__} takes {len(self.params)} arguments but "
@@ -315,15 +319,86 @@ class Kernel:
                 scalars.append((v, dtype))
         return tuple(specs), gm, scalars
 
+    def _bind_fast(self, args):
+        """``bind`` for the common call: every argument given by position, GM arguments as
+        writable C-contiguous numpy arrays or contiguous CPU torch tensors that do not require
+        grad, scalars as Python ``int`` (32-bit), ``float`` or ``bool``, constants as ``int``,
+        ``float``, ``bool`` or ``str``. None for anything else: the general path binds it (and
+        raises its errors)."""
+        names = _launch_names()
+        specs, gm, scalars = [], [], []
+        cache = self._fast_specs
+        for i, (p, v) in enumerate(zip(self.params, args)):
+            t = type(v)
+            if t is np.ndarray:
+                flags = v.flags
+                if p.kind not in ("gm", "auto") or not (flags.writeable and flags.c_contiguous) \
+                        or not v.nbytes:
+                    return None
+                spec = cache.get((i, v.dtype))
+                if spec is None:
+                    dtype = dtype_of_array(v)
+                    if dtype is None:
+                        return None
+                    spec = cache[(i, v.dtype)] = names.ArgSpec.of(p.name, "gm", dtype=dtype)
+                address = names.runtime.address_of(v)
+                if address % v.itemsize:
+                    return None
+                specs.append(spec)
+                gm.append(names.runtime.GmArg(p.name, address, v.nbytes, v))
+                continue
+            if t.__name__ == "Tensor" and t.__module__ == "torch":
+                if p.kind not in ("gm", "auto") or v.device.type != "cpu" or v.requires_grad \
+                        or not v.is_contiguous():
+                    return None
+                spec = cache.get((i, v.dtype))
+                if spec is None:
+                    dtype = dtype_of_array(v)
+                    if dtype is None:
+                        return None
+                    spec = cache[(i, v.dtype)] = names.ArgSpec.of(p.name, "gm", dtype=dtype)
+                address, size = v.data_ptr(), v.element_size()
+                nbytes = v.numel() * size
+                if not nbytes or address % size:
+                    return None
+                specs.append(spec)
+                gm.append(names.runtime.GmArg(p.name, address, nbytes, v))
+                continue
+            if p.kind == "const" and t in (int, float, bool, str):
+                spec = cache.get((i, t, v))
+                if spec is None:
+                    if len(cache) > 4096:
+                        cache.clear()
+                    spec = cache[(i, t, v)] = names.ArgSpec.of(p.name, "const", value=v)
+                specs.append(spec)
+                continue
+            if p.kind not in ("scalar", "auto"):
+                return None
+            if t is int and p.annotation not in (float, "float") and -(2 ** 31) <= v < 2 ** 31:
+                dtype = names.int32
+            elif t is float and p.annotation not in (int, "int"):
+                dtype = names.float32
+            elif t is bool:
+                dtype = names.bool_
+            else:
+                return None
+            spec = cache.get((i, t))
+            if spec is None:
+                spec = cache[(i, t)] = names.ArgSpec.of(p.name, "scalar", dtype=dtype)
+            specs.append(spec)
+            scalars.append((v, dtype))
+        return tuple(specs), gm, scalars
+
     def compiled_for(self, specs, platform):
         """The native code for a specialisation: memory cache, then disk, then compile."""
         jit = _launch_names().jit
         self._sync_code()
         mem_key = (specs, jit.codegen_variant())
-        entry = self._compiled.get(mem_key)
-        if entry is not None:
-            if _guard_holds(self._guards[mem_key]):
-                changed = _changed_globals(entry.globals_read, self)
+        found = self._compiled.get(mem_key)
+        if found is not None:
+            entry, guard = found
+            if _guard_holds(guard):
+                changed = _changed_globals(entry.globals_read, self, guard)
                 if not changed:
                     return entry, "memory"
                 warn_at_user(UserWarning(f"{self.__name__}: global {changed} changed since "
@@ -345,8 +420,7 @@ class Kernel:
         if compiled is None:
             compiled = jit.compile_kernel(self, specs, key)
             origin = "compiled"
-        self._compiled[mem_key] = compiled
-        self._guards[mem_key] = guard
+        self._compiled[mem_key] = (compiled, guard)
         return compiled, origin
 
 
@@ -422,14 +496,28 @@ def _guard_holds(guard: tuple) -> bool:
     return True
 
 
-def _changed_globals(read: dict, kernel: Kernel) -> Optional[str]:
-    """The first global a compiled kernel read whose value has changed, or None."""
+def _changed_globals(read: dict, kernel: Kernel, guard: Optional[tuple] = None
+                     ) -> Optional[str]:
+    """The first global a compiled kernel read whose value has changed, or None. ``guard``:
+    the entry's dependency guard, which was just found to hold: the namespace each global is
+    read from is then the one found the last time under that guard (namespaces read live)."""
+    cache = {}
+    if guard is not None:
+        by_guard = kernel.__dict__.setdefault("_namespaces", {})
+        found = by_guard.get(id(guard))
+        if found is None or found[0] is not guard:
+            if len(by_guard) > 64:
+                by_guard.clear()
+            found = by_guard[id(guard)] = (guard, cache)
+        cache = found[1]
     for path, old in read.items():
         owner, name = path
-        ns = _namespace_for(owner, kernel)
+        ns = cache.get(owner, _MISSING)
+        if ns is _MISSING:
+            ns = cache[owner] = _namespace_for(owner, kernel)
         if ns is None:
             continue
-        cur = ns.get(name, _MISSING) if not isinstance(ns, _ModuleNs) else ns.get(name)
+        cur = ns.get(name)
         try:
             same = type(cur) is type(old) and cur == old
         except Exception:  # noqa: BLE001
@@ -440,11 +528,30 @@ def _changed_globals(read: dict, kernel: Kernel) -> Optional[str]:
 
 
 class _ModuleNs:
+    """A module's attributes, read live."""
+
     def __init__(self, obj):
         self.obj = obj
 
     def get(self, name):
         return getattr(self.obj, name, _MISSING)
+
+
+class _LiveNs:
+    """What ``Kernel.namespace()`` holds (closure cells, then module globals), read live."""
+
+    def __init__(self, fn):
+        self.cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+        self.globals = fn.__globals__
+
+    def get(self, name):
+        cell = self.cells.get(name)
+        if cell is not None:
+            try:
+                return cell.cell_contents
+            except ValueError:
+                pass
+        return self.globals.get(name, _MISSING)
 
 
 def _namespace_for(owner: str, kernel: Kernel, seen=None):
@@ -454,7 +561,7 @@ def _namespace_for(owner: str, kernel: Kernel, seen=None):
     seen.add(kernel)
     fn = kernel.fn
     if owner == f"{fn.__module__}.{fn.__qualname__}":
-        return kernel.namespace()
+        return _LiveNs(fn)
     for name, obj in kernel.referenced():
         if isinstance(obj, Kernel):
             found = _namespace_for(owner, obj, seen)

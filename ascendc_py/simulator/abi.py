@@ -126,6 +126,50 @@ def demand_size(num_gm_args: int) -> int:
     """float64 slots of a block's GM demand record."""
     return DEMAND_ARGS + 2 * max(1, num_gm_args)
 
+# ----------------------------------------------------------------------------- native block loop
+# ``asc_run_blocks(job, thread)`` (compiler/codegen/block_loop.py) runs a launch's blocks on one
+# host thread without returning to Python between them; simulator/runtime.py fills the records.
+# The job record (int64), one per launch, shared by its threads:
+JOB_KERNEL = 0       # address of the kernel's entry function ``int64 (int64 *ctx)``
+JOB_BLOCK_DIM = 1
+JOB_NEXT = 2         # the next block to start: threads take blocks with an atomic add
+JOB_STOP = 3         # 1: no further block starts (a block failed, Ctrl-C stopped the launch)
+JOB_FIRED = 4        # address of the SIGINT handler's counter (0: none) ...
+JOB_FIRED_AT = 5     # ... and its value when the launch started: Ctrl-C stops the loop
+JOB_HEADERS = 6      # address of int64 [block_dim, HEADER_SLOTS]: each block's ctx header after it
+JOB_COUNTERS = 7     # address of int64 [block_dim, JOB_COUNTER_SLOTS] (zeroed): each block's counters
+JOB_COUNTER_SLOTS = 8
+JOB_DEMAND = 9       # address of float64 [block_dim, JOB_DEMAND_SLOTS] (zeroed): GM demand records
+JOB_DEMAND_SLOTS = 10
+JOB_RC = 11          # address of int64 [block_dim]: each block's return code
+JOB_GM_PTRS = 12     # the launch's ctx slots GM_PTRS, GM_SIZES, SCALARS, LOOP_BUDGET, TIMING_ON,
+JOB_GM_SIZES = 13    #   GM_ACCESS (written into every block's ctx after the template)
+JOB_SCALARS = 14
+JOB_LOOP_BUDGET = 15
+JOB_TIMING_ON = 16
+JOB_GM_ACCESS = 17
+JOB_GM_COUNT = 18    # GM arguments (each block's demand record gets their sizes)
+JOB_STOP_BUDGET = 19  # 0, or the loop budget a stop wrote (watchdog, Ctrl-C): every block that
+                     # starts after it gets it as its LOOP_BUDGET, as the Python loop's do
+JOB_RECORD = 20
+# The thread record (int64), one per host thread of the launch:
+THREAD_STATE = 0     # THREAD_WAITING, THREAD_RUNNING or THREAD_CANCELLED (atomic)
+THREAD_FAULT = 1     # 1 + the block that failed on this thread (0: none); the ctx keeps its state
+THREAD_WARNED = 2    # 1 + a block that left warnings in the ctx's buffer (0: none): the loop
+                     # returns after it so that they are collected, then is called again
+THREAD_CTX = 3       # address of the thread's ctx (ctx slots int64)
+THREAD_TEMPLATE = 4  # address of its ctx template: copied into the ctx before every block
+THREAD_CTX_SLOTS = 5
+THREAD_MEMORIES = 6  # how many local memories, then (base address, bytes) of each
+THREAD_MEMORY = 7
+THREAD_WAITING, THREAD_RUNNING, THREAD_CANCELLED = 0, 1, 2
+
+
+def thread_record_size(memories: int) -> int:
+    """int64 slots of a thread record with ``memories`` local memories."""
+    return THREAD_MEMORY + 2 * memories
+
+
 # ----------------------------------------------------------------------------- queue records
 QUEUE_SLOTS = 80
 Q_BASE, Q_BUF_LEN, Q_STRIDE, Q_NUM, Q_INITED, Q_CURSOR, Q_HEAD, Q_COUNT = range(8)
@@ -243,7 +287,21 @@ DEFAULT_LOOP_BUDGET = 1 << 25
 def loop_budget() -> int:
     """Iterations a block's loops may run in all before LoopLimitError (``ASCENDC_PY_LOOP_BUDGET``
     overrides the default of 2**25; a positive integer)."""
-    raw = envvars.get(LOOP_BUDGET_ENV).strip()
+    raw = envvars.get(LOOP_BUDGET_ENV)
+    return _LOOP_BUDGETS.get(raw) or _loop_budget(raw)
+
+
+_LOOP_BUDGETS: dict = {}    # the variable's text -> its budget (read on every launch)
+
+
+def _loop_budget(raw: str) -> int:
+    if len(_LOOP_BUDGETS) > 64:
+        _LOOP_BUDGETS.clear()
+    _LOOP_BUDGETS[raw] = value = _parse_loop_budget(raw.strip())
+    return value
+
+
+def _parse_loop_budget(raw: str) -> int:
     try:
         value = int(raw) if raw else DEFAULT_LOOP_BUDGET
     except ValueError:

@@ -8,7 +8,6 @@ of that critical core.
 """
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass, field, fields
 from typing import Optional
 
@@ -289,6 +288,7 @@ class Report:
         return text + (f"\n--- kernel output ---\n{self.output}" if self.output else "")
 
     def _repr_html_(self) -> str:
+        import html      # (only notebooks need it: not imported on the launch path)
         body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
                        f"<td style='text-align:left'>{html.escape(v)}</td></tr>"
                        for k, v in self.rows())

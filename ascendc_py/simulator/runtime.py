@@ -6,7 +6,6 @@ host threads (ctypes releases the GIL). The first failing block (lowest index) r
 """
 from __future__ import annotations
 
-import concurrent.futures
 import ctypes
 import itertools
 import os
@@ -21,7 +20,8 @@ import numpy as np
 
 from ..dsl.kernel_types import needs_subcores
 from ..dsl.types import Memory
-from typing import Callable, Optional
+from typing import Callable, NamedTuple, Optional
+from _queue import SimpleQueue
 
 from ..dsl.types import NUM_PIPES
 from ..compiler.ops.debug import PRINT_BUFFER_BYTES
@@ -33,12 +33,70 @@ _pool_lock = threading.Lock()
 WORKERS = max(1, min(os.cpu_count() or 1, 8))
 
 
-def _executor() -> concurrent.futures.ThreadPoolExecutor:
+class Task:
+    """One call handed to a pool thread; ``result(timeout)`` waits for it (``TimeoutError``
+    when it has not finished by then) and re-raises what it raised."""
+
+    __slots__ = ("fn", "args", "_done", "_error")
+
+    def __init__(self, fn: Callable, args: tuple):
+        self.fn, self.args, self._error = fn, args, None
+        self._done = threading.Lock()
+        self._done.acquire()
+
+    def run(self) -> None:
+        try:
+            self.fn(*self.args)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the waiting thread
+            self._error = exc
+        finally:
+            self._done.release()
+
+    def result(self, timeout: Optional[float] = None) -> None:
+        if not self._done.acquire(timeout=-1 if timeout is None else timeout):
+            raise TimeoutError
+        self._done.release()
+        if self._error is not None:
+            raise self._error
+
+
+class _Pool:
+    """The host threads that run blocks besides the launching thread: up to WORKERS daemon
+    threads taking Tasks from one queue, started as launches first need them. (A minimal
+    ``ThreadPoolExecutor``: importing ``concurrent.futures`` costs a cached first launch 5 ms.)"""
+
+    def __init__(self, size: int):
+        self.size, self.threads, self.idle = size, 0, 0
+        self.tasks = SimpleQueue()
+        self.lock = threading.Lock()
+
+    def submit(self, fn: Callable, *args) -> Task:
+        task = Task(fn, args)
+        with self.lock:
+            if self.idle == 0 and self.threads < self.size:
+                self.threads += 1
+                threading.Thread(target=self._work, name=f"asc-core-{self.threads}",
+                                 daemon=True).start()
+            else:
+                self.idle -= 1
+        self.tasks.put(task)
+        return task
+
+    def _work(self) -> None:
+        block_interrupts()
+        while True:
+            task = self.tasks.get()
+            task.run()
+            del task
+            with self.lock:
+                self.idle += 1
+
+
+def _executor() -> _Pool:
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = concurrent.futures.ThreadPoolExecutor(WORKERS, thread_name_prefix="asc-core",
-                                                          initializer=block_interrupts)
+            _pool = _Pool(WORKERS)
         return _pool
 
 
@@ -51,11 +109,11 @@ def block_interrupts() -> None:
         pass
 
 
-@dataclass(frozen=True)
-class GmArg:
+class GmArg(NamedTuple):
     """One GM kernel argument: its address and size in bytes (the array stays referenced).
     ``read_only``: why the kernel may not write it ('' if it may); ``requires_grad``: a torch
-    tensor autograd tracks, which a launch may not write either (``gm_access.py``)."""
+    tensor autograd tracks, which a launch may not write either (``gm_access.py``). Immutable
+    (a named tuple: made on every launch, a frozen dataclass costs 10x more)."""
 
     name: str
     address: int
@@ -63,6 +121,12 @@ class GmArg:
     owner: object
     read_only: str = ""
     requires_grad: bool = False
+
+
+def address_of(array: np.ndarray) -> int:
+    """The address of a writable, non-empty array's data (``array.ctypes.data`` costs 3x
+    more: the launch path takes it for every argument)."""
+    return ctypes.addressof(ctypes.c_char.from_buffer(array))
 
 
 def local_memory_sizes(platform) -> dict[Memory, int]:
@@ -74,6 +138,9 @@ def local_memory_sizes(platform) -> dict[Memory, int]:
 
 
 _thread_cores = threading.local()
+#: the memories of a cube core (AIC): a core with any of them gets a scratch buffer for mmad
+CUBE_MEMORIES = frozenset((Memory.L1, Memory.L0A, Memory.L0B, Memory.L0C, Memory.BT,
+                           Memory.FB))
 #: the byte every local memory holds when a block starts (float NaN, integer -1)
 FRESH_MEMORY_BYTE = 0xFF
 
@@ -102,7 +169,8 @@ def local_guard_damage() -> list[str]:
     damage = []
     for core in list(_CORES):
         buffers = [(mem.name, view) for mem, (_, view) in core.memories.items()]
-        buffers.append(("cube scratch", core.cube_scratch))
+        if core.cube_scratch is not None:
+            buffers.append(("cube scratch", core.cube_scratch))
         for name, view in buffers:
             base = view.base if view.base is not None else view
             start = view.ctypes.data - base.ctypes.data
@@ -115,12 +183,18 @@ def local_guard_damage() -> list[str]:
     return damage
 
 
-def _core_for_thread(platform, ctx_slots: int, memories) -> "_Core":
-    """This host thread's simulated core, reused across launches when its shape matches."""
-    key = (ctx_slots, tuple(memories), tuple(sorted(local_memory_sizes(platform).items())))
+def core_key(platform, ctx_slots: int, memories) -> tuple:
+    """What a host thread's simulated core must match to serve a launch: (ctx slots, local
+    memories, their sizes on ``platform``)."""
+    return (ctx_slots, tuple(memories), tuple(sorted(local_memory_sizes(platform).items())))
+
+
+def _core_for_thread(key: tuple, platform) -> "_Core":
+    """This host thread's simulated core, reused across launches when its shape matches
+    (``key``: ``core_key``)."""
     core = getattr(_thread_cores, "core", None)
     if core is None or core.key != key:
-        core = _Core(platform, ctx_slots, memories)
+        core = _Core(platform, key[0], key[1])
         core.key = key
         _thread_cores.core = core
     return core
@@ -144,14 +218,19 @@ class _Core:
         self._sanitizer = None
         self._template_key: Optional[tuple] = None
         self._template_ctx: Optional[np.ndarray] = None
+        self._template_costs: Optional[np.ndarray] = None
+        self.native_record: Optional[np.ndarray] = None   # block_runner's thread record
         self.counters = np.zeros(timing_params.COUNTER_SLOTS, np.int64)
         self.memories = {}
         sizes = local_memory_sizes(platform)
         for mem in memories:
             self.memories[mem] = _guarded(sizes[mem])
-        # mmad widens its operands here (ctx CUBE_SCRATCH): 4 B per L0A/L0B byte, plus L0C
+        # mmad widens its operands here (ctx CUBE_SCRATCH): 4 B per L0A/L0B byte, plus L0C;
+        # only cores with a cube's memories have one (a vector core's first launch would
+        # otherwise fill 640 KB it never uses)
         self.cube_scratch = _guarded(4 * (sizes[Memory.L0A] + sizes[Memory.L0B])
-                                     + sizes[Memory.L0C] + 64)[1]
+                                     + sizes[Memory.L0C] + 64)[1] \
+            if CUBE_MEMORIES.intersection(memories) else None
         _CORES.add(self)
 
     def prepare(self, block: int, block_num: int, gm_ptrs, gm_sizes, scalars, costs,
@@ -187,8 +266,9 @@ class _Core:
     def _template(self, costs, num_queues: int, loop_budget: int) -> np.ndarray:
         """The ctx slots that are the same for every block this core runs with these costs,
         queue count and loop budget (everything else zero), built once and copied per block."""
-        key = (costs.ctypes.data, num_queues, loop_budget)
-        if self._template_key != key:
+        key = (num_queues, loop_budget)
+        if self._template_costs is not costs or self._template_key != key:
+            self._template_costs = costs      # (cost tables are kept: timing_params)
             t = np.zeros_like(self.ctx)
             t[abi.SUB_BLOCK_NUM] = 1          # vector kernels: one AIV per block, CORE_TYPE 0
             t[abi.LOOP_BUDGET] = loop_budget
@@ -196,16 +276,34 @@ class _Core:
             t[abi.COSTS] = costs.ctypes.data
             t[abi.BLAS_SGEMM] = blas.sgemm_address()
             t[abi.BLAS_THREADS] = blas.threads_local_address()
-            t[abi.CUBE_SCRATCH] = self.cube_scratch.ctypes.data
-            t[abi.CUBE_SCRATCH_SIZE] = self.cube_scratch.size
+            if self.cube_scratch is not None:
+                t[abi.CUBE_SCRATCH] = self.cube_scratch.ctypes.data
+                t[abi.CUBE_SCRATCH_SIZE] = self.cube_scratch.size
             t[abi.COUNTERS] = self.counters.ctypes.data
+            t[abi.WARN_PTR] = self.warnings.ctypes.data
+            t[abi.WARN_CAP] = sanitizer.WARNINGS_CAP
+            t[abi.GM_DEMAND_SHIFT] = abi.DEMAND_BASE_SHIFT
             t[abi.RING_BASE] = abi.ring_base(num_queues)
             t[abi.FLAG_TIME_BASE] = abi.flag_time_base(num_queues)
             for mem, (_, view) in self.memories.items():
                 t[abi.MEM_BASE + int(mem)] = view.ctypes.data
                 t[abi.MEM_SIZE + int(mem)] = view.size
             self._template_ctx, self._template_key = t, key
+            self.native_record = self._native_record(t)
         return self._template_ctx
+
+    def _native_record(self, template: np.ndarray) -> np.ndarray:
+        """This core's thread record for the native block loop (``abi.THREAD_*``), copied into
+        each launch's records: its ctx, the template, its local memories."""
+        r = np.zeros(abi.thread_record_size(len(self.memories)), np.int64)
+        r[abi.THREAD_CTX] = self.ctx.ctypes.data
+        r[abi.THREAD_TEMPLATE] = template.ctypes.data
+        r[abi.THREAD_CTX_SLOTS] = template.size
+        r[abi.THREAD_MEMORIES] = len(self.memories)
+        for k, (_, view) in enumerate(self.memories.values()):
+            r[abi.THREAD_MEMORY + 2 * k] = view.ctypes.data
+            r[abi.THREAD_MEMORY + 2 * k + 1] = view.size
+        return r
 
 
 @dataclass
@@ -324,11 +422,12 @@ class LaunchStop:
     budget gets the value, so it leaves at its next loop iteration, cross-core wait or
     long-instruction check (a matmul row chunk); blocks not started yet do not start."""
 
-    def __init__(self):
+    def __init__(self, job: Optional[np.ndarray] = None):
         self.lock = threading.Lock()
         self.ctxs: list[np.ndarray] = []
         self.stopped = Flag()
         self.budget = abi.WATCHDOG_BUDGET
+        self.job = job      # the native block loop's job record (block_runner.py), if any
 
     def register(self, ctx: np.ndarray) -> None:
         """A block is about to run with ``ctx``: stop it at once if the launch is stopping."""
@@ -343,6 +442,8 @@ class LaunchStop:
             if not self.stopped.is_set():
                 self.budget = budget
             self.stopped.set()
+            if self.job is not None:     # blocks that start from now on get the budget too
+                self.job[abi.JOB_STOP_BUDGET] = self.budget
             for ctx in self.ctxs:
                 ctx[abi.LOOP_BUDGET] = self.budget
 
@@ -365,7 +466,7 @@ def run_and_wait(own: Optional[Callable], waits: list, stop: LaunchStop,
                 try:
                     if wait(STOP_POLL_SECONDS) is not False:
                         break
-                except concurrent.futures.TimeoutError:
+                except TimeoutError:
                     pass
     except KeyboardInterrupt:
         for wait in waits:
@@ -378,7 +479,7 @@ def run_and_wait(own: Optional[Callable], waits: list, stop: LaunchStop,
                         break
                 except KeyboardInterrupt:
                     pass
-                except concurrent.futures.TimeoutError:
+                except TimeoutError:
                     pass
                 except Exception:  # noqa: BLE001 - the interrupt is what the user sees
                     break
@@ -469,6 +570,14 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
         from . import subcores
         return subcores.run(compiled, plan, platform, block_dim, gm_args, scalar_values, trace,
                             trace_capacity, timing, lenient, sanitize, access)
+    prints = compiled.__dict__.get("_prints")
+    if prints is None:
+        prints = compiled._prints = any(s.op in ("printf", "dump_tensor") for s in compiled.sites)
+    if not (trace or lenient or sanitize or prints):
+        from . import block_runner   # blocks run in the runtime library's native loop
+        if block_runner.ENABLED and block_runner.available():
+            return block_runner.run(compiled, platform, block_dim, gm_args, scalar_values,
+                                    timing, access)
     ctx_slots = abi.ctx_slots(compiled.num_queues)
     gm_ptrs = np.array([a.address for a in gm_args] or [0], np.int64)
     gm_sizes = np.array([a.nbytes for a in gm_args] or [0], np.int64)
@@ -482,11 +591,10 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
     found: list[np.ndarray] = []
     gm_logs: dict[int, np.ndarray] = {}
     printed: dict[int, np.ndarray] = {}   # block -> its print buffer (used part)
-    prints = any(s.op in ("printf", "dump_tensor") for s in compiled.sites)
     stop = LaunchStop()
 
     def worker():
-        core = _core_for_thread(platform, ctx_slots, compiled.memories)
+        core = _core_for_thread(core_key(platform, ctx_slots, compiled.memories), platform)
         warn_buf = core.warnings
         san = core.sanitizer(ctx_slots, platform) if sanitize else None
         print_buf = np.empty(PRINT_BUFFER_BYTES // 8, np.int64) if prints else None

@@ -79,6 +79,21 @@ def test_second_process_loads_from_disk(tmp_path):
     assert len(kernel_files(cache)) == 1
 
 
+HEAVY_MODULES_SCRIPT = VADD_SCRIPT.replace("print(json.dumps({", """import sys
+heavy = sorted({m.split('.')[0] for m in sys.modules} & {'lark', 'llvmlite'})
+print(json.dumps({"heavy": heavy, """)
+
+
+def test_a_new_process_imports_lark_and_llvmlite_only_when_it_compiles(tmp_path):
+    """A launch from the disk cache needs neither the parser nor LLVM; a compile in a process
+    whose cache holds the parser tables (as after any first use) needs LLVM but not lark."""
+    cache = warm(tmp_path / "cache")
+    assert list(cache.glob("lark_tables_*.fast"))
+    compiled = run_script(HEAVY_MODULES_SCRIPT, cache)
+    assert compiled == {"heavy": ["llvmlite"], "origin": "compiled", "ok": True}
+    assert run_script(HEAVY_MODULES_SCRIPT, cache) == {"heavy": [], "origin": "disk", "ok": True}
+
+
 def _flip_bytes(path: pathlib.Path) -> None:
     data = bytearray(path.read_bytes())
     mid = len(data) // 2

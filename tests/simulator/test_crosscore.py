@@ -398,7 +398,7 @@ def test_waiter_stopped_by_the_watchdog_gets_a_clear_message():
     from ascendc_py.dsl.kernel_types import layout
     from ascendc_py.simulator import abi, subcore_faults
     _handoff(1)
-    compiled = next(iter(k_handoff._compiled.values()))
+    compiled = next(iter(k_handoff._compiled.values()))[0]
     site = next(i for i, s in enumerate(compiled.sites) if s.op == "cross_core_wait_flag")
     ctx = np.zeros(abi.ctx_slots(compiled.num_queues), np.int64)
     ctx[abi.LOOP_BUDGET] = abi.WATCHDOG_BUDGET

@@ -41,7 +41,7 @@ def line_of(kernel, marker: str) -> int:
 
 
 def compiled(kernel):
-    return next(iter(kernel._compiled.values()))
+    return next(iter(kernel._compiled.values()))[0]
 
 
 # ----------------------------------------------------------------------------- the write set

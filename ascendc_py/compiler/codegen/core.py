@@ -205,13 +205,22 @@ class Codegen(FnBuilder):
 
     # ------------------------------------------------------------------ statements
     def block(self, stmts) -> None:
-        for s in stmts:
+        from . import fusion
+        stmts, k = tuple(stmts), 0
+        while k < len(stmts):
+            s = stmts[k]
             if self.b.block.is_terminated:
                 self.b.position_at_end(self.func.append_basic_block("unreachable"))
             self.cur_loc = s.loc
             if type(s) is not ir.Assign:
                 self.flush_scalar()
+            run = fusion.run_at(stmts, k) if type(s) is ir.Intrinsic else None
+            if run is not None:   # vector instructions whose element loops run as one
+                fusion.lower_run(self, run)
+                k += len(run)
+                continue
             STMT_LOWER[type(s)](self, s)
+            k += 1
         self.flush_scalar()
 
     def scalar_cost(self, ops: int) -> None:

@@ -3,8 +3,11 @@
 The library function checks the operands (once per instruction, never per element), does the
 work with an O3-vectorised loop or memmove, and keeps the timing model's books; it returns an
 error code, on which the kernel leaves. So a kernel module holds only its scalar control flow
-and these calls, and compiles in milliseconds. Operands are passed as (memory, a, offset):
-GM operands as (0, argument index, element offset), local ones as (memory, byte address, 0).
+and these calls, and compiles in milliseconds. The exception is a straight run of count-form
+vector instructions: ``fusion.py`` makes each one's library call without its element loop,
+then runs all their loops as one loop generated in the kernel. Operands are passed as
+(memory, a, offset): GM operands as (0, argument index, element offset), local ones as
+(memory, byte address, 0).
 """
 from __future__ import annotations
 
@@ -225,4 +228,4 @@ def lower_assert(cg: Codegen, s: ir.Intrinsic) -> None:
 from . import queues  # noqa: E402,F401  (queue, flag and end-of-kernel lowerings)
 from . import lower_convert, lower_reduce, lower_movement, lower_debug, blas  # noqa: E402,F401
 from . import lower_cube, lower_cube_init, lower_matmul, lower_crosscore  # noqa: E402,F401
-from . import interrupt  # noqa: E402,F401  (the SIGINT handler of the runtime library)
+from . import interrupt, block_loop  # noqa: E402,F401  (SIGINT handler, native block loop)

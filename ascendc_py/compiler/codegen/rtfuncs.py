@@ -485,6 +485,14 @@ def kernel_end(fb: FnBuilder, flag_base, site):
     the flags, not an unrolled check per flag: unrolled, this once-per-block function took 2 s
     of the runtime library's build, which every kernel waits for on a fresh cache."""
     b = fb.b
+    # the usual end: every flag is 0 (one vectorised pass, instead of the 2 x FLAG_SLOTS
+    # tests below)
+    seen = fb.alloca_builder.alloca(I64, name="flags_or")
+    b.store(fb.i64(0), seen)
+    counted(fb, fb.i64(abi.FLAG_SLOTS), lambda k: b.store(
+        b.or_(b.load(seen, typ=I64), fb.ld(b.add(flag_base, k))), seen))
+    with b.if_then(b.icmp_signed("==", b.load(seen, typ=I64), fb.i64(0)), likely=True):
+        b.ret(fb.i64(0))
 
     def never_set(k):          # the first pending wait (in flag order) is the error
         slot = b.add(flag_base, k)
@@ -516,14 +524,24 @@ def op_signature(spec, dtype, src_dtype=None) -> L.FunctionType:
                           + [I64, I64])
 
 
-def define_vector_op(module: L.Module, spec, dtype, src_dtype=None) -> None:
-    """Checks, the element loop (``asc_vec_*``) and the timing of one vector instruction."""
+def deferred_op_name(spec, dtype) -> str:
+    """The instruction without its element loop (``define_vector_op(with_loop=False)``)."""
+    return f"asc_opd_{spec.name}_{dtype.name}"
+
+
+def define_vector_op(module: L.Module, spec, dtype, src_dtype=None,
+                     with_loop: bool = True) -> None:
+    """Checks, the element loop (``asc_vec_*``) and the timing of one vector instruction.
+    ``with_loop`` False: everything but the element loop (``asc_opd_*``), for a run of
+    instructions whose loops the kernel then runs as one fused loop (``fusion.py``); the
+    loop reads and writes only the operands' data, which nothing else here touches."""
     from ...dsl.types import Memory
     from ...simulator import timing_params as TP
     from .runtime_lib import function_name, operand_counts
     n_src, n_scalar = operand_counts(spec)
     func = L.Function(module, op_signature(spec, dtype, src_dtype),
-                      name=op_name(spec, dtype, src_dtype))
+                      name=op_name(spec, dtype, src_dtype) if with_loop
+                      else deferred_op_name(spec, dtype))
     cold(func)
     fb = FnBuilder(module, func)
     b = fb.b
@@ -541,7 +559,8 @@ def define_vector_op(module: L.Module, spec, dtype, src_dtype=None) -> None:
         call_rt(fb, "check_local", ub, addr, sizes[which], fb.i64(1), fb.i64(which), site)
         ptrs.append(b.inttoptr(b.add(base, addr), PTR))
     _san_vector(fb, addrs, sizes, spec, site)
-    call_element_loop(fb, spec, dtype, ptrs, list(scalars), count, src_dtype)
+    if with_loop:
+        call_element_loop(fb, spec, dtype, ptrs, list(scalars), count, src_dtype)
     # the count form runs in counter mode and leaves the mask reset and the mode normal
     fb.st(abi.MASK_LO, fb.i64(-1))
     fb.st(abi.MASK_HI, fb.i64(-1))

@@ -21,7 +21,7 @@ from llvmlite import ir as L
 
 from ...dsl.types import DataType
 from ..ops import REGISTRY, Family
-from .types import I1, I64, PTR, ElemBuilder, convert, memory_type
+from .types import I1, I64, PTR, ElemBuilder, convert, memory_type, prefer_vector_width
 
 from .runtime_loader import CORE, ensure_loaded, register_with_llvm, symbol_address  # noqa: F401
 
@@ -88,6 +88,7 @@ def _define(module: L.Module, spec, dtype: DataType, noalias: bool = False,
     name = function_name(spec.name, dtype, src_dtype) + ("_na" if noalias else "")
     fn = L.Function(module, signature(spec, dtype, src_dtype), name=name)
     fn.attributes.add("nounwind")
+    prefer_vector_width(fn)
     if noalias:
         for a in fn.args:
             if a.type == PTR:
@@ -144,7 +145,7 @@ def declare_rt(module: L.Module, name: str) -> L.Function:
 # ----------------------------------------------------------------------------- pieces
 # The library is generated in pieces, each in a module of its own: one per timing function
 # ("tm.<name>"), one per runtime function ("rt.<name>"), one per vector op and dtype ("vec.<op>.
-# <dtype>[.<src dtype>]": its two element loops and two instruction wrappers) and one per
+# <dtype>[.<src dtype>]": its two element loops and its instruction wrappers) and one per
 # shard named by library definers ("core", "lib.<name>"). A shard (``shard_object``) is a piece
 # linked with every piece it calls, transitively, then optimised and compiled as one module: the
 # optimiser sees the same functions as when the library was one module, so each function's code
@@ -179,7 +180,7 @@ def _vector_pieces():
 def _static_index() -> dict:
     """{symbol: piece} for the pieces whose symbols are known without generating them."""
     from . import intrinsics  # noqa: F401  (registers lowerings, @rt functions and definers)
-    from .rtfuncs import RT_FUNCTIONS, masked_op_name, op_name
+    from .rtfuncs import RT_FUNCTIONS, deferred_op_name, masked_op_name, op_name
     from .timing import TM_FUNCTIONS
     index = {f"asc_tm_{name}": f"tm.{name}" for name in TM_FUNCTIONS}
     index.update({f"asc_rt_{name}": f"rt.{name}" for name in RT_FUNCTIONS})
@@ -188,6 +189,8 @@ def _static_index() -> dict:
         for name in (loop, loop + "_na", op_name(spec, dtype, src_dtype),
                      masked_op_name(spec, dtype, src_dtype)):
             index[name] = piece
+        if src_dtype is None:
+            index[deferred_op_name(spec, dtype)] = piece
     return index
 
 
@@ -252,6 +255,8 @@ def _define_vector_piece(module: L.Module, piece: str) -> None:
             _define(module, spec, dtype, src_dtype=src_dtype)
             _define(module, spec, dtype, noalias=True, src_dtype=src_dtype)
             define_vector_op(module, spec, dtype, src_dtype)
+            if src_dtype is None:     # without its loop: for fused runs (``fusion.py``)
+                define_vector_op(module, spec, dtype, with_loop=False)
             define_masked_vector_op(module, spec, dtype, src_dtype)
             return
     raise KeyError(f"no runtime library piece {piece!r}")

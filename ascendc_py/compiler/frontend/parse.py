@@ -1,164 +1,73 @@
-"""Kernel source text → ``ast.FunctionDef``: lark's LALR parser, then a walk over its tree.
+"""Kernel source text → ``ast.FunctionDef``: an LALR parser, then a walk over its tree.
 
-The parser is built once per process, on first use (lark is imported only then), and its LALR
-tables are cached under ``cache_dir()`` so that a new process loads them instead of rebuilding.
-Tokens come from ``KernelLexer`` (one regex, Python's indentation and bracket rules); binary
-operators arrive as flat operand/operator lists, to which ``_Builder.climb`` applies Python's
-precedence (a short LALR reduction chain per operand is what makes parsing fast).
+The grammar (``grammar.lark``) is compiled by lark. Its LALR tables are exported once
+(``lalr.export_tables``) and cached under ``cache_dir()``; a new process loads them with
+``marshal`` and parses with ``lalr.FastParser`` without importing lark. Text that parser
+rejects is parsed again with lark itself (built, or loaded from lark's own table cache, on
+first use), whose exception ``syntax_errors.py`` turns into the message.
+Tokens come from ``lexer.lex_tokens`` (one regex, Python's indentation and bracket rules);
+binary operators arrive as flat operand/operator lists, to which ``_Builder.climb`` applies
+Python's precedence (a short LALR reduction chain per operand is what makes parsing fast).
 Every node gets an absolute ``SourceLoc`` (``KernelSource.first_line``/``col_offset`` applied).
 Constructs outside the kernel language are parsed by the grammar and rejected here with a
-``KernelSyntaxError`` that names them; lark's own syntax errors are translated into messages
-that say what was found and what was expected, and name the common slips (missing ':',
-C-style ``for``, ``++``, ``&&``, ``!x``, unbalanced brackets, bad indentation).
+``KernelSyntaxError`` that names them.
 """
 from __future__ import annotations
 
 import ast as pyast
 import hashlib
-import keyword
+import importlib.util
+import marshal
+import os
 import re
 import sys
-import os
 import threading
 import warnings
 from pathlib import Path
+from typing import Optional
 
 from .. import ast as A
-from ..cachedir import cache_dir, is_regular_or_missing
+from ..cachedir import cache_dir, is_regular_or_missing, read_file, write_file
 from ..errors import (AssignmentTargetError, KernelSyntaxError, SourceLoc,
                       UnsupportedConstructError)
+from . import lalr
+from .lexer import _lex_state, _LexError, lex_tokens, lexer_patterns
 from .source import KernelSource
+from .syntax_errors import _lex_error, _syntax_error, terminal_text as _terminal_text
 
 GRAMMAR_PATH = Path(__file__).with_name("grammar.lark")
 
-_lock = threading.Lock()       # guards the parser and _lex_state
+_lock = threading.Lock()       # guards the parsers and _lex_state
+_fast_lock = threading.Lock()  # guards loading the fast front end
 
 
 def _new_lock_after_fork() -> None:
     """A lock another thread held when the process forked stays held in the child: replace it."""
-    global _lock
-    _lock = threading.Lock()
+    global _lock, _fast_lock
+    _lock, _fast_lock = threading.Lock(), threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_new_lock_after_fork)
 _parser = None
-_terminal_text: dict[str, str] = {}
-_lex_state: dict[str, list] = {"brackets": []}
-
-# ----------------------------------------------------------------------------- lexer
-_OPENERS = {"LPAR": ")", "LSQB": "]", "LBRACE": "}"}
-_CLOSERS = {"RPAR", "RSQB", "RBRACE"}
+_fast = None                   # FastFrontEnd; False: unavailable in this process
 
 
-class _LexError(Exception):
-    """A lexer error at ``pos`` = (line, col, end_line, end_col) in ``src.text``; ``{line}`` in
-    the message stands for ``ref_line`` in file coordinates. No message: a bad character."""
-
-    def __init__(self, message: str, pos: tuple, hint: str = "", ref_line: int = 0):
-        super().__init__(message)
-        self.message, self.pos, self.hint, self.ref_line = message, pos, hint, ref_line
-
-
-def _tok_pos(tok) -> tuple[int, int, int, int]:
-    return tok.line, tok.column, tok.end_line, tok.end_column
-
-
+# ----------------------------------------------------------------------------- lark's lexer
 def _make_lexer_class():
     """Create KernelLexer, a lark ``Lexer`` (lark is imported here, not at module import)."""
     from lark.lexer import Lexer, Token
 
     class KernelLexer(Lexer):
-        """One-regex tokenizer for grammar.lark, with Python's indentation and bracket rules.
-
-        Emits _INDENT/_DEDENT, drops newlines inside brackets and checks bracket pairs.
-        Indentation strings are compared as strings, so mixing tabs and spaces inconsistently
-        is an error (as Python's TabError). About twice as fast as lark's own lexer.
-        """
+        """lark's interface to ``lex_tokens``; about twice as fast as lark's own lexer."""
 
         def __init__(self, conf):
-            terms = sorted(conf.terminals, key=lambda t: (-t.priority, -t.pattern.max_width,
-                                                          -len(t.pattern.value), t.name))
-            self.keywords = {t.pattern.value: t.name for t in terms if t.pattern.type == "str"
-                             and t.pattern.value.isidentifier()}
-            skip = "|".join(t.pattern.to_regexp() for t in terms if t.name in conf.ignore)
-            groups = "|".join(f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in terms
-                              if t.name not in conf.ignore and t.pattern.value not in self.keywords)
-            self.skip = re.compile(f"(?:{skip})*")
-            self.master = re.compile(f"(?:{skip})*(?:{groups})")
+            skip, master, self.keywords = lexer_patterns(conf.terminals, conf.ignore)
+            self.skip, self.master = re.compile(skip), re.compile(master)
 
         def lex(self, text):
             """Yield lark Tokens for ``text`` (lark's custom-lexer interface)."""
-            match, keywords = self.master.match, self.keywords
-            brackets: list = []
-            _lex_state["brackets"] = brackets       # read by the error messages after a failure
-            levels = [""]
-            pos, line, line_start, size = 0, 1, 0, len(text)
-            tok = None
-            while pos < size:
-                m = match(text, pos)
-                if m is None:
-                    start = self.skip.match(text, pos).end()
-                    if start >= size:
-                        break
-                    line += text.count("\n", pos, start)
-                    col = start - (text.rfind("\n", 0, start) + 1) + 1
-                    raise _LexError("", (line, col, line, col + 1))
-                kind = m.lastgroup
-                start, end = m.span(kind)
-                if start != pos and text.count("\n", pos, start):     # backslash continuation
-                    line += text.count("\n", pos, start)
-                    line_start = text.rfind("\n", pos, start) + 1
-                value = m.group(kind)
-                first_line, col = line, start - line_start + 1
-                if "\n" in value:
-                    line += value.count("\n")
-                    line_start = start + value.rfind("\n") + 1
-                pos = end
-                if kind == "NAME":
-                    kind = keywords.get(value, "NAME")
-                tok = Token(kind, value, start, first_line, col, line, end - line_start + 1, end)
-                if kind == "_NEWLINE":
-                    if brackets or "\n" not in value:
-                        continue
-                    yield tok
-                    indent = value.rsplit("\n", 1)[1].rsplit("\f", 1)[-1]
-                    if indent == levels[-1]:
-                        continue
-                    where = (line, 1, line, len(indent) + 1)
-                    if indent.startswith(levels[-1]):
-                        levels.append(indent)
-                        yield Token.new_borrow_pos("_INDENT", indent, tok)
-                    elif indent in levels:
-                        while levels[-1] != indent:
-                            levels.pop()
-                            yield Token.new_borrow_pos("_DEDENT", indent, tok)
-                    elif "\t" in indent or any("\t" in lv for lv in levels):
-                        raise _LexError("inconsistent use of tabs and spaces in indentation",
-                                        where, "indent with spaces only (4 per level)")
-                    else:
-                        raise _LexError("unindent does not match any outer indentation level",
-                                        where, "line this statement up with the block it ends")
-                    continue
-                if kind in _OPENERS:
-                    brackets.append(tok)
-                elif kind in _CLOSERS:
-                    if not brackets:
-                        raise _LexError(f"unmatched '{value}'", _tok_pos(tok),
-                                        "remove it, or add the opening bracket it closes")
-                    opener = brackets.pop()
-                    if _OPENERS[opener.type] != value:
-                        raise _LexError(f"closing '{value}' does not match opening "
-                                        f"'{opener.value}' on line {{line}}", _tok_pos(tok),
-                                        ref_line=opener.line)
-                yield tok
-            if brackets:
-                opener = brackets[-1]
-                raise _LexError(f"'{opener.value}' was never closed", _tok_pos(opener),
-                                f"add the matching '{_OPENERS[opener.type]}'")
-            while len(levels) > 1:
-                levels.pop()
-                yield Token.new_borrow_pos("_DEDENT", "", tok)
+            return lex_tokens(text, self.master, self.skip, self.keywords, Token)
 
     KernelLexer.__module__, KernelLexer.__qualname__ = __name__, "KernelLexer"
     return KernelLexer
@@ -209,16 +118,91 @@ def get_parser():
     return _parser
 
 
+class FastFrontEnd:
+    """``lex_tokens`` and ``lalr.FastParser`` over tables exported from the lark parser."""
+
+    def __init__(self, tables: tuple):
+        self.parser = lalr.FastParser(tables)
+        skip, master, self.keywords = self.parser.lexer_patterns
+        self.skip, self.master = re.compile(skip), re.compile(master)
+
+    def parse(self, text: str):
+        """The parse tree of ``text`` (as lark builds it); raises ``_LexError`` or
+        ``lalr.ParseFailed``."""
+        return self.parser.parse(lex_tokens(text, self.master, self.skip, self.keywords,
+                                            lalr.Token))
+
+
+def _fast_tables_path() -> Optional[Path]:
+    """Where the exported tables live: the name hashes the grammar, the table format, the
+    Python version and the files that shape the tables (this module, ``lalr.py`` and lark's
+    ``__init__``, by size and modification time, as ``compiler_version`` does)."""
+    root = cache_dir()
+    if root is None:
+        return None
+    h = hashlib.sha256(GRAMMAR_PATH.read_bytes())
+    h.update(f"\0{lalr.TABLE_FORMAT}\0{sys.version_info[:2]}".encode())
+    spec = importlib.util.find_spec("lark")
+    for name in (spec.origin if spec is not None else None, __file__, lalr.__file__):
+        try:
+            st = os.stat(name)
+            h.update(f"\0{name}:{st.st_size}:{st.st_mtime_ns}".encode())
+        except (OSError, TypeError):
+            h.update(b"\0?")
+    return root / f"lark_tables_{h.hexdigest()[:16]}.fast"
+
+
+def _load_fast_front_end() -> Optional[FastFrontEnd]:
+    path = _fast_tables_path()
+    blob = read_file(path) if path is not None else None
+    if blob is not None and len(blob) > 32 and hashlib.sha256(blob[32:]).digest() == blob[:32]:
+        try:
+            return FastFrontEnd(marshal.loads(blob[32:]))
+        except (ValueError, EOFError, TypeError, re.error, lalr.TablesUnavailable):
+            pass                                    # not ours or stale: rebuild below
+    p = get_parser()
+    try:
+        tables = lalr.export_tables(p, lexer_patterns(p.lexer_conf.terminals,
+                                                      p.lexer_conf.ignore))
+    except lalr.TablesUnavailable:
+        return None
+    if path is not None:
+        payload = marshal.dumps(tables)
+        write_file(path, hashlib.sha256(payload).digest() + payload)
+    return FastFrontEnd(tables)
+
+
+def get_fast_parser() -> Optional[FastFrontEnd]:
+    """The process-wide fast front end: tables loaded from the cache (no lark import), or
+    exported from the lark parser on first use and cached; None if they cannot be exported."""
+    global _fast
+    if _fast is None:
+        with _fast_lock:
+            if _fast is None:
+                _fast = _load_fast_front_end() or False
+    return _fast or None
+
+
 def parse_function(src: KernelSource) -> A.FunctionDef:
     """Parse the source of one kernel function into an ``ast.FunctionDef``.
 
     ``src.text`` must hold exactly one top-level ``def`` (decorators allowed). Raises
     ``KernelSyntaxError`` (with an absolute file location) for invalid syntax and for Python
-    constructs outside the kernel language.
+    constructs outside the kernel language. Valid text is parsed by the fast front end; text
+    it rejects is parsed again by lark, whose errors the messages are made from.
     """
+    text = src.text if src.text.endswith("\n") else src.text + "\n"
+    fast = get_fast_parser()
+    if fast is not None:
+        with _lock:
+            try:
+                tree = fast.parse(text)
+            except (_LexError, lalr.ParseFailed, KeyError, IndexError):
+                tree = None
+        if tree is not None:
+            return _Builder(src).module(tree)
     from lark.exceptions import LarkError, UnexpectedToken
     parser = get_parser()
-    text = src.text if src.text.endswith("\n") else src.text + "\n"
     with _lock:
         try:
             tree = parser.parse(text)
@@ -660,190 +644,3 @@ def _describe(e) -> str:
     return {A.Call: "a function call", A.Constant: "a literal", A.BinOp: "an expression",
             A.UnaryOp: "an expression", A.BoolOp: "an expression", A.Compare: "a comparison",
             A.IfExp: "a conditional expression"}.get(type(e), "this expression")
-
-
-# ----------------------------------------------------------------------------- syntax errors
-_BLOCK_WORDS = {"if", "elif", "else", "for", "while", "def", "class", "with", "try", "except",
-                "finally", "async"}
-_EXPR_START = {"(", "[", "{", "-", "+", "~", "not", "lambda", "await", "True", "False", "None",
-               "*", "**", "yield", "..."}
-_OPERATORS = {"+", "-", "*", "/", "//", "%", "**", "<<", ">>", "&", "|", "^", "@", "<", ">", "==",
-              "!=", "<=", ">=", "in", "not in", "is", "is not", "and", "or", "if", ".", "(", "["}
-_NAMED_TERMINALS = {"NAME": "a name", "NUMBER": "a number", "STRING": "a string",
-                    "_NEWLINE": "the end of the line", "_INDENT": "an indented block",
-                    "_DEDENT": "the end of the block", "$END": "the end of the source",
-                    "AUGOP": "an operator such as '+='", "ELLIPSIS": "'...'"}
-
-
-def _error_at(src: KernelSource, pos, message: str, hint: str = "") -> KernelSyntaxError:
-    """A KernelSyntaxError at a position (line, col, end_line, end_col) relative to src.text."""
-    line, col, end_line, end_col = pos
-    dl = src.first_line - 1
-    loc = SourceLoc(src.file, line + dl, col + src.col_offset, end_line + dl,
-                    end_col + src.col_offset)
-    return KernelSyntaxError(message, loc, hint=hint)
-
-
-def _code_only(line: str) -> str:
-    """The line with string literals and the comment removed (a rough cut for heuristics)."""
-    line = re.sub(r"'[^']*'|\"[^\"]*\"", "''", line)
-    return line.split("#", 1)[0]
-
-
-def _header_line(lines: list[str], before: int) -> int:
-    """The 1-based number of the nearest line before ``before`` ending in ':'."""
-    for n in range(before - 1, 0, -1):
-        if _code_only(lines[n - 1]).rstrip().endswith(":"):
-            return n
-    return 0
-
-
-def _first_word(line: str) -> str:
-    m = re.match(r"\s*(\w+)", line)
-    return m.group(1) if m else ""
-
-
-def _words(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
-
-
-def _expected_words(expected) -> str:
-    names = set(expected)
-    text = {**_terminal_text, "NOT_IN": "not in", "IS_NOT": "is not"}
-    words = []
-    if "NAME" in names and "NUMBER" in names:
-        words.append("an expression")
-        names = {n for n in names if n not in ("NAME", "NUMBER", "STRING", "ELLIPSIS")
-                 and text.get(n) not in _EXPR_START}
-    ops = {n for n in names if text.get(n) in _OPERATORS}
-    if len(ops) >= 4:
-        words.append("an operator")
-        names -= ops
-    rest = sorted(_NAMED_TERMINALS.get(n) or f"'{text.get(n, n)}'" for n in names)
-    words += rest[:8]
-    return _words(words) if words else ""
-
-
-def _found_words(tok) -> str:
-    kind = tok.type
-    if kind in ("$END", "_NEWLINE", "_DEDENT", "_INDENT"):
-        return _NAMED_TERMINALS[kind].replace("the ", "", 1)
-    if kind in ("NAME", "NUMBER"):
-        return f"{kind.lower()} `{tok.value}`"
-    if kind == "STRING":
-        return "string"
-    value = " ".join(tok.value.split())
-    return f"keyword `{value}`" if value.replace(" ", "").isalpha() else f"'{value}'"
-
-
-def _slip(code: str) -> tuple[str, str] | None:
-    """Name a common non-Python habit on the failing line, if there is one."""
-    if re.match(r"\s*for\s*\(", code) and ";" in code:
-        return ("C-style `for (init; condition; step)` loops are not Python",
-                "write `for i in range(start, stop, step):`")
-    for op, word in (("&&", "and"), ("||", "or")):
-        if op in code:
-            return f"`{op}` is not a Python operator", f"use `{word}`"
-    m = re.search(r"\+\+|--", code)
-    if m:
-        sign = m.group()[0]
-        return (f"`{m.group()}` is not a Python operator", f"write `i {sign}= 1`")
-    return None
-
-
-def _lex_error(e: _LexError, src: KernelSource, text: str) -> KernelSyntaxError:
-    """Translate the lexer's error (a bad character, indentation or bracket)."""
-    if e.message:
-        message = e.message.format(line=e.ref_line + src.first_line - 1)
-        return _error_at(src, e.pos, message, e.hint)
-    lines = text.splitlines()
-    line, col = e.pos[:2]
-    code = lines[line - 1] if 0 < line <= len(lines) else ""
-    char = code[col - 1: col]
-    slip = _slip(_code_only(code))
-    if slip:
-        return _error_at(src, (line, 1 + len(code) - len(code.lstrip()), line, len(code) + 1),
-                         *slip)
-    pos = (line, col, line, col + 1)
-    if char == "!":
-        return _error_at(src, pos, "`!` is not a Python operator",
-                         "use `not x` for negation; `!=` compares")
-    if char in "\"'":
-        return _error_at(src, (line, col, line, len(code) + 1), "unterminated string literal",
-                         "close the string with the quote it starts with")
-    if char == "?":
-        return _error_at(src, pos, "invalid character '?'",
-                         "the conditional expression is `a if condition else b`")
-    hint = "use straight quotes: ' or \"" if char in "\u201c\u201d\u2018\u2019" else ""
-    return _error_at(src, pos, f"invalid character {char!r} (U+{ord(char or ' '):04X})", hint)
-
-
-def _syntax_error(e, src: KernelSource, text: str, brackets: list) -> KernelSyntaxError:
-    """Translate one of lark's UnexpectedInput errors into a KernelSyntaxError."""
-    lines = text.splitlines()
-    tok = e.token       # KernelLexer raises _LexError, so this is an UnexpectedToken
-    kind = tok.type
-    try:    # what the parser can really accept here (LALR's `expected` over-approximates)
-        expected = set(e.accepts or e.expected or ())
-    except Exception:   # pragma: no cover - depends on lark internals
-        expected = set(e.expected or ())
-    if kind == "$END":
-        n = len(lines)
-        while n > 1 and not lines[n - 1].strip():
-            n -= 1
-        pos = (n, len(lines[n - 1]) + 1, n, len(lines[n - 1]) + 2)
-    elif kind in ("_INDENT", "_DEDENT"):
-        indent = len(tok.value)
-        pos = (tok.end_line, indent + 1, tok.end_line, len(lines[tok.end_line - 1]) + 1)
-    else:
-        pos = _tok_pos(tok)
-    line = pos[0]
-    code = _code_only(lines[line - 1]) if 0 < line <= len(lines) else ""
-
-    slip = _slip(code)
-    if slip and kind != "_INDENT":
-        start = 1 + len(code) - len(code.lstrip())
-        return _error_at(src, (line, start, line, len(code.rstrip()) + 1), *slip)
-    if kind == "_INDENT":
-        return _error_at(src, pos, "unexpected indent",
-                         "this line is indented more than the block it belongs to")
-    if "_INDENT" in expected:
-        header = _header_line(lines, line + 1 if kind in ("_NEWLINE", "$END") else line)
-        word = _first_word(lines[header - 1]) if header else ""
-        what = f"`{word}` statement" if word in _BLOCK_WORDS else "the line ending in ':'"
-        where = f" on line {header + src.first_line - 1}" if header else ""
-        return _error_at(src, pos, f"expected an indented block after {what}{where}",
-                         "indent the body (4 spaces), or write `pass` for an empty body")
-    colon = next((n for n in expected if _terminal_text.get(n) == ":"), None)
-    if colon and kind == "_NEWLINE":
-        word = _first_word(lines[line - 1])
-        what = f" at the end of the `{word}` line" if word in _BLOCK_WORDS else ""
-        return _error_at(src, pos, f"expected ':'{what}",
-                         "a block header such as `if x:` ends with a colon")
-    if colon and tok.value == "{":
-        return _error_at(src, pos, "expected ':'",
-                         "Python blocks start with ':' and an indented body, not '{ }'")
-    word = _first_word(code)
-    if tok.value == "=" and word in ("if", "elif", "while"):
-        return _error_at(src, pos, "invalid syntax: '=' assigns", "use '==' to compare")
-    if keyword.iskeyword(word) and tok.value.endswith("=") \
-            and re.match(rf"\s*{word}\s*{re.escape(tok.value)}", code):
-        return _error_at(src, pos, f"`{word}` is a Python keyword and cannot be used as a name",
-                         f"rename it, e.g. `{word}_`")
-    if brackets and kind not in ("$END",) and line > brackets[-1].line:
-        opener = brackets[-1]
-        opener_code = lines[opener.line - 1]
-        first = lines[line - 1]
-        starts_line = first[: tok.column - 1].strip() == ""
-        indent_of = (lambda s: len(s) - len(s.lstrip()))
-        if starts_line and indent_of(first) <= indent_of(opener_code):
-            return _error_at(src, _tok_pos(opener), f"'{opener.value}' was never closed",
-                             f"add the matching '{_OPENERS[opener.type]}'")
-    message = f"invalid syntax: unexpected {_found_words(tok)}"
-    wanted = _expected_words(expected)
-    if wanted:
-        message += f"; expected {wanted}"
-    hint = ""
-    if brackets and kind in ("NAME", "NUMBER", "STRING") and "COMMA" in expected:
-        hint = "did you forget a comma?"
-    return _error_at(src, pos, message, hint)

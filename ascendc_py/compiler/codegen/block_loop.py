@@ -1,0 +1,238 @@
+"""The runtime library's block loop: a launch's blocks run without Python between them.
+
+``asc_run_blocks(job, thread)`` is what a host thread calls (through ctypes, which releases the
+GIL) to run blocks of one launch until none is left: it takes the next block with an atomic add,
+copies the thread's ctx template into its ctx and writes the launch's slots (``abi.JOB_GM_PTRS``
+…), points the ctx at the block's own counters and GM demand record (started as ``prepare``
+starts it), fills the thread's local memories with ``runtime.FRESH_MEMORY_BYTE``, calls the
+kernel, and keeps the block's ctx header and return code. It is exactly what the Python loop of
+``simulator/runtime.py`` does per block (that loop still serves sanitize mode, tracing, printing
+kernels and lenient mode), so a block computes the same bits and cycles on either path.
+
+After a block that recorded warnings it returns (``abi.THREAD_WARNED`` names the block), so
+that the caller collects them from the ctx's buffer before calling it again. It stops taking
+blocks when a block fails (that thread's ctx keeps the failing state, the thread record names
+the block; other threads stop before their next block) or when the SIGINT handler fired since
+the launch began (the caller raises KeyboardInterrupt, or calls it again). A stop of the launch
+(``abi.JOB_STOP_BUDGET``: the watchdog, Ctrl-C seen in Python) goes into the loop budget of
+every block that starts after it, as the Python loop does; ``abi.JOB_STOP`` ends the loop. ``asc_cancel_thread(thread)`` lets the launching thread withdraw a helper thread's
+share before that thread started (it returns the record's previous state): a launch whose
+blocks the launching thread already ran does not wait for a pool thread to wake up.
+Record layouts: ``simulator/abi.py`` (JOB_*, THREAD_*).
+"""
+from __future__ import annotations
+
+from llvmlite import ir as L
+
+from ...simulator import abi
+from . import runtime_lib
+from .types import F64, I1, I8, I64, PTR, intrinsic
+
+RUN_BLOCKS = "asc_run_blocks"
+CANCEL_THREAD = "asc_cancel_thread"
+#: the byte fresh local memory holds (simulator/runtime.py's FRESH_MEMORY_BYTE)
+FRESH_MEMORY_BYTE = 0xFF
+
+
+def _i(value: int) -> L.Constant:
+    return L.Constant(I64, value)
+
+
+class _Record:
+    """Loads and stores of one int64 record's slots."""
+
+    def __init__(self, b: L.IRBuilder, base):
+        self.b, self.base = b, base
+
+    def ptr(self, slot, index=None):
+        b = self.base if index is None else self.b.gep(self.base, [index], source_etype=I64)
+        return self.b.gep(b, [_i(slot) if isinstance(slot, int) else slot], source_etype=I64)
+
+    def load(self, slot) -> L.Value:
+        return self.b.load(self.ptr(slot), typ=I64)
+
+    def load_atomic(self, slot) -> L.Value:
+        return self.b.load_atomic(self.ptr(slot), "monotonic", 8, typ=I64)
+
+    def store(self, slot, value) -> None:
+        self.b.store(value, self.ptr(slot))
+
+
+def _as_ptr(b: L.IRBuilder, address) -> L.Value:
+    return b.inttoptr(address, PTR)
+
+
+@runtime_lib.library_definer
+def define(module: L.Module) -> list[str]:
+    """``asc_run_blocks`` and ``asc_cancel_thread`` (see the module docstring)."""
+    _define_cancel(module)
+    _define_run(module)
+    return [RUN_BLOCKS, CANCEL_THREAD]
+
+
+def _define_cancel(module: L.Module) -> None:
+    fn = L.Function(module, L.FunctionType(I64, [PTR]), name=CANCEL_THREAD)
+    fn.attributes.add("nounwind")
+    b = L.IRBuilder(fn.append_basic_block("entry"))
+    thread = _Record(b, fn.args[0])
+    pair = b.cmpxchg(thread.ptr(abi.THREAD_STATE), _i(abi.THREAD_WAITING),
+                     _i(abi.THREAD_CANCELLED), "acq_rel", "monotonic")
+    b.ret(b.extract_value(pair, 0))
+
+
+def _define_run(module: L.Module) -> None:
+    fn = L.Function(module, L.FunctionType(I64, [PTR, PTR]), name=RUN_BLOCKS)
+    memcpy = intrinsic(module, "llvm.memcpy.p0.p0.i64", L.VoidType(), [PTR, PTR, I64, I1])
+    memset = intrinsic(module, "llvm.memset.p0.i64", L.VoidType(), [PTR, I8, I64, I1])
+    kernel_type = L.FunctionType(I64, [PTR]).as_pointer()
+    entry, start, head, take, run, failed, check_warnings, warned, next_, leave = (
+        fn.append_basic_block(n) for n in ("entry", "start", "head", "take", "run", "failed",
+                                           "check_warnings", "warned", "next", "leave"))
+    b = L.IRBuilder(entry)
+    job, thread = _Record(b, fn.args[0]), _Record(b, fn.args[1])
+    pair = b.cmpxchg(thread.ptr(abi.THREAD_STATE), _i(abi.THREAD_WAITING),
+                     _i(abi.THREAD_RUNNING), "acq_rel", "monotonic")
+    b.cbranch(b.icmp_signed("==", b.extract_value(pair, 0), _i(abi.THREAD_CANCELLED)),
+              leave, start)
+
+    b.position_at_end(start)
+    kernel = b.inttoptr(job.load(abi.JOB_KERNEL), kernel_type)
+    block_dim = job.load(abi.JOB_BLOCK_DIM)
+    ctx = _as_ptr(b, thread.load(abi.THREAD_CTX))
+    template = _as_ptr(b, thread.load(abi.THREAD_TEMPLATE))
+    ctx_bytes = b.mul(thread.load(abi.THREAD_CTX_SLOTS), _i(8))
+    memories = thread.load(abi.THREAD_MEMORIES)
+    fired = job.load(abi.JOB_FIRED)
+    fired_at = job.load(abi.JOB_FIRED_AT)
+    headers = _as_ptr(b, job.load(abi.JOB_HEADERS))
+    counters = job.load(abi.JOB_COUNTERS)
+    counter_bytes = b.mul(job.load(abi.JOB_COUNTER_SLOTS), _i(8))
+    demand = job.load(abi.JOB_DEMAND)
+    demand_bytes = b.mul(job.load(abi.JOB_DEMAND_SLOTS), _i(8))
+    rcs = _as_ptr(b, job.load(abi.JOB_RC))
+    launch_slots = [(slot, job.load(field)) for slot, field in (
+        (abi.GM_PTRS, abi.JOB_GM_PTRS), (abi.GM_SIZES, abi.JOB_GM_SIZES),
+        (abi.SCALARS, abi.JOB_SCALARS), (abi.LOOP_BUDGET, abi.JOB_LOOP_BUDGET),
+        (abi.TIMING_ON, abi.JOB_TIMING_ON), (abi.GM_ACCESS, abi.JOB_GM_ACCESS))]
+    gm_sizes = _as_ptr(b, job.load(abi.JOB_GM_SIZES))
+    gm_count = job.load(abi.JOB_GM_COUNT)
+    b.branch(head)
+
+    def interrupted() -> L.Value:
+        """True once the SIGINT handler has fired since the launch began."""
+        with b.if_else(b.icmp_signed("!=", fired, _i(0))) as (then, otherwise):
+            with then:
+                now = b.load_atomic(_as_ptr(b, fired), "monotonic", 8, typ=I64)
+                differs = b.icmp_signed("!=", now, fired_at)
+                then_block = b.block
+            with otherwise:
+                else_block = b.block
+        changed = b.phi(I1)
+        changed.add_incoming(differs, then_block)
+        changed.add_incoming(L.Constant(I1, 0), else_block)
+        return changed
+
+    # head: no further block once a block failed or Ctrl-C fired (after a stop of the watchdog
+    # blocks still start, with the stop's loop budget, as in runtime.py's Python loop)
+    b.position_at_end(head)
+    count = b.phi(I64)
+    count.add_incoming(_i(0), start)
+    stopping = b.or_(b.icmp_signed("!=", job.load_atomic(abi.JOB_STOP), _i(0)), interrupted())
+    head_exit = b.block
+    b.cbranch(stopping, leave, take)
+
+    b.position_at_end(take)
+    block = b.atomic_rmw("add", job.ptr(abi.JOB_NEXT), _i(1), "monotonic")
+    b.cbranch(b.icmp_signed(">=", block, block_dim), leave, run)
+
+    # run: the block's ctx, fresh memories, the kernel, its header and return code kept
+    b.position_at_end(run)
+    b.call(memcpy, [ctx, template, ctx_bytes, L.Constant(I1, 0)])
+    ctx_rec = _Record(b, ctx)
+    ctx_rec.store(abi.BLOCK_IDX, block)
+    ctx_rec.store(abi.BLOCK_NUM, block_dim)
+    for slot, value in launch_slots:
+        ctx_rec.store(slot, value)
+    ctx_rec.store(abi.COUNTERS, b.add(counters, b.mul(block, counter_bytes)))
+    row = b.add(demand, b.mul(block, demand_bytes))
+    ctx_rec.store(abi.GM_DEMAND, row)
+    _start_demand_record(b, fn, _as_ptr(b, row), gm_sizes, gm_count)
+    _fill_memories(b, fn, thread, memories, memset)
+    stop_budget = job.load_atomic(abi.JOB_STOP_BUDGET)
+    with b.if_then(b.icmp_signed("!=", stop_budget, _i(0))):
+        ctx_rec.store(abi.LOOP_BUDGET, stop_budget)
+    with b.if_then(interrupted()):
+        ctx_rec.store(abi.LOOP_BUDGET, _i(abi.INTERRUPT_BUDGET))
+    rc = b.call(kernel, [ctx])
+    header_bytes = abi.HEADER_SLOTS * 8
+    row = b.gep(headers, [b.mul(block, _i(abi.HEADER_SLOTS))], source_etype=I64)
+    b.call(memcpy, [row, ctx, _i(header_bytes), L.Constant(I1, 0)])
+    b.store(rc, b.gep(rcs, [block], source_etype=I64))
+    b.cbranch(b.icmp_signed("!=", rc, _i(0)), failed, check_warnings)
+
+    b.position_at_end(check_warnings)   # warnings: back to Python, which collects them
+    b.cbranch(b.icmp_signed("!=", ctx_rec.load(abi.WARN_LEN), _i(0)), warned, next_)
+
+    b.position_at_end(warned)
+    thread.store(abi.THREAD_WARNED, b.add(block, _i(1)))
+    ran_warned = b.add(count, _i(1))
+    b.branch(leave)
+
+    b.position_at_end(failed)    # this thread stops here; the others before their next block
+    thread.store(abi.THREAD_FAULT, b.add(block, _i(1)))
+    b.cmpxchg(job.ptr(abi.JOB_STOP), _i(0), _i(1), "acq_rel", "monotonic")
+    ran = b.add(count, _i(1))
+    b.branch(leave)
+
+    b.position_at_end(next_)
+    count.add_incoming(b.add(count, _i(1)), next_)
+    b.branch(head)
+
+    b.position_at_end(leave)
+    result = b.phi(I64)
+    result.add_incoming(_i(0), entry)
+    for block_from in (head_exit, take):
+        result.add_incoming(count, block_from)
+    result.add_incoming(ran, failed)
+    result.add_incoming(ran_warned, warned)
+    b.ret(result)
+
+
+def _fill_memories(b: L.IRBuilder, fn: L.Function, thread: _Record, memories, memset) -> None:
+    """memset every local memory of the thread record to FRESH_MEMORY_BYTE."""
+    before = b.block
+    loop = fn.append_basic_block("fill")
+    after = fn.append_basic_block("filled")
+    b.cbranch(b.icmp_signed(">", memories, _i(0)), loop, after)
+    b.position_at_end(loop)
+    m = b.phi(I64)
+    m.add_incoming(_i(0), before)
+    slot = b.add(_i(abi.THREAD_MEMORY), b.mul(m, _i(2)))
+    base = _as_ptr(b, thread.load(slot))
+    size = thread.load(b.add(slot, _i(1)))
+    b.call(memset, [base, L.Constant(I8, FRESH_MEMORY_BYTE), size, L.Constant(I1, 0)])
+    nxt = b.add(m, _i(1))
+    m.add_incoming(nxt, loop)
+    b.cbranch(b.icmp_signed("<", nxt, memories), loop, after)
+    b.position_at_end(after)
+
+
+def _start_demand_record(b: L.IRBuilder, fn: L.Function, row, gm_sizes, gm_count) -> None:
+    """A block's (zeroed) GM demand record gets its window width and the GM arguments' sizes,
+    as ``runtime._Core.prepare`` writes them."""
+    b.store(L.Constant(F64, abi.DEMAND_BASE_WIDTH),
+            b.gep(row, [_i(abi.DEMAND_WIDTH)], source_etype=F64))
+    before = b.block
+    loop = fn.append_basic_block("sizes")
+    after = fn.append_basic_block("sized")
+    b.cbranch(b.icmp_signed(">", gm_count, _i(0)), loop, after)
+    b.position_at_end(loop)
+    a = b.phi(I64)
+    a.add_incoming(_i(0), before)
+    size = b.load(b.gep(gm_sizes, [a], source_etype=I64), typ=I64)
+    slot = b.add(_i(abi.DEMAND_ARGS), b.add(gm_count, a))
+    b.store(b.sitofp(size, F64), b.gep(row, [slot], source_etype=F64))
+    nxt = b.add(a, _i(1))
+    a.add_incoming(nxt, loop)
+    b.cbranch(b.icmp_signed("<", nxt, gm_count), loop, after)
+    b.position_at_end(after)
