@@ -46,6 +46,9 @@ def _setup() -> Optional[tuple]:
     address = {n: rl.symbol_address(n) for n in (rl.INT_HANDLER,) + rl.INT_GLOBALS}
     if not all(address.values()):
         return None
+    installed = rl.symbol_address(rl.INT_INSTALLED)
+    global _installed
+    _installed = ctypes.CFUNCTYPE(ctypes.c_int64)(installed) if installed else None
     try:
         sigaction = ctypes.CDLL(None, use_errno=True).sigaction
     except (OSError, AttributeError):
@@ -65,14 +68,19 @@ _query = _SigAction()          # install()'s scratch struct for the current hand
 _query_ref = ctypes.byref(_query)
 
 
+_installed = None   # the runtime library's asc_sigint_installed (set by _setup)
+
+
 def install() -> bool:
     """Put asc_sigint in front of the current SIGINT handler (if it is not there already);
     False if that is not possible (then run blocks off the launching thread). Called before
-    every launch that runs blocks on the launching thread: one sigaction query when nothing
-    changed (~1 us)."""
+    every launch that runs blocks on the launching thread: one sigaction query in native code
+    when nothing changed (~0.5 us)."""
     setup = _setup()
     if setup is None:
         return False
+    if _installed is not None and _installed():
+        return True
     sigaction, address, ours = setup
     with _lock:
         if sigaction(SIGINT, None, _query_ref) != 0:

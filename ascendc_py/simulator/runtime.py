@@ -25,7 +25,7 @@ from _queue import SimpleQueue
 
 from ..dsl.types import NUM_PIPES
 from ..compiler.ops.debug import PRINT_BUFFER_BYTES
-from . import abi, blas, gm_access, sanitizer, timing_params
+from . import abi, blas, gm_access, interrupts, sanitizer, timing_params
 from .faults import build_fault
 
 _pool = None
@@ -138,6 +138,7 @@ def local_memory_sizes(platform) -> dict[Memory, int]:
 
 
 _thread_cores = threading.local()
+_MAIN_THREAD = threading.main_thread()
 #: the memories of a cube core (AIC): a core with any of them gets a scratch buffer for mmad
 CUBE_MEMORIES = frozenset((Memory.L1, Memory.L0A, Memory.L0B, Memory.L0C, Memory.BT,
                            Memory.FB))
@@ -211,7 +212,6 @@ class _Core:
         return self._sanitizer
 
     def __init__(self, platform, ctx_slots: int, memories):
-        from . import interrupts
         self.ctx = np.zeros(ctx_slots, np.int64)
         interrupts.track(self, self.ctx)   # Ctrl-C stops it even while native code runs
         self.warnings = np.zeros((sanitizer.WARNINGS_CAP, sanitizer.WARN_FIELDS), np.int64)
@@ -490,8 +490,7 @@ def runs_blocks_itself() -> bool:
     """Whether the launching thread runs blocks itself (no hand-off to a pool thread): the
     main thread, where Ctrl-C arrives, once the runtime library's SIGINT handler is in place
     (``interrupts.py``); other threads hand every block to the pool."""
-    from . import interrupts
-    return threading.current_thread() is threading.main_thread() and interrupts.install()
+    return threading.current_thread() is _MAIN_THREAD and interrupts.install()
 
 
 STOP_POLL_SECONDS = 0.05
@@ -542,11 +541,25 @@ _WATCHDOG = _Watchdog()
 _UNPLANNED = object()
 
 
+_block_runner = None
+
+
+def _native_loop():
+    """The block_runner module (imported on the first vector launch; an import statement per
+    launch costs more than a microsecond)."""
+    global _block_runner
+    if _block_runner is None:
+        from . import block_runner
+        _block_runner = block_runner
+    return _block_runner
+
+
 def _after_fork_in_child() -> None:
     """A forked child has only the forking thread: the pool's threads, the watchdog's thread
     and any lock another thread held are gone. Start them afresh (torch DataLoader workers,
     multiprocessing with fork), or the child's first launch would wait forever."""
-    global _pool, _pool_lock
+    global _pool, _pool_lock, _MAIN_THREAD
+    _MAIN_THREAD = threading.main_thread()
     _pool = None
     _pool_lock = threading.Lock()
     _WATCHDOG.__init__()
@@ -574,7 +587,7 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
     if prints is None:
         prints = compiled._prints = any(s.op in ("printf", "dump_tensor") for s in compiled.sites)
     if not (trace or lenient or sanitize or prints):
-        from . import block_runner   # blocks run in the runtime library's native loop
+        block_runner = _native_loop()   # blocks run in the runtime library's native loop
         if block_runner.ENABLED and block_runner.available():
             return block_runner.run(compiled, platform, block_dim, gm_args, scalar_values,
                                     timing, access)

@@ -1,9 +1,9 @@
 """Setup for the torch_bridge tests.
 
-Under pytest-xdist every worker would compile the kernel runtime library (once per compiler
-version, ~10 s of CPU) into the session's shared compile cache at the same moment. Here the
-first worker to arrive compiles it while the others wait on a file lock, then they load it from
-the disk cache in milliseconds.
+Under pytest-xdist every worker would build the runtime library's shards the torch ops call
+(once per compiler version, a few seconds of CPU) into the session's shared compile cache at the
+same moment. Here the first worker to arrive builds them while the others wait on a file lock,
+then they load them from the disk cache in milliseconds.
 """
 import os
 

@@ -18,6 +18,7 @@ from . import runtime_lib
 from .runtime_loader import INT_FIRED as FIRED
 from .runtime_loader import INT_GLOBALS as GLOBALS
 from .runtime_loader import INT_HANDLER as HANDLER
+from .runtime_loader import INT_INSTALLED as INSTALLED
 from .runtime_loader import INT_LENGTH as LENGTH
 from .runtime_loader import INT_PREVIOUS as PREVIOUS
 from .runtime_loader import INT_PREVIOUS_FLAGS as PREVIOUS_FLAGS
@@ -27,7 +28,7 @@ SIG_DFL, SIG_IGN = 0, 1
 SA_SIGINFO = 4
 
 
-@runtime_lib.library_definer(provides=(HANDLER, *GLOBALS))
+@runtime_lib.library_definer(provides=(HANDLER, INSTALLED, *GLOBALS))
 def define(module: L.Module) -> list[str]:
     cells = {}
     for name in GLOBALS:
@@ -90,4 +91,25 @@ def define(module: L.Module) -> list[str]:
     b.branch(done)
     b.position_at_end(done)
     b.ret_void()
-    return [HANDLER, *GLOBALS]
+    _define_installed(module, handler)
+    return [HANDLER, INSTALLED, *GLOBALS]
+
+
+#: bytes of glibc's struct sigaction on Linux (x86-64, AArch64); the handler is its first word
+SIGACTION_BYTES = 152
+
+
+def _define_installed(module: L.Module, handler: L.Function) -> None:
+    """``asc_sigint_installed()``: 1 when the process's SIGINT handler is ``asc_sigint`` (a
+    ``sigaction`` query; the check before every launch that runs blocks on the launching
+    thread, ``simulator/interrupts.py``), else 0."""
+    fn = L.Function(module, L.FunctionType(I64, []), name=INSTALLED)
+    fn.attributes.add("nounwind")
+    sigaction = module.globals.get("sigaction") or L.Function(
+        module, L.FunctionType(I32, [I32, PTR, PTR]), name="sigaction")
+    b = L.IRBuilder(fn.append_basic_block("entry"))
+    current = b.alloca(L.ArrayType(I64, SIGACTION_BYTES // 8))
+    rc = b.call(sigaction, [L.Constant(I32, 2), L.Constant(PTR, None), current])
+    ours = b.icmp_unsigned("==", b.load(current, typ=I64), b.ptrtoint(handler, I64))
+    ok = b.and_(ours, b.icmp_signed("==", rc, L.Constant(I32, 0)))
+    b.ret(b.zext(ok, I64))

@@ -22,6 +22,8 @@ import time
 CORE = "core"
 #: the SIGINT handler and its globals (defined by ``interrupt.py``)
 INT_HANDLER = "asc_sigint"
+#: ``int64 asc_sigint_installed(void)``: 1 when asc_sigint is the process's SIGINT handler
+INT_INSTALLED = "asc_sigint_installed"
 INT_TABLE, INT_LENGTH, INT_PREVIOUS, INT_PREVIOUS_FLAGS, INT_FIRED = (
     "asc_int_table", "asc_int_len", "asc_int_prev", "asc_int_prev_flags", "asc_int_fired")
 INT_GLOBALS = (INT_TABLE, INT_LENGTH, INT_PREVIOUS, INT_PREVIOUS_FLAGS, INT_FIRED)
