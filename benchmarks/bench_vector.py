@@ -54,7 +54,7 @@ CHECK_COST_TARGET = 1.05           # issue 11: per-instruction extent/queue chec
 # was fastest. Float16 2**20 (2 MB) is dominated by the fixed cost of a launch, which grows with
 # the number of host threads and blocks (thread-pool dispatch, per-core local memory set-up):
 # a single block with 8192-element tiles (6 x 16 KB = 96 KB of UB) was fastest there.
-VADD_CONFIG = {np.float32: (16, 8192), np.float16: (1, 8192)}
+VADD_CONFIG = {np.float32: (16, 8192), np.float16: (2, 16384)}
 
 
 @asc.kernel
