@@ -22,6 +22,7 @@ import os
 import re
 import sys
 import threading
+import time
 import warnings
 from pathlib import Path
 from typing import Optional
@@ -160,6 +161,11 @@ def _load_fast_front_end() -> Optional[FastFrontEnd]:
             return FastFrontEnd(marshal.loads(blob[32:]))
         except (ValueError, EOFError, TypeError, re.error, lalr.TablesUnavailable):
             pass                                    # not ours or stale: rebuild below
+    # a one-time cost (a few tenths of a second) a user's first compile waits for: say so
+    print("ascendc_py: building the parser tables, once "
+          + ("(later processes load them from the cache) ..." if path is not None else
+             "(no usable cache: in every process) ..."), file=sys.stderr, flush=True)
+    start = time.perf_counter()
     p = get_parser()
     try:
         tables = lalr.export_tables(p, lexer_patterns(p.lexer_conf.terminals,
@@ -169,6 +175,8 @@ def _load_fast_front_end() -> Optional[FastFrontEnd]:
     if path is not None:
         payload = marshal.dumps(tables)
         write_file(path, hashlib.sha256(payload).digest() + payload)
+    print(f"ascendc_py: parser tables built in {time.perf_counter() - start:.1f} s",
+          file=sys.stderr, flush=True)
     return FastFrontEnd(tables)
 
 
