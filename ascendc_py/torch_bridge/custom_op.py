@@ -48,6 +48,7 @@ import torch
 from ..compiler.errors import user_boundary
 from ..simulator import config
 from . import profile as _profile
+from .registration import register_op
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 #: the default ``host_casts``: bfloat16 is computed in float32 (no bfloat16 cast in kernels yet)
@@ -131,6 +132,17 @@ class same_shape:
         return same_shape(self.outputs, signature)
 
     def __call__(self, *args, **kwargs):
+        if not kwargs:       # the common call: equal shapes, nothing to name
+            shape = None
+            for a in args:
+                if isinstance(a, torch.Tensor):
+                    if shape is None:
+                        shape = a.shape
+                    elif a.shape != shape:
+                        break
+            else:
+                if shape is not None:
+                    return shape if self.outputs == 1 else (shape,) * self.outputs
         if self.signature is None:
             named = [(f"argument {i}", a) for i, a in enumerate(args)
                      if isinstance(a, torch.Tensor)]
@@ -155,8 +167,9 @@ class AscendOp:
     """A torch operator backed by ascendc_py kernels; made by ``custom_op``.
 
     Call it like the op (``op(x, y)`` is ``torch.ops.<ns>.<name>(x, y)``). Attributes: ``name``
-    ("ns::name"), ``op`` (the ``torch.ops`` overload packet), ``custom_op`` (torch's
-    ``CustomOpDef``), ``kernels``, ``dtypes``, ``signature`` and ``last_reports`` (the
+    ("ns::name"), ``op`` (the ``torch.ops`` overload packet), ``overload`` (its ``.default``
+    ``OpOverload``), ``library`` (the ``torch.library.Library`` holding its registrations),
+    ``kernels``, ``dtypes``, ``signature`` and ``last_reports`` (the
     ``Report``s of the most recent launch of this op, for a quick look; use ``asc.profile()``
     to collect them all).
     """
@@ -186,6 +199,13 @@ class AscendOp:
             p.kind is p.POSITIONAL_OR_KEYWORD for p in params) else None
         if isinstance(shape_rule, same_shape):
             self.shape_rule = shape_rule.for_signature(self.signature)
+        #: for the fast call (``_run_plain``): where the tensor parameters are, the defaults of
+        #: the trailing parameters (the dispatcher leaves out arguments equal to their
+        #: default), and the dtypes the kernels take as they are (no host cast)
+        self._tensor_positions = tuple(i for i, p in enumerate(params)
+                                       if p.annotation is torch.Tensor)
+        self._defaults = tuple(p.default for p in params)
+        self._plain_dtypes = frozenset(d for d in self.dtypes if d not in self.host_casts)
 
         @user_boundary
         def impl(*args, **kwargs):
@@ -203,16 +223,12 @@ class AscendOp:
         impl.__doc__ = doc or launcher.__doc__
         impl.__name__ = impl.__qualname__ = name.split("::")[1]
         impl.__module__ = getattr(launcher, "__module__", __name__)
-        self.custom_op = torch.library.custom_op(name, impl, mutates_args=(), device_types="cpu")
-        self.custom_op.register_fake(fake)
-        if backward is not None:
-            self.custom_op.register_autograd(backward, setup_context=setup_context)
-        ns, short = name.split("::")
-        self.op = getattr(getattr(torch.ops, ns), short)
+        self.op, self.overload, self.library = register_op(name, impl, fake, backward,
+                                                           setup_context)
         self.__doc__ = impl.__doc__
 
     def __call__(self, *args, **kwargs):
-        return self.custom_op(*args, **kwargs)
+        return self.overload(*args, **kwargs)
 
     def __repr__(self) -> str:
         kernels = ", ".join(getattr(k, "__name__", repr(k)) for k in self.kernels)
@@ -265,6 +281,12 @@ class AscendOp:
 
     # ------------------------------------------------------------------ the real implementation
     def _run(self, args, kwargs):
+        """The op on real tensors: ``_run_plain`` for the common call, else checks, casts and
+        copies as the module docstring describes."""
+        if not kwargs and self._positional is not None:
+            done, result = self._run_plain(args)
+            if done:
+                return result
         bound, shapes, dtype = self._check(args, kwargs)
         call_args = {}
         for k, v in bound.arguments.items():
@@ -288,6 +310,57 @@ class AscendOp:
         if wide is not None:
             outs = tuple(o.to(dtype) for o in outs)
         return outs[0] if self.num_outputs is None else outs
+
+
+    def _run_plain(self, args):
+        """The common call in few steps: every argument by position (trailing defaults filled
+        in), every tensor argument a contiguous CPU tensor of one accepted dtype that needs no
+        host cast. (False, None) for anything else, which ``_run`` handles in full (and whose
+        errors it raises); the outcome is the same either way."""
+        n = len(self._positional)
+        if len(args) < n:
+            args = tuple(args) + self._defaults[len(args):]
+            if inspect.Parameter.empty in args:
+                return False, None
+        elif len(args) > n:
+            return False, None
+        dtype = None
+        for i in self._tensor_positions:
+            t = args[i]
+            if type(t) is not torch.Tensor or not t.is_cpu or not t.is_contiguous():
+                return False, None
+            if dtype is None:
+                dtype = t.dtype
+                if dtype not in self._plain_dtypes:
+                    return False, None
+            elif t.dtype != dtype:
+                return False, None
+        if dtype is None:
+            return False, None
+        try:
+            shapes = self.shape_rule(*args)
+        except OpInputError as e:
+            msg = str(e)
+            raise type(e)(msg if msg.startswith(self.name) else f"{self.name}: {msg}") from None
+        single = self.num_outputs is None
+        shapes = (shapes,) if single else tuple(shapes)
+        if not single and len(shapes) != self.num_outputs:
+            return False, None      # the full path raises the error
+        if self.out_dtype is not None:
+            dtype = self.out_dtype(*args)
+        wide = self.host_casts.get(dtype)
+        outs = tuple(torch.empty(s, dtype=wide or dtype) for s in shapes)
+        if any(o.numel() for o in outs):
+            token = _profile.enter_op(self.name)
+            try:
+                reports = self.launcher(*args, out=outs[0] if single else outs)
+            finally:
+                _profile.exit_op(token)
+            self.last_reports = tuple(reports) if isinstance(reports, (tuple, list)) else \
+                ((reports,) if reports is not None else ())
+        if wide is not None:
+            outs = tuple(o.to(dtype) for o in outs)
+        return True, outs[0] if single else outs
 
 
 class _Positional:
