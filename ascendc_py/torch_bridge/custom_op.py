@@ -35,6 +35,7 @@ derived from the shape rule (``register_fake``: ``torch.compile`` and ``opcheck`
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import sys
@@ -100,12 +101,21 @@ def elementwise_tiling(n: int, dtype, ub_tiles: int, *, min_per_block: int = 163
     choice is about the modeled chip, and the shipped ops keep 16384 so that their reports stay
     comparable across releases.
     """
+    if max_blocks is None:
+        max_blocks = config.current_platform().aiv_cores
+    try:
+        return _tiling(n, dtype, ub_tiles, min_per_block, max_tile, ub_budget, max_blocks)
+    except TypeError:      # an argument that is not hashable (a symbolic size): not cached
+        return _tiling.__wrapped__(n, dtype, ub_tiles, min_per_block, max_tile, ub_budget,
+                                   max_blocks)
+
+
+@functools.lru_cache(maxsize=1024)
+def _tiling(n, dtype, ub_tiles, min_per_block, max_tile, ub_budget, max_blocks) -> Tiling:
     esize = _itemsize(dtype)
     tile = min(max_tile, ub_budget // (ub_tiles * esize)) // 256 * 256
     if tile < 256:
         raise ValueError(f"{ub_tiles} tiles do not fit in {ub_budget} bytes of UB")
-    if max_blocks is None:
-        max_blocks = config.current_platform().aiv_cores
     n = max(int(n), 1)
     blocks = max(1, min(max_blocks, math.ceil(n / min_per_block)))
     share = math.ceil(math.ceil(n / blocks) / 16) * 16
@@ -324,13 +334,13 @@ class AscendOp:
                 return False, None
         elif len(args) > n:
             return False, None
-        dtype = None
+        dtype = first = None
         for i in self._tensor_positions:
             t = args[i]
             if type(t) is not torch.Tensor or not t.is_cpu or not t.is_contiguous():
                 return False, None
             if dtype is None:
-                dtype = t.dtype
+                first, dtype = t, t.dtype
                 if dtype not in self._plain_dtypes:
                     return False, None
             elif t.dtype != dtype:
@@ -349,11 +359,19 @@ class AscendOp:
         if self.out_dtype is not None:
             dtype = self.out_dtype(*args)
         wide = self.host_casts.get(dtype)
-        outs = tuple(torch.empty(s, dtype=wide or dtype) for s in shapes)
-        if any(o.numel() for o in outs):
+        if single:
+            if wide is None and dtype == first.dtype and shapes[0] == first.shape:
+                out = torch.empty_like(first, memory_format=torch.contiguous_format)
+            else:
+                out = torch.empty(shapes[0], dtype=wide or dtype)
+            outs, launch = (out,), out.numel() > 0
+        else:
+            outs = out = tuple(torch.empty(s, dtype=wide or dtype) for s in shapes)
+            launch = any(o.numel() for o in outs)
+        if launch:
             token = _profile.enter_op(self.name)
             try:
-                reports = self.launcher(*args, out=outs[0] if single else outs)
+                reports = self.launcher(*args, out=out)
             finally:
                 _profile.exit_op(token)
             self.last_reports = tuple(reports) if isinstance(reports, (tuple, list)) else \

@@ -28,6 +28,9 @@ SEPIA = ((0.393, 0.769, 0.189),
          (0.349, 0.686, 0.168),
          (0.272, 0.534, 0.131))
 SEPIA_T = tuple(zip(*SEPIA))
+#: the matrices' nine coefficients in the order color_matrix_kernel takes them (row by row)
+_SEPIA_COEFS = tuple(c for row in SEPIA for c in row)
+_SEPIA_T_COEFS = tuple(c for row in SEPIA_T for c in row)
 
 #: leaky_relu_backward builds the step [x > 0] as clamp(x * scale**3, 0, 1): scale per dtype
 _STEP_SCALE = {torch.float32: 2.0 ** 63, torch.float16: 2.0 ** 12}
@@ -86,18 +89,19 @@ def _image_shape(x):
     return x.shape
 
 
-def _launch_color_matrix(x, out, matrix):
+def _launch_color_matrix(x, out, coefs):
+    """color_matrix_kernel over NCHW images; ``coefs``: the 3x3 matrix's nine coefficients, row
+    by row."""
     n, _, h, w = x.shape
     total = n * h * w
     # blocks of >= 16384 pixels: about the host work that pays for a block's ~40 us of setup
     t = elementwise_tiling(total, x.dtype, K.COLOR_UB_TILES, min_per_block=16384)
-    return K.color_matrix_kernel[t.block_dim](x, out, h * w, total, t.share,
-                                              *(c for row in matrix for c in row), t.tile)
+    return K.color_matrix_kernel[t.block_dim](x, out, h * w, total, t.share, *coefs, t.tile)
 
 
 def _launch_sepia_backward(grad: Tensor, *, out: Tensor):
     """The gradient of sepia: the transposed sepia matrix applied to ``grad``."""
-    return _launch_color_matrix(grad, out, SEPIA_T)
+    return _launch_color_matrix(grad, out, _SEPIA_T_COEFS)
 
 
 sepia_backward = custom_op("ascendc::sepia_backward", _launch_sepia_backward,
@@ -106,7 +110,7 @@ sepia_backward = custom_op("ascendc::sepia_backward", _launch_sepia_backward,
 
 def _launch_sepia(x: Tensor, *, out: Tensor):
     """The sepia filter over NCHW images: (R', G', B') = SEPIA @ (R, G, B) per pixel."""
-    return _launch_color_matrix(x, out, SEPIA)
+    return _launch_color_matrix(x, out, _SEPIA_COEFS)
 
 
 sepia = custom_op("ascendc::sepia", _launch_sepia, shape_rule=_image_shape,
