@@ -11,10 +11,12 @@
                        backward=lambda ctx, g: (g, g))
     add(x, y)                      # or torch.ops.mylib.add(x, y)
 
-``custom_op`` registers a real ``torch.library.custom_op`` (so ``torch.ops.<ns>.<name>``
-exists, with the schema inferred from the launcher's annotations), a fake (meta) implementation
-derived from the shape rule (``register_fake``: ``torch.compile`` and ``opcheck`` work), and
-``register_autograd`` when a backward is given. What each call does, in order:
+``custom_op`` registers a real PyTorch operator, what ``torch.library.custom_op`` would make
+(``torch.ops.<ns>.<name>`` with the schema inferred from the launcher's annotations), a fake
+(meta) implementation derived from the shape rule (``register_fake``: ``torch.compile`` and
+``opcheck`` work) and autograd with the given backward, through ``torch.library.Library`` so
+that the common call skips ``custom_op``'s per-call Python layers (``registration.py``). What
+each call does, in order:
 
 1. **Check the inputs** (in the real and in the fake implementation, so ``torch.compile`` reports
    them too): every tensor argument must be on the CPU (the simulated NPU reads host memory),
@@ -27,6 +29,9 @@ derived from the shape rule (``register_fake``: ``torch.compile`` and ``opcheck`
 3. **Host casts**: a dtype the kernels do not compute in (by default bfloat16) is widened on the
    host (``host_casts``, default bfloat16 → float32), the kernel runs in the wide type and the
    outputs are rounded back. This is a stop-gap until the kernel language has a bfloat16 cast.
+   (The common call, every argument by position and every tensor a contiguous CPU tensor of
+   one accepted dtype without a host cast, goes through these steps in a shorter path,
+   ``AscendOp._run_plain``, with the same outcome.)
 4. **Outputs** are allocated (contiguous, shapes from the shape rule, dtype of the first tensor
    argument unless ``out_dtype`` says otherwise) and the launcher is called as
    ``launcher(*args, out=outputs)``; it picks ``block_dim`` and tiling from its inputs (see
@@ -99,7 +104,8 @@ def elementwise_tiling(n: int, dtype, ub_tiles: int, *, min_per_block: int = 163
     use every core. On the modeled chip more blocks are faster until HBM bandwidth is shared
     out; on the host a block costs a few µs of fixed work (the native block loop), so the
     choice is about the modeled chip, and the shipped ops keep 16384 so that their reports stay
-    comparable across releases.
+    comparable across releases. Tilings are cached per arguments and core count (an op's
+    launcher asks on every call).
     """
     if max_blocks is None:
         max_blocks = config.current_platform().aiv_cores
