@@ -1,7 +1,7 @@
 """Kernels as real PyTorch operators: declare them, use the shipped ones, profile them.
 
-- ``custom_op("ns::name", launcher, shape_rule=..., backward=...)`` declares a
-  ``torch.library.custom_op`` backed by kernels (``custom_op.py``).
+- ``custom_op("ns::name", launcher, shape_rule=..., backward=...)`` declares a PyTorch
+  operator backed by kernels (``custom_op.py``; its registration: ``registration.py``).
 - ``import ascendc_py.torch_bridge.ops`` registers ``torch.ops.ascendc.add``, ``leaky_relu``,
   ``sepia`` and ``swiglu`` (with their backward ops).
 - ``SepiaFilter`` and ``SwiGLU`` are ``nn.Module``s built on them (``modules.py``).

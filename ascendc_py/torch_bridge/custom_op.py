@@ -11,10 +11,12 @@
                        backward=lambda ctx, g: (g, g))
     add(x, y)                      # or torch.ops.mylib.add(x, y)
 
-``custom_op`` registers a real ``torch.library.custom_op`` (so ``torch.ops.<ns>.<name>``
-exists, with the schema inferred from the launcher's annotations), a fake (meta) implementation
-derived from the shape rule (``register_fake``: ``torch.compile`` and ``opcheck`` work), and
-``register_autograd`` when a backward is given. What each call does, in order:
+``custom_op`` registers a real PyTorch operator, what ``torch.library.custom_op`` would make
+(``torch.ops.<ns>.<name>`` with the schema inferred from the launcher's annotations), a fake
+(meta) implementation derived from the shape rule (``register_fake``: ``torch.compile`` and
+``opcheck`` work) and autograd with the given backward, through ``torch.library.Library`` so
+that the common call skips ``custom_op``'s per-call Python layers (``registration.py``). What
+each call does, in order:
 
 1. **Check the inputs** (in the real and in the fake implementation, so ``torch.compile`` reports
    them too): every tensor argument must be on the CPU (the simulated NPU reads host memory),
@@ -27,6 +29,9 @@ derived from the shape rule (``register_fake``: ``torch.compile`` and ``opcheck`
 3. **Host casts**: a dtype the kernels do not compute in (by default bfloat16) is widened on the
    host (``host_casts``, default bfloat16 → float32), the kernel runs in the wide type and the
    outputs are rounded back. This is a stop-gap until the kernel language has a bfloat16 cast.
+   (The common call, every argument by position and every tensor a contiguous CPU tensor of
+   one accepted dtype without a host cast, goes through these steps in a shorter path,
+   ``AscendOp._run_plain``, with the same outcome.)
 4. **Outputs** are allocated (contiguous, shapes from the shape rule, dtype of the first tensor
    argument unless ``out_dtype`` says otherwise) and the launcher is called as
    ``launcher(*args, out=outputs)``; it picks ``block_dim`` and tiling from its inputs (see
@@ -35,6 +40,7 @@ derived from the shape rule (``register_fake``: ``torch.compile`` and ``opcheck`
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import sys
@@ -48,6 +54,7 @@ import torch
 from ..compiler.errors import user_boundary
 from ..simulator import config
 from . import profile as _profile
+from .registration import register_op
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 #: the default ``host_casts``: bfloat16 is computed in float32 (no bfloat16 cast in kernels yet)
@@ -97,14 +104,24 @@ def elementwise_tiling(n: int, dtype, ub_tiles: int, *, min_per_block: int = 163
     use every core. On the modeled chip more blocks are faster until HBM bandwidth is shared
     out; on the host a block costs a few µs of fixed work (the native block loop), so the
     choice is about the modeled chip, and the shipped ops keep 16384 so that their reports stay
-    comparable across releases.
+    comparable across releases. Tilings are cached per arguments and core count (an op's
+    launcher asks on every call).
     """
+    if max_blocks is None:
+        max_blocks = config.current_platform().aiv_cores
+    try:
+        return _tiling(n, dtype, ub_tiles, min_per_block, max_tile, ub_budget, max_blocks)
+    except TypeError:      # an argument that is not hashable (a symbolic size): not cached
+        return _tiling.__wrapped__(n, dtype, ub_tiles, min_per_block, max_tile, ub_budget,
+                                   max_blocks)
+
+
+@functools.lru_cache(maxsize=1024)
+def _tiling(n, dtype, ub_tiles, min_per_block, max_tile, ub_budget, max_blocks) -> Tiling:
     esize = _itemsize(dtype)
     tile = min(max_tile, ub_budget // (ub_tiles * esize)) // 256 * 256
     if tile < 256:
         raise ValueError(f"{ub_tiles} tiles do not fit in {ub_budget} bytes of UB")
-    if max_blocks is None:
-        max_blocks = config.current_platform().aiv_cores
     n = max(int(n), 1)
     blocks = max(1, min(max_blocks, math.ceil(n / min_per_block)))
     share = math.ceil(math.ceil(n / blocks) / 16) * 16
@@ -131,6 +148,17 @@ class same_shape:
         return same_shape(self.outputs, signature)
 
     def __call__(self, *args, **kwargs):
+        if not kwargs:       # the common call: equal shapes, nothing to name
+            shape = None
+            for a in args:
+                if isinstance(a, torch.Tensor):
+                    if shape is None:
+                        shape = a.shape
+                    elif a.shape != shape:
+                        break
+            else:
+                if shape is not None:
+                    return shape if self.outputs == 1 else (shape,) * self.outputs
         if self.signature is None:
             named = [(f"argument {i}", a) for i, a in enumerate(args)
                      if isinstance(a, torch.Tensor)]
@@ -155,8 +183,9 @@ class AscendOp:
     """A torch operator backed by ascendc_py kernels; made by ``custom_op``.
 
     Call it like the op (``op(x, y)`` is ``torch.ops.<ns>.<name>(x, y)``). Attributes: ``name``
-    ("ns::name"), ``op`` (the ``torch.ops`` overload packet), ``custom_op`` (torch's
-    ``CustomOpDef``), ``kernels``, ``dtypes``, ``signature`` and ``last_reports`` (the
+    ("ns::name"), ``op`` (the ``torch.ops`` overload packet), ``overload`` (its ``.default``
+    ``OpOverload``), ``library`` (the ``torch.library.Library`` holding its registrations),
+    ``kernels``, ``dtypes``, ``signature`` and ``last_reports`` (the
     ``Report``s of the most recent launch of this op, for a quick look; use ``asc.profile()``
     to collect them all).
     """
@@ -186,6 +215,13 @@ class AscendOp:
             p.kind is p.POSITIONAL_OR_KEYWORD for p in params) else None
         if isinstance(shape_rule, same_shape):
             self.shape_rule = shape_rule.for_signature(self.signature)
+        #: for the fast call (``_run_plain``): where the tensor parameters are, the defaults of
+        #: the trailing parameters (the dispatcher leaves out arguments equal to their
+        #: default), and the dtypes the kernels take as they are (no host cast)
+        self._tensor_positions = tuple(i for i, p in enumerate(params)
+                                       if p.annotation is torch.Tensor)
+        self._defaults = tuple(p.default for p in params)
+        self._plain_dtypes = frozenset(d for d in self.dtypes if d not in self.host_casts)
 
         @user_boundary
         def impl(*args, **kwargs):
@@ -203,16 +239,12 @@ class AscendOp:
         impl.__doc__ = doc or launcher.__doc__
         impl.__name__ = impl.__qualname__ = name.split("::")[1]
         impl.__module__ = getattr(launcher, "__module__", __name__)
-        self.custom_op = torch.library.custom_op(name, impl, mutates_args=(), device_types="cpu")
-        self.custom_op.register_fake(fake)
-        if backward is not None:
-            self.custom_op.register_autograd(backward, setup_context=setup_context)
-        ns, short = name.split("::")
-        self.op = getattr(getattr(torch.ops, ns), short)
+        self.op, self.overload, self.library = register_op(name, impl, fake, backward,
+                                                           setup_context)
         self.__doc__ = impl.__doc__
 
     def __call__(self, *args, **kwargs):
-        return self.custom_op(*args, **kwargs)
+        return self.overload(*args, **kwargs)
 
     def __repr__(self) -> str:
         kernels = ", ".join(getattr(k, "__name__", repr(k)) for k in self.kernels)
@@ -265,6 +297,12 @@ class AscendOp:
 
     # ------------------------------------------------------------------ the real implementation
     def _run(self, args, kwargs):
+        """The op on real tensors: ``_run_plain`` for the common call, else checks, casts and
+        copies as the module docstring describes."""
+        if not kwargs and self._positional is not None:
+            done, result = self._run_plain(args)
+            if done:
+                return result
         bound, shapes, dtype = self._check(args, kwargs)
         call_args = {}
         for k, v in bound.arguments.items():
@@ -288,6 +326,65 @@ class AscendOp:
         if wide is not None:
             outs = tuple(o.to(dtype) for o in outs)
         return outs[0] if self.num_outputs is None else outs
+
+
+    def _run_plain(self, args):
+        """The common call in few steps: every argument by position (trailing defaults filled
+        in), every tensor argument a contiguous CPU tensor of one accepted dtype that needs no
+        host cast. (False, None) for anything else, which ``_run`` handles in full (and whose
+        errors it raises); the outcome is the same either way."""
+        n = len(self._positional)
+        if len(args) < n:
+            args = tuple(args) + self._defaults[len(args):]
+            if inspect.Parameter.empty in args:
+                return False, None
+        elif len(args) > n:
+            return False, None
+        dtype = first = None
+        for i in self._tensor_positions:
+            t = args[i]
+            if type(t) is not torch.Tensor or not t.is_cpu or not t.is_contiguous():
+                return False, None
+            if dtype is None:
+                first, dtype = t, t.dtype
+                if dtype not in self._plain_dtypes:
+                    return False, None
+            elif t.dtype != dtype:
+                return False, None
+        if dtype is None:
+            return False, None
+        try:
+            shapes = self.shape_rule(*args)
+        except OpInputError as e:
+            msg = str(e)
+            raise type(e)(msg if msg.startswith(self.name) else f"{self.name}: {msg}") from None
+        single = self.num_outputs is None
+        shapes = (shapes,) if single else tuple(shapes)
+        if not single and len(shapes) != self.num_outputs:
+            return False, None      # the full path raises the error
+        if self.out_dtype is not None:
+            dtype = self.out_dtype(*args)
+        wide = self.host_casts.get(dtype)
+        if single:
+            if wide is None and dtype == first.dtype and shapes[0] == first.shape:
+                out = torch.empty_like(first, memory_format=torch.contiguous_format)
+            else:
+                out = torch.empty(shapes[0], dtype=wide or dtype)
+            outs, launch = (out,), out.numel() > 0
+        else:
+            outs = out = tuple(torch.empty(s, dtype=wide or dtype) for s in shapes)
+            launch = any(o.numel() for o in outs)
+        if launch:
+            token = _profile.enter_op(self.name)
+            try:
+                reports = self.launcher(*args, out=out)
+            finally:
+                _profile.exit_op(token)
+            self.last_reports = tuple(reports) if isinstance(reports, (tuple, list)) else \
+                ((reports,) if reports is not None else ())
+        if wide is not None:
+            outs = tuple(o.to(dtype) for o in outs)
+        return True, outs[0] if single else outs
 
 
 class _Positional:

@@ -17,6 +17,8 @@ differentiable and work under ``torch.compile``. Their backward passes are ops t
 operation, as the hardware does); bfloat16 is widened to float32 on the host, computed in
 float32 and rounded back (until the kernel language has a bfloat16 cast).
 """
+import functools
+
 import torch
 from torch import Tensor
 
@@ -28,6 +30,16 @@ SEPIA = ((0.393, 0.769, 0.189),
          (0.349, 0.686, 0.168),
          (0.272, 0.534, 0.131))
 SEPIA_T = tuple(zip(*SEPIA))
+#: the matrices' nine coefficients in the order color_matrix_kernel takes them (row by row)
+_SEPIA_COEFS = tuple(c for row in SEPIA for c in row)
+_SEPIA_T_COEFS = tuple(c for row in SEPIA_T for c in row)
+
+
+@functools.lru_cache(maxsize=256)
+def _on(kernel, block_dim: int):
+    """``kernel[block_dim]``, made once per (kernel, block_dim): the launchers run per call."""
+    return kernel[block_dim]
+
 
 #: leaky_relu_backward builds the step [x > 0] as clamp(x * scale**3, 0, 1): scale per dtype
 _STEP_SCALE = {torch.float32: 2.0 ** 63, torch.float16: 2.0 ** 12}
@@ -37,7 +49,7 @@ _STEP_SCALE = {torch.float32: 2.0 ** 63, torch.float16: 2.0 ** 12}
 def _launch_add(x: Tensor, y: Tensor, *, out: Tensor):
     """x + y, element-wise (same shape and dtype; no broadcasting)."""
     t = elementwise_tiling(x.numel(), x.dtype, K.ADD_UB_TILES)
-    return K.add_kernel[t.block_dim](x, y, out, x.numel(), t.share, t.tile)
+    return _on(K.add_kernel, t.block_dim)(x, y, out, x.numel(), t.share, t.tile)
 
 
 add = custom_op("ascendc::add", _launch_add, shape_rule=same_shape(), kernel=K.add_kernel,
@@ -48,9 +60,8 @@ add = custom_op("ascendc::add", _launch_add, shape_rule=same_shape(), kernel=K.a
 def _launch_leaky_relu_backward(grad: Tensor, x: Tensor, negative_slope: float, *, out: Tensor):
     """grad if x > 0 else negative_slope * grad (the gradient of leaky_relu)."""
     t = elementwise_tiling(x.numel(), x.dtype, K.LEAKY_RELU_BACKWARD_UB_TILES)
-    return K.leaky_relu_backward_kernel[t.block_dim](grad, x, out, x.numel(), t.share,
-                                                     negative_slope, _STEP_SCALE[x.dtype],
-                                                     t.tile)
+    return _on(K.leaky_relu_backward_kernel, t.block_dim)(
+        grad, x, out, x.numel(), t.share, negative_slope, _STEP_SCALE[x.dtype], t.tile)
 
 
 leaky_relu_backward = custom_op("ascendc::leaky_relu_backward", _launch_leaky_relu_backward,
@@ -60,7 +71,7 @@ leaky_relu_backward = custom_op("ascendc::leaky_relu_backward", _launch_leaky_re
 def _launch_leaky_relu(x: Tensor, negative_slope: float = 0.01, *, out: Tensor):
     """x if x >= 0 else negative_slope * x, element-wise."""
     t = elementwise_tiling(x.numel(), x.dtype, K.LEAKY_RELU_UB_TILES)
-    return K.leaky_relu_kernel[t.block_dim](x, out, x.numel(), t.share, negative_slope, t.tile)
+    return _on(K.leaky_relu_kernel, t.block_dim)(x, out, x.numel(), t.share, negative_slope, t.tile)
 
 
 def _leaky_relu_setup(ctx, inputs, output):
@@ -86,18 +97,19 @@ def _image_shape(x):
     return x.shape
 
 
-def _launch_color_matrix(x, out, matrix):
+def _launch_color_matrix(x, out, coefs):
+    """color_matrix_kernel over NCHW images; ``coefs``: the 3x3 matrix's nine coefficients, row
+    by row."""
     n, _, h, w = x.shape
     total = n * h * w
     # blocks of >= 16384 pixels: about the host work that pays for a block's ~40 us of setup
     t = elementwise_tiling(total, x.dtype, K.COLOR_UB_TILES, min_per_block=16384)
-    return K.color_matrix_kernel[t.block_dim](x, out, h * w, total, t.share,
-                                              *(c for row in matrix for c in row), t.tile)
+    return _on(K.color_matrix_kernel, t.block_dim)(x, out, h * w, total, t.share, *coefs, t.tile)
 
 
 def _launch_sepia_backward(grad: Tensor, *, out: Tensor):
     """The gradient of sepia: the transposed sepia matrix applied to ``grad``."""
-    return _launch_color_matrix(grad, out, SEPIA_T)
+    return _launch_color_matrix(grad, out, _SEPIA_T_COEFS)
 
 
 sepia_backward = custom_op("ascendc::sepia_backward", _launch_sepia_backward,
@@ -106,7 +118,7 @@ sepia_backward = custom_op("ascendc::sepia_backward", _launch_sepia_backward,
 
 def _launch_sepia(x: Tensor, *, out: Tensor):
     """The sepia filter over NCHW images: (R', G', B') = SEPIA @ (R, G, B) per pixel."""
-    return _launch_color_matrix(x, out, SEPIA)
+    return _launch_color_matrix(x, out, _SEPIA_COEFS)
 
 
 sepia = custom_op("ascendc::sepia", _launch_sepia, shape_rule=_image_shape,
@@ -119,8 +131,8 @@ def _launch_swiglu_backward(grad: Tensor, a: Tensor, b: Tensor, *,
                             out: tuple[Tensor, Tensor]):
     """(grad_a, grad_b) of silu(a) * b."""
     t = elementwise_tiling(a.numel(), a.dtype, K.SWIGLU_BACKWARD_UB_TILES)
-    return K.swiglu_backward_kernel[t.block_dim](grad, a, b, out[0], out[1], a.numel(), t.share,
-                                                 t.tile)
+    return _on(K.swiglu_backward_kernel, t.block_dim)(grad, a, b, out[0], out[1], a.numel(),
+                                                      t.share, t.tile)
 
 
 swiglu_backward = custom_op("ascendc::swiglu_backward", _launch_swiglu_backward,
@@ -130,7 +142,7 @@ swiglu_backward = custom_op("ascendc::swiglu_backward", _launch_swiglu_backward,
 def _launch_swiglu(a: Tensor, b: Tensor, *, out: Tensor):
     """silu(a) * b = a * b / (1 + exp(-a)), element-wise (same shape; no broadcasting)."""
     t = elementwise_tiling(a.numel(), a.dtype, K.SWIGLU_UB_TILES)
-    return K.swiglu_kernel[t.block_dim](a, b, out, a.numel(), t.share, t.tile)
+    return _on(K.swiglu_kernel, t.block_dim)(a, b, out, a.numel(), t.share, t.tile)
 
 
 def _swiglu_setup(ctx, inputs, output):

@@ -40,6 +40,17 @@ def op_scope(name: str):
         _current_op.reset(token)
 
 
+def enter_op(name: str) -> contextvars.Token:
+    """``op_scope`` without the context manager (a torch op's per-call path): attribute the
+    launches to ``name`` until ``exit_op`` is called with the returned token."""
+    return _current_op.set(name)
+
+
+def exit_op(token: contextvars.Token) -> None:
+    """End what ``enter_op`` began."""
+    _current_op.reset(token)
+
+
 def current_op() -> str:
     """The op whose launcher is running in this context, or ''."""
     return _current_op.get()
