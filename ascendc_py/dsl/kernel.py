@@ -330,37 +330,28 @@ class Kernel:
         cache = self._fast_specs
         for i, (p, v) in enumerate(zip(self.params, args)):
             t = type(v)
-            if t is np.ndarray:
-                flags = v.flags
-                if p.kind not in ("gm", "auto") or not (flags.writeable and flags.c_contiguous) \
-                        or not v.nbytes:
+            if t is np.ndarray or (t.__name__ == "Tensor" and t.__module__ == "torch"):
+                if p.kind not in ("gm", "auto"):
                     return None
-                spec = cache.get((i, v.dtype))
-                if spec is None:
-                    dtype = dtype_of_array(v)
-                    if dtype is None:
+                if t is np.ndarray:
+                    flags = v.flags
+                    if not (flags.writeable and flags.c_contiguous):
                         return None
-                    spec = cache[(i, v.dtype)] = names.ArgSpec.of(p.name, "gm", dtype=dtype)
-                address = names.runtime.address_of(v)
-                if address % v.itemsize:
-                    return None
-                specs.append(spec)
-                gm.append(names.runtime.GmArg(p.name, address, v.nbytes, v))
-                continue
-            if t.__name__ == "Tensor" and t.__module__ == "torch":
-                if p.kind not in ("gm", "auto") or v.device.type != "cpu" or v.requires_grad \
-                        or not v.is_contiguous():
-                    return None
-                spec = cache.get((i, v.dtype))
-                if spec is None:
-                    dtype = dtype_of_array(v)
-                    if dtype is None:
+                    address, size, nbytes = names.runtime.address_of(v) if v.nbytes else 0, \
+                        v.itemsize, v.nbytes
+                else:
+                    if v.device.type != "cpu" or v.requires_grad or not v.is_contiguous():
                         return None
-                    spec = cache[(i, v.dtype)] = names.ArgSpec.of(p.name, "gm", dtype=dtype)
-                address, size = v.data_ptr(), v.element_size()
-                nbytes = v.numel() * size
+                    address, size = v.data_ptr(), v.element_size()
+                    nbytes = v.numel() * size
                 if not nbytes or address % size:
                     return None
+                spec = cache.get((i, v.dtype))
+                if spec is None:
+                    dtype = dtype_of_array(v)
+                    if dtype is None:
+                        return None
+                    spec = cache[(i, v.dtype)] = names.ArgSpec.of(p.name, "gm", dtype=dtype)
                 specs.append(spec)
                 gm.append(names.runtime.GmArg(p.name, address, nbytes, v))
                 continue

@@ -198,23 +198,30 @@ def _define_run(module: L.Module) -> None:
     b.ret(result)
 
 
+def _counted_loop(b: L.IRBuilder, fn: L.Function, count, name: str, body) -> None:
+    """Emit ``for i in range(count): body(i)`` (``count`` an i64 value; nothing when <= 0)."""
+    before = b.block
+    loop = fn.append_basic_block(name)
+    after = fn.append_basic_block(name + ".done")
+    b.cbranch(b.icmp_signed(">", count, _i(0)), loop, after)
+    b.position_at_end(loop)
+    i = b.phi(I64)
+    i.add_incoming(_i(0), before)
+    body(i)
+    nxt = b.add(i, _i(1))
+    i.add_incoming(nxt, b.block)
+    b.cbranch(b.icmp_signed("<", nxt, count), loop, after)
+    b.position_at_end(after)
+
+
 def _fill_memories(b: L.IRBuilder, fn: L.Function, thread: _Record, memories, memset) -> None:
     """memset every local memory of the thread record to FRESH_MEMORY_BYTE."""
-    before = b.block
-    loop = fn.append_basic_block("fill")
-    after = fn.append_basic_block("filled")
-    b.cbranch(b.icmp_signed(">", memories, _i(0)), loop, after)
-    b.position_at_end(loop)
-    m = b.phi(I64)
-    m.add_incoming(_i(0), before)
-    slot = b.add(_i(abi.THREAD_MEMORY), b.mul(m, _i(2)))
-    base = _as_ptr(b, thread.load(slot))
-    size = thread.load(b.add(slot, _i(1)))
-    b.call(memset, [base, L.Constant(I8, FRESH_MEMORY_BYTE), size, L.Constant(I1, 0)])
-    nxt = b.add(m, _i(1))
-    m.add_incoming(nxt, loop)
-    b.cbranch(b.icmp_signed("<", nxt, memories), loop, after)
-    b.position_at_end(after)
+    def fill(m):
+        slot = b.add(_i(abi.THREAD_MEMORY), b.mul(m, _i(2)))
+        base = _as_ptr(b, thread.load(slot))
+        size = thread.load(b.add(slot, _i(1)))
+        b.call(memset, [base, L.Constant(I8, FRESH_MEMORY_BYTE), size, L.Constant(I1, 0)])
+    _counted_loop(b, fn, memories, "fill", fill)
 
 
 def _start_demand_record(b: L.IRBuilder, fn: L.Function, row, gm_sizes, gm_count) -> None:
@@ -222,17 +229,9 @@ def _start_demand_record(b: L.IRBuilder, fn: L.Function, row, gm_sizes, gm_count
     as ``runtime._Core.prepare`` writes them."""
     b.store(L.Constant(F64, abi.DEMAND_BASE_WIDTH),
             b.gep(row, [_i(abi.DEMAND_WIDTH)], source_etype=F64))
-    before = b.block
-    loop = fn.append_basic_block("sizes")
-    after = fn.append_basic_block("sized")
-    b.cbranch(b.icmp_signed(">", gm_count, _i(0)), loop, after)
-    b.position_at_end(loop)
-    a = b.phi(I64)
-    a.add_incoming(_i(0), before)
-    size = b.load(b.gep(gm_sizes, [a], source_etype=I64), typ=I64)
-    slot = b.add(_i(abi.DEMAND_ARGS), b.add(gm_count, a))
-    b.store(b.sitofp(size, F64), b.gep(row, [slot], source_etype=F64))
-    nxt = b.add(a, _i(1))
-    a.add_incoming(nxt, loop)
-    b.cbranch(b.icmp_signed("<", nxt, gm_count), loop, after)
-    b.position_at_end(after)
+
+    def size_of(a):
+        size = b.load(b.gep(gm_sizes, [a], source_etype=I64), typ=I64)
+        slot = b.add(_i(abi.DEMAND_ARGS), b.add(gm_count, a))
+        b.store(b.sitofp(size, F64), b.gep(row, [slot], source_etype=F64))
+    _counted_loop(b, fn, gm_count, "sizes", size_of)
