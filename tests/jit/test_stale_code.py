@@ -9,6 +9,7 @@ import os
 import linecache
 import pathlib
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -289,3 +290,34 @@ K = k
         assert out[0] == 7
     finally:
         sys.modules.pop(name, None)
+
+
+WARNING_MODULE = '''
+import ascendc_py as asc
+
+
+def never_called():
+    return 1[0]          # Python warns when it compiles this file (SyntaxWarning)
+
+
+@asc.kernel
+def warned_k(out: asc.GlobalAddress):
+    g = asc.GlobalTensor()
+    g.set_global_buffer(out, 8)
+    g.set_value(0, 2.0)
+'''
+
+
+def test_the_source_check_does_not_repeat_pythons_warnings(module_dir):
+    """Python warned about the file when it imported it; checking the kernel's source against
+    its code compiles the file again, silently (a fuzzed source found the repeat)."""
+    (module_dir / "warned_module.py").write_text(WARNING_MODULE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        mod = importlib.import_module("warned_module")
+    out = np.zeros(8, np.float32)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        mod.warned_k[1](out)
+    assert [w for w in seen if issubclass(w.category, SyntaxWarning)] == []
+    assert out[0] == 2.0

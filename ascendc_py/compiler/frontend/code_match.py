@@ -16,6 +16,7 @@ from __future__ import annotations
 import __future__
 import ast
 import math
+import warnings
 
 #: the ``co_flags`` bits that are ``from __future__`` compiler flags
 _FUTURE_FLAGS = 0
@@ -64,8 +65,13 @@ def defines_at_first_line(file_text: str, code) -> bool:
 
 
 def _compile(source, filename: str, flags: int):
+    """``source`` compiled as Python compiles a module, or None. Python warned about the text
+    (SyntaxWarning, DeprecationWarning for invalid escapes) when it compiled the module itself:
+    the comparison compiles it again silently, not a second time at the user."""
     try:
-        return compile(source, filename, "exec", flags=flags, dont_inherit=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return compile(source, filename, "exec", flags=flags, dont_inherit=True)
     except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
         return None
 
