@@ -435,22 +435,9 @@ def xc_wait(tb: _TB, pipe, op, site):
     tb.add_slot(abi.XC_STALL, stall)
     tb.add_slot(abi.XC_WAITS, tb.i64(1))
     _count(tb, op)
-    buf = tb.ld(abi.TRACE_PTR)
-    length = tb.ld(abi.TRACE_LEN)
-    record = b.and_(b.icmp_signed("!=", buf, tb.i64(0)), b.icmp_signed(">", stall, tb.i64(0)))
-    with b.if_then(record):
-        with b.if_else(b.icmp_signed("<", length, tb.ld(abi.TRACE_CAP))) as (room, full):
-            with room:
-                base = b.mul(length, tb.i64(abi.TRACE_FIELDS))
-                ptr = b.inttoptr(buf, PTR)
-                trace_op = b.select(b.icmp_signed(">=", op, tb.i64(0)), op,
-                                    tb.i64(TP.OP_INDEX["sync_all"]))
-                for k, v in enumerate((t, stall, tb.i64(0), tb.i64(int(PipeID.PIPE_S)), site,
-                                       trace_op)):
-                    b.store(v, b.gep(ptr, [b.add(base, tb.i64(k))], source_etype=I64))
-                tb.st(abi.TRACE_LEN, b.add(length, tb.i64(1)))
-            with full:
-                tb.add_slot(abi.TRACE_DROPPED, tb.i64(1))
+    trace_op = b.select(b.icmp_signed(">=", op, tb.i64(0)), op, tb.i64(TP.OP_INDEX["sync_all"]))
+    tb.trace(t, stall, tb.i64(0), tb.i64(int(PipeID.PIPE_S)), site, trace_op,
+             when=b.icmp_signed(">", stall, tb.i64(0)))
 
 
 __all__ = ["lower_set", "lower_wait", "lower_sync_all"]

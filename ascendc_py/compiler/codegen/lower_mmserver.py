@@ -47,7 +47,7 @@ from .core import FnBuilder
 from .lower_crosscore import AIC, AIV, _State
 from .rtfuncs import call_tm, counted, rt
 from .timing import _TB, tm
-from .types import I1, I64, PTR
+from .types import I1, I64
 
 E = abi.ErrorCode
 #: the timing arguments of one Matmul call, in ``timing_matmul.matmul``'s order (without serve)
@@ -153,19 +153,8 @@ def mm_wait(tb: _TB, ready, op, site):
     tb.add_slot(abi.STALL_FLAG + 0, stall)            # PIPE_S
     tb.add_slot(abi.MM_STALL, stall)
     tb.add_slot(abi.MM_WAITS, tb.i64(1))
-    buf = tb.ld(abi.TRACE_PTR)
-    length = tb.ld(abi.TRACE_LEN)
-    record = b.and_(b.icmp_signed("!=", buf, tb.i64(0)), b.icmp_signed(">", stall, tb.i64(0)))
-    with b.if_then(record):
-        with b.if_else(b.icmp_signed("<", length, tb.ld(abi.TRACE_CAP))) as (room, full):
-            with room:
-                base = b.mul(length, tb.i64(abi.TRACE_FIELDS))
-                ptr = b.inttoptr(buf, PTR)
-                for k, v in enumerate((t, stall, tb.i64(0), tb.i64(0), site, op)):
-                    b.store(v, b.gep(ptr, [b.add(base, tb.i64(k))], source_etype=I64))
-                tb.st(abi.TRACE_LEN, b.add(length, tb.i64(1)))
-            with full:
-                tb.add_slot(abi.TRACE_DROPPED, tb.i64(1))
+    tb.trace(t, stall, tb.i64(0), tb.i64(0), site, op,
+             when=b.icmp_signed(">", stall, tb.i64(0)))
 
 
 @tm(1)

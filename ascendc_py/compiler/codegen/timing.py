@@ -91,6 +91,25 @@ class _TB(FnBuilder):
         p = self.b.gep(counters, [index], source_etype=I64)
         self.b.store(self.b.add(self.b.load(p, typ=I64), value), p)
 
+    def trace(self, start, occ, lat, pipe, site, op, when=None) -> None:
+        """One event (``abi.TRACE_FIELDS``: start, occupancy, latency, pipe, site, op) in the
+        trace buffer when tracing is on (and ``when``, an i1, holds); a full buffer counts it
+        in TRACE_DROPPED."""
+        b = self.b
+        buf = self.ld(abi.TRACE_PTR)
+        on = b.icmp_signed("!=", buf, self.i64(0))
+        with b.if_then(on if when is None else b.and_(on, when)):
+            length = self.ld(abi.TRACE_LEN)
+            with b.if_else(b.icmp_signed("<", length, self.ld(abi.TRACE_CAP))) as (room, full):
+                with room:
+                    base = b.mul(length, self.i64(abi.TRACE_FIELDS))
+                    ptr = b.inttoptr(buf, PTR)
+                    for k, v in enumerate((start, occ, lat, pipe, site, op)):
+                        b.store(v, b.gep(ptr, [b.add(base, self.i64(k))], source_etype=I64))
+                    self.st(abi.TRACE_LEN, b.add(length, self.i64(1)))
+                with full:
+                    self.add_slot(abi.TRACE_DROPPED, self.i64(1))
+
 
 def define_all(module: L.Module, names=None) -> None:
     """Define the timing functions ``names`` (default: all) in ``module``."""
@@ -144,21 +163,7 @@ def _issue(tb: _TB, pipe, occ, lat, op, site, occ_at=None) -> None:
     tb.st(b.add(tb.i64(abi.PIPE_COUNT), pipe), b.add(n, tb.i64(1)))
     tb.st(abi.T_SCALAR, b.add(t, tb.ceil_i(tb.cost(TP.ISSUE_CYCLES))))
     tb.count(b.add(tb.i64(TP.COUNT_BASE), op), tb.i64(1))
-    # trace
-    buf = tb.ld(abi.TRACE_PTR)
-    length = tb.ld(abi.TRACE_LEN)
-    on = b.icmp_signed("!=", buf, tb.i64(0))
-    with b.if_then(on):
-        room = b.icmp_signed("<", length, tb.ld(abi.TRACE_CAP))
-        with b.if_else(room) as (then, otherwise):
-            with then:
-                base = b.mul(length, tb.i64(abi.TRACE_FIELDS))
-                ptr = b.inttoptr(buf, PTR)
-                for k, v in enumerate((start, occ, lat, pipe, site, op)):
-                    b.store(v, b.gep(ptr, [b.add(base, tb.i64(k))], source_etype=I64))
-                tb.st(abi.TRACE_LEN, b.add(length, tb.i64(1)))
-            with otherwise:
-                tb.add_slot(abi.TRACE_DROPPED, tb.i64(1))
+    tb.trace(start, occ, lat, pipe, site, op)
 
 
 @tm(8)

@@ -68,7 +68,7 @@ from ...simulator import timing_params as TP
 from .rtfuncs import counted
 from .timing import _TB, plateau_rate, tm
 from .timing_gm import GM_NONE, GM_READS, GM_WRITES, gm_transfer
-from .types import F64, I64, PTR
+from .types import F64, I64
 
 _M, _MTE1, _MTE2, _FIX = (int(p) for p in (PipeID.PIPE_M, PipeID.PIPE_MTE1, PipeID.PIPE_MTE2,
                                            PipeID.PIPE_FIX))
@@ -76,23 +76,6 @@ _M, _MTE1, _MTE2, _FIX = (int(p) for p in (PipeID.PIPE_M, PipeID.PIPE_MTE1, Pipe
 
 def _path(a: str, b: str) -> int:
     return TP.PATH_BASE + TP.PATHS.index((a, b)) * TP.PATH_FIELDS
-
-
-def _trace(tb: _TB, start, occ, lat, pipe: int, site, op) -> None:
-    """One event in the trace buffer (when tracing is on), as the other timing functions do."""
-    b = tb.b
-    buf = tb.ld(abi.TRACE_PTR)
-    with b.if_then(b.icmp_signed("!=", buf, tb.i64(0))):
-        length = tb.ld(abi.TRACE_LEN)
-        with b.if_else(b.icmp_signed("<", length, tb.ld(abi.TRACE_CAP))) as (room, full):
-            with room:
-                base = b.mul(length, tb.i64(abi.TRACE_FIELDS))
-                ptr = b.inttoptr(buf, PTR)
-                for i, v in enumerate((start, occ, lat, tb.i64(pipe), site, op)):
-                    b.store(v, b.gep(ptr, [b.add(base, tb.i64(i))], source_etype=I64))
-                tb.st(abi.TRACE_LEN, b.add(length, tb.i64(1)))
-            with full:
-                tb.add_slot(abi.TRACE_DROPPED, tb.i64(1))
 
 
 @tm(24)
@@ -213,7 +196,7 @@ def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1
         b.store(b.add(start, dur), clock[_MTE2])
         b.store(b.add(ld(busy[_MTE2]), dur), busy[_MTE2])
         b.store(b.add(b.add(start, dur), lat_gm), ready)
-        _trace(tb, start, dur, lat_gm, _MTE2, site, op)
+        tb.trace(start, dur, lat_gm, tb.i64(_MTE2), site, op)
         b.store(b.add(ld(moved["GM_L1"]), hbm), moved["GM_L1"])
 
     def tile(t):
@@ -246,7 +229,7 @@ def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1
             d1 = cyc(b.fadd(b.fdiv(tb.f(la), w_l0a), b.fdiv(tb.f(lb), w_l0b)))
             s1 = tb.max(tb.max(ld(clock[_MTE1]), ld(rel2)), tb.max(ld(ready_a), ld(ready_b)))
             b.store(b.add(s1, d1), clock[_MTE1])
-            _trace(tb, s1, d1, lat_l1, _MTE1, site, op)
+            tb.trace(s1, d1, lat_l1, tb.i64(_MTE1), site, op)
             b.store(b.add(ld(busy[_MTE1]), d1), busy[_MTE1])
             b.store(b.add(ld(moved["L1_L0A"]), la), moved["L1_L0A"])
             b.store(b.add(ld(moved["L1_L0B"]), lb), moved["L1_L0B"])
@@ -259,7 +242,7 @@ def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1
             sm = tb.max(ld(clock[_M]), b.add(b.add(s1, d1), lat_l1))
             sm = b.select(b.icmp_signed("==", j, z), tb.max(sm, l0c_free), sm)
             b.store(b.add(sm, dm), clock[_M])
-            _trace(tb, sm, dm, cube_lat, _M, site, op)
+            tb.trace(sm, dm, cube_lat, tb.i64(_M), site, op)
             b.store(b.add(ld(busy[_M]), dm), busy[_M])
             b.store(ld(rel1), rel2)
             b.store(b.add(sm, dm), rel1)
@@ -271,7 +254,7 @@ def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1
         df = gm_transfer(tb, fix_kind, sf, z, cyc(b.fdiv(tb.f(out), w_fix)), out,
                          per_arg=False)
         b.store(b.add(sf, df), clock[_FIX])
-        _trace(tb, sf, df, lat_fix, _FIX, site, op)
+        tb.trace(sf, df, lat_fix, tb.i64(_FIX), site, op)
         b.store(b.add(ld(busy[_FIX]), df), busy[_FIX])
         b.store(ld(fix_end1), fix_end2)
         b.store(b.add(sf, df), fix_end1)
