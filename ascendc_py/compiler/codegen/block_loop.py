@@ -26,7 +26,7 @@ from llvmlite import ir as L
 
 from ...simulator import abi
 from . import runtime_lib
-from .types import F64, I1, I8, I64, PTR, intrinsic
+from .types import F64, I1, I8, I64, PTR, counted_loop, intrinsic
 
 RUN_BLOCKS = "asc_run_blocks"
 CANCEL_THREAD = "asc_cancel_thread"
@@ -156,8 +156,8 @@ def _define_run(module: L.Module) -> None:
     ctx_rec.store(abi.COUNTERS, b.add(counters, b.mul(block, counter_bytes)))
     row = b.add(demand, b.mul(block, demand_bytes))
     ctx_rec.store(abi.GM_DEMAND, row)
-    _start_demand_record(b, fn, _as_ptr(b, row), gm_sizes, gm_count)
-    _fill_memories(b, fn, thread, memories, memset)
+    _start_demand_record(b, _as_ptr(b, row), gm_sizes, gm_count)
+    _fill_memories(b, thread, memories, memset)
     stop_budget = job.load_atomic(abi.JOB_STOP_BUDGET)
     with b.if_then(b.icmp_signed("!=", stop_budget, _i(0))):
         ctx_rec.store(abi.LOOP_BUDGET, stop_budget)
@@ -198,33 +198,17 @@ def _define_run(module: L.Module) -> None:
     b.ret(result)
 
 
-def _counted_loop(b: L.IRBuilder, fn: L.Function, count, name: str, body) -> None:
-    """Emit ``for i in range(count): body(i)`` (``count`` an i64 value; nothing when <= 0)."""
-    before = b.block
-    loop = fn.append_basic_block(name)
-    after = fn.append_basic_block(name + ".done")
-    b.cbranch(b.icmp_signed(">", count, _i(0)), loop, after)
-    b.position_at_end(loop)
-    i = b.phi(I64)
-    i.add_incoming(_i(0), before)
-    body(i)
-    nxt = b.add(i, _i(1))
-    i.add_incoming(nxt, b.block)
-    b.cbranch(b.icmp_signed("<", nxt, count), loop, after)
-    b.position_at_end(after)
-
-
-def _fill_memories(b: L.IRBuilder, fn: L.Function, thread: _Record, memories, memset) -> None:
+def _fill_memories(b: L.IRBuilder, thread: _Record, memories, memset) -> None:
     """memset every local memory of the thread record to FRESH_MEMORY_BYTE."""
     def fill(m):
         slot = b.add(_i(abi.THREAD_MEMORY), b.mul(m, _i(2)))
         base = _as_ptr(b, thread.load(slot))
         size = thread.load(b.add(slot, _i(1)))
         b.call(memset, [base, L.Constant(I8, FRESH_MEMORY_BYTE), size, L.Constant(I1, 0)])
-    _counted_loop(b, fn, memories, "fill", fill)
+    counted_loop(b, memories, fill, "fill")
 
 
-def _start_demand_record(b: L.IRBuilder, fn: L.Function, row, gm_sizes, gm_count) -> None:
+def _start_demand_record(b: L.IRBuilder, row, gm_sizes, gm_count) -> None:
     """A block's (zeroed) GM demand record gets its window width and the GM arguments' sizes,
     as ``runtime._Core.prepare`` writes them."""
     b.store(L.Constant(F64, abi.DEMAND_BASE_WIDTH),
@@ -234,4 +218,4 @@ def _start_demand_record(b: L.IRBuilder, fn: L.Function, row, gm_sizes, gm_count
         size = b.load(b.gep(gm_sizes, [a], source_etype=I64), typ=I64)
         slot = b.add(_i(abi.DEMAND_ARGS), b.add(gm_count, a))
         b.store(b.sitofp(size, F64), b.gep(row, [slot], source_etype=F64))
-    _counted_loop(b, fn, gm_count, "sizes", size_of)
+    counted_loop(b, gm_count, size_of, "sizes")

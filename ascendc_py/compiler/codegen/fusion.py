@@ -36,7 +36,7 @@ from ...dsl.types import Memory
 from ...simulator import abi
 from .. import ir, jit
 from ..ops import REGISTRY, Family
-from .types import I1, I64, PTR, ElemBuilder, memory_type, prefer_vector_width
+from .types import I1, I64, PTR, ElemBuilder, counted_loop, memory_type, prefer_vector_width
 
 FUSIBLE_FAMILIES = (Family.BINARY, Family.UNARY, Family.SCALAR, Family.DUPLICATE, Family.AXPY)
 
@@ -230,39 +230,31 @@ def fused_loop(module: L.Module, shape) -> L.Function:
     for a in args[:n_tensors]:
         a.add_attribute("noalias")
     tensors, scalar_args, n = args[:n_tensors], args[n_tensors:-1], args[-1]
-    entry = fn.append_basic_block("entry")
-    body = fn.append_basic_block("loop")
-    done = fn.append_basic_block("done")
-    b = L.IRBuilder(entry)
-    b.cbranch(b.icmp_signed(">", n, L.Constant(I64, 0)), body, done)
-    b.position_at_end(body)
-    i = b.phi(I64)
-    i.add_incoming(L.Constant(I64, 0), entry)
+    b = L.IRBuilder(fn.append_basic_block("entry"))
     eb = ElemBuilder(b, module, dtype)
-    current: dict = {}      # tensor slot -> its element's value so far
-    written: list = []
 
-    def value(slot):
-        if slot not in current:
-            current[slot] = b.load(b.gep(tensors[slot], [i], source_etype=mt), typ=mt)
-        return current[slot]
+    def element(i):
+        current: dict = {}      # tensor slot -> its element's value so far
+        written: list = []
 
-    scalar_iter = iter(scalar_args)
-    for op, slots, n_scalar in ops:
-        spec = REGISTRY[op]
-        dst, srcs = slots[0], slots[1:]
-        vals = [value(dst)] if spec.family == Family.AXPY else []
-        vals += [value(s_) for s_ in srcs]
-        vals += [next(scalar_iter) for _ in range(n_scalar)]
-        current[dst] = spec.elem(eb, *vals)
-        if dst not in written:
-            written.append(dst)
-    for slot in written:
-        b.store(current[slot], b.gep(tensors[slot], [i], source_etype=mt))
-    nxt = b.add(i, L.Constant(I64, 1))
-    i.add_incoming(nxt, b.block)
-    b.cbranch(b.icmp_signed("<", nxt, n), body, done)
-    b.position_at_end(done)
+        def value(slot):
+            if slot not in current:
+                current[slot] = b.load(b.gep(tensors[slot], [i], source_etype=mt), typ=mt)
+            return current[slot]
+
+        scalar_iter = iter(scalar_args)
+        for op, slots, n_scalar in ops:
+            spec = REGISTRY[op]
+            dst, srcs = slots[0], slots[1:]
+            vals = [value(dst)] if spec.family == Family.AXPY else []
+            vals += [value(s_) for s_ in srcs]
+            vals += [next(scalar_iter) for _ in range(n_scalar)]
+            current[dst] = spec.elem(eb, *vals)
+            if dst not in written:
+                written.append(dst)
+        for slot in written:
+            b.store(current[slot], b.gep(tensors[slot], [i], source_etype=mt))
+    counted_loop(b, n, element)
     b.ret_void()
     return fn
 

@@ -21,7 +21,8 @@ from llvmlite import ir as L
 
 from ...dsl.types import DataType
 from ..ops import REGISTRY, Family
-from .types import I1, I64, PTR, ElemBuilder, convert, memory_type, prefer_vector_width
+from .types import I1, I64, PTR, ElemBuilder, convert, counted_loop, memory_type, \
+    prefer_vector_width
 
 from .runtime_loader import CORE, ensure_loaded, register_with_llvm, symbol_address  # noqa: F401
 
@@ -98,27 +99,19 @@ def _define(module: L.Module, spec, dtype: DataType, noalias: bool = False,
     dst, srcs = args[0], args[1:n_ptr]
     scalars, n = args[n_ptr:-1], args[-1]
     mt = memory_type(dtype)
-    entry = fn.append_basic_block("entry")
-    loop = fn.append_basic_block("loop")
-    done = fn.append_basic_block("done")
-    b = L.IRBuilder(entry)
-    b.cbranch(b.icmp_signed(">", n, L.Constant(I64, 0)), loop, done)
-    b.position_at_end(loop)
-    i = b.phi(I64)
-    i.add_incoming(L.Constant(I64, 0), entry)
+    b = L.IRBuilder(fn.append_basic_block("entry"))
     eb = ElemBuilder(b, module, dtype)
     st = memory_type(src_dtype or dtype)
     widen = (lambda v: convert(b, v, src_dtype, dtype)) if src_dtype not in (None, dtype) \
         else (lambda v: v)
-    vals = ([b.load(b.gep(dst, [i], source_etype=mt), typ=mt)] if spec.family == Family.AXPY
-            else [])
-    vals += [widen(b.load(b.gep(p, [i], source_etype=st), typ=st)) for p in srcs]
-    vals += [widen(v) for v in scalars]
-    b.store(spec.elem(eb, *vals), b.gep(dst, [i], source_etype=mt))
-    nxt = b.add(i, L.Constant(I64, 1))
-    i.add_incoming(nxt, loop)
-    b.cbranch(b.icmp_signed("<", nxt, n), loop, done)
-    b.position_at_end(done)
+
+    def element(i):
+        vals = ([b.load(b.gep(dst, [i], source_etype=mt), typ=mt)]
+                if spec.family == Family.AXPY else [])
+        vals += [widen(b.load(b.gep(p, [i], source_etype=st), typ=st)) for p in srcs]
+        vals += [widen(v) for v in scalars]
+        b.store(spec.elem(eb, *vals), b.gep(dst, [i], source_etype=mt))
+    counted_loop(b, n, element)
     b.ret_void()
 
 

@@ -47,6 +47,24 @@ def const(dt: DataType, value) -> L.Constant:
     return L.Constant(llvm_type(dt), int(value))
 
 
+def counted_loop(b: L.IRBuilder, count, body, name: str = "loop") -> None:
+    """Emit ``for i in range(count): body(i)`` at the builder's position (``count`` an i64
+    value; nothing runs when it is <= 0); the builder is left after the loop."""
+    fn = b.block.function
+    before = b.block
+    loop = fn.append_basic_block(name)
+    after = fn.append_basic_block(name + ".done")
+    b.cbranch(b.icmp_signed(">", count, L.Constant(I64, 0)), loop, after)
+    b.position_at_end(loop)
+    i = b.phi(I64)
+    i.add_incoming(L.Constant(I64, 0), before)
+    body(i)
+    nxt = b.add(i, L.Constant(I64, 1))
+    i.add_incoming(nxt, b.block)
+    b.cbranch(b.icmp_signed("<", nxt, count), loop, after)
+    b.position_at_end(after)
+
+
 def intrinsic(module: L.Module, name: str, ret: L.Type, args: list[L.Type]) -> L.Function:
     """Declare (once) and return an LLVM intrinsic or libm function."""
     fn = module.globals.get(name)
