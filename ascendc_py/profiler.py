@@ -7,22 +7,12 @@ guarded by a lock; nothing is recorded when no observer is active.
 """
 from __future__ import annotations
 
-import os
-import threading
 from typing import Callable
 
+from .forksafe import ForkSafeLock
+
 _observers: list[Callable] = []
-_lock = threading.Lock()
-
-
-def _new_lock_after_fork() -> None:
-    """A lock another thread held when the process forked stays held in the child: replace it."""
-    global _lock
-    _lock = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_new_lock_after_fork)
+_lock = ForkSafeLock()
 
 
 def observe(callback: Callable) -> Callable:

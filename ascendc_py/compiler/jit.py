@@ -20,19 +20,18 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .. import envvars
+from ..forksafe import ForkSafeLock
 from . import cachedir
 from .cachedir import cache_dir
 from .errors import InternalCompilerError, KernelCompileError, KernelError
 
-_llvm_lock = threading.Lock()
+_llvm_lock = ForkSafeLock()
 
 
-def _new_lock_after_fork() -> None:
-    """A lock another thread held when the process forked stays held in the child: replace it.
-    A compile other threads were running does not go on in the child: end its gc pause."""
-    global _llvm_lock, _gc_lock, _gc_pauses
-    _llvm_lock = threading.Lock()
-    _gc_lock = threading.Lock()
+def _end_gc_pause_after_fork() -> None:
+    """A compile other threads were running does not go on in a forked child: end its gc
+    pause."""
+    global _gc_pauses
     if _gc_pauses:
         _gc_pauses = 0
         if _gc_was_enabled:
@@ -40,7 +39,7 @@ def _new_lock_after_fork() -> None:
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_new_lock_after_fork)
+    os.register_at_fork(after_in_child=_end_gc_pause_after_fork)
 _target_machine = None
 _engines: list = []  # keep MCJIT engines (and their code) alive for the process
 CACHE_FORMAT = 3
@@ -399,7 +398,7 @@ def load_cached(key: CacheKey, name: str) -> Optional[CompiledKernel]:
         return None
 
 
-_gc_lock = threading.Lock()
+_gc_lock = ForkSafeLock()
 _gc_pauses = 0                 # compiles in progress (on any thread) with the collector paused
 _gc_was_enabled = False
 

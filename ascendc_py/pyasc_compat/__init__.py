@@ -32,9 +32,9 @@ import contextlib
 import os
 import runpy
 import sys
-import threading
 from typing import Iterator, Optional, Sequence
 
+from ..forksafe import ForkSafeLock
 from . import shim
 from .shim import Backend, KernelType, NoNPUError, Platform, Stream
 
@@ -44,17 +44,7 @@ __all__ = ["install", "run_program", "main", "Backend", "Platform", "KernelType"
 #: The environment variable the launcher honours as ``lenient=True`` for every launch.
 LENIENT_ENV = "ASCENDC_PY_LENIENT"
 
-_lock = threading.RLock()
-
-
-def _new_lock_after_fork() -> None:
-    """A lock another thread held when the process forked stays held in the child: replace it."""
-    global _lock
-    _lock = threading.RLock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_new_lock_after_fork)
+_lock = ForkSafeLock(reentrant=True)
 _depth = 0
 _finder: Optional[shim.AscFinder] = None
 _saved_asc: dict = {}

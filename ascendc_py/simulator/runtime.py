@@ -25,11 +25,12 @@ from _queue import SimpleQueue
 
 from ..dsl.types import NUM_PIPES
 from ..compiler.ops.debug import PRINT_BUFFER_BYTES
+from ..forksafe import ForkSafeLock
 from . import abi, blas, gm_access, interrupts, sanitizer, timing_params
 from .faults import build_fault
 
 _pool = None
-_pool_lock = threading.Lock()
+_pool_lock = ForkSafeLock()
 WORKERS = max(1, min(os.cpu_count() or 1, 8))
 
 
@@ -558,10 +559,9 @@ def _after_fork_in_child() -> None:
     """A forked child has only the forking thread: the pool's threads, the watchdog's thread
     and any lock another thread held are gone. Start them afresh (torch DataLoader workers,
     multiprocessing with fork), or the child's first launch would wait forever."""
-    global _pool, _pool_lock, _MAIN_THREAD
+    global _pool, _MAIN_THREAD
     _MAIN_THREAD = threading.main_thread()
     _pool = None
-    _pool_lock = threading.Lock()
     _WATCHDOG.__init__()
 
 

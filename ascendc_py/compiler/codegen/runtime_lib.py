@@ -13,13 +13,12 @@ builds a dozen small shards, not the whole library).
 from __future__ import annotations
 
 import functools
-import os
-import threading
 from typing import Optional
 
 from llvmlite import ir as L
 
 from ...dsl.types import DataType
+from ...forksafe import ForkSafeLock
 from ..ops import REGISTRY, Family
 from .types import I1, I64, PTR, ElemBuilder, convert, counted_loop, memory_type, \
     prefer_vector_width
@@ -144,18 +143,8 @@ def declare_rt(module: L.Module, name: str) -> L.Function:
 # optimiser sees the same functions as when the library was one module, so each function's code
 # is the same, and a shard needs no other shard. Copies of a callee in several shards are
 # identical; a kernel calls the one of the shard that owns it (``piece_of``).
-_lock = threading.RLock()
+_lock = ForkSafeLock(reentrant=True)
 _piece_ir: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {}
-
-
-def _new_lock_after_fork() -> None:
-    """A lock another thread held when the process forked stays held in the child: replace it."""
-    global _lock
-    _lock = threading.RLock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_new_lock_after_fork)
 _scanned: set = set()       # definer pieces whose symbols are in _PROVIDES
 
 

@@ -13,10 +13,10 @@ so the Ctrl-C hook (``simulator/interrupts.py``) needs nothing else.
 """
 from __future__ import annotations
 
-import os
 import sys
-import threading
 import time
+
+from ...forksafe import ForkSafeLock
 
 #: the shard every launching process loads: the SIGINT handler (and definers put there)
 CORE = "core"
@@ -28,17 +28,7 @@ INT_TABLE, INT_LENGTH, INT_PREVIOUS, INT_PREVIOUS_FLAGS, INT_FIRED = (
     "asc_int_table", "asc_int_len", "asc_int_prev", "asc_int_prev_flags", "asc_int_fired")
 INT_GLOBALS = (INT_TABLE, INT_LENGTH, INT_PREVIOUS, INT_PREVIOUS_FLAGS, INT_FIRED)
 
-_lock = threading.RLock()
-
-
-def _new_lock_after_fork() -> None:
-    """A lock another thread held when the process forked stays held in the child: replace it."""
-    global _lock
-    _lock = threading.RLock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_new_lock_after_fork)
+_lock = ForkSafeLock(reentrant=True)
 
 _shards: dict = {}       # piece -> its dlopen'ed shared object, or None (loaded into MCJIT)
 _owner: dict = {}        # symbol -> the piece (loaded) that owns it

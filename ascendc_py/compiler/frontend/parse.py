@@ -21,12 +21,12 @@ import marshal
 import os
 import re
 import sys
-import threading
 import time
 import warnings
 from pathlib import Path
 from typing import Optional
 
+from ...forksafe import ForkSafeLock
 from .. import ast as A
 from ..cachedir import cache_dir, is_regular_or_missing, read_file, write_file
 from ..errors import (AssignmentTargetError, KernelSyntaxError, SourceLoc,
@@ -38,18 +38,8 @@ from .syntax_errors import _lex_error, _syntax_error, terminal_text as _terminal
 
 GRAMMAR_PATH = Path(__file__).with_name("grammar.lark")
 
-_lock = threading.Lock()       # guards the parsers and _lex_state
-_fast_lock = threading.Lock()  # guards loading the fast front end
-
-
-def _new_lock_after_fork() -> None:
-    """A lock another thread held when the process forked stays held in the child: replace it."""
-    global _lock, _fast_lock
-    _lock, _fast_lock = threading.Lock(), threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_new_lock_after_fork)
+_lock = ForkSafeLock()         # guards the parsers and _lex_state
+_fast_lock = ForkSafeLock()    # guards loading the fast front end
 _parser = None
 _fast = None                   # FastFrontEnd; False: unavailable in this process
 
