@@ -282,18 +282,23 @@ class AscendOp:
                 raise OpDtypeError(f"{self.name}: all tensor arguments must have one dtype: "
                                    f"'{tensors[0][0]}' is {str(tensors[0][1].dtype)[6:]} but "
                                    f"'{arg}' is {str(t.dtype)[6:]}")
-        try:
-            shapes = self.shape_rule(*bound.args, **bound.kwargs)
-        except OpInputError as e:
-            msg = str(e)
-            raise type(e)(msg if msg.startswith(self.name) else f"{self.name}: {msg}") from None
-        shapes = (shapes,) if self.num_outputs is None else tuple(shapes)
+        shapes = self._shapes(*bound.args, **bound.kwargs)
         if self.num_outputs is not None and len(shapes) != self.num_outputs:
             raise RuntimeError(f"{self.name}: the shape rule gave {len(shapes)} shapes for "
                                f"{self.num_outputs} outputs")
         dtype = (self.out_dtype(*bound.args, **bound.kwargs) if self.out_dtype is not None
                  else tensors[0][1].dtype if tensors else torch.float32)
         return bound, shapes, dtype
+
+    def _shapes(self, *args, **kwargs) -> tuple:
+        """The output shapes (a tuple, one per output) from the shape rule; its OpInputError
+        names the op."""
+        try:
+            shapes = self.shape_rule(*args, **kwargs)
+        except OpInputError as e:
+            msg = str(e)
+            raise type(e)(msg if msg.startswith(self.name) else f"{self.name}: {msg}") from None
+        return (shapes,) if self.num_outputs is None else tuple(shapes)
 
     # ------------------------------------------------------------------ the real implementation
     def _run(self, args, kwargs):
@@ -318,15 +323,21 @@ class AscendOp:
         if any(o.numel() for o in outs):
             arranged = _Positional(self._positional, tuple(call_args.values())) \
                 if isinstance(bound, _Positional) else self.signature.bind(**call_args)
-            with _profile.op_scope(self.name):
-                reports = self.launcher(*arranged.args, **arranged.kwargs,
-                                        out=outs[0] if self.num_outputs is None else outs)
-            self.last_reports = tuple(reports) if isinstance(reports, (tuple, list)) else \
-                ((reports,) if reports is not None else ())
+            self._launch(arranged.args, arranged.kwargs,
+                         outs[0] if self.num_outputs is None else outs)
         if wide is not None:
             outs = tuple(o.to(dtype) for o in outs)
         return outs[0] if self.num_outputs is None else outs
 
+    def _launch(self, args, kwargs, out) -> None:
+        """Call the launcher with the launches attributed to this op; keep its reports."""
+        token = _profile.enter_op(self.name)
+        try:
+            reports = self.launcher(*args, **kwargs, out=out)
+        finally:
+            _profile.exit_op(token)
+        self.last_reports = tuple(reports) if isinstance(reports, (tuple, list)) else \
+            ((reports,) if reports is not None else ())
 
     def _run_plain(self, args):
         """The common call in few steps: every argument by position (trailing defaults filled
@@ -353,13 +364,8 @@ class AscendOp:
                 return False, None
         if dtype is None:
             return False, None
-        try:
-            shapes = self.shape_rule(*args)
-        except OpInputError as e:
-            msg = str(e)
-            raise type(e)(msg if msg.startswith(self.name) else f"{self.name}: {msg}") from None
+        shapes = self._shapes(*args)
         single = self.num_outputs is None
-        shapes = (shapes,) if single else tuple(shapes)
         if not single and len(shapes) != self.num_outputs:
             return False, None      # the full path raises the error
         if self.out_dtype is not None:
@@ -375,13 +381,7 @@ class AscendOp:
             outs = out = tuple(torch.empty(s, dtype=wide or dtype) for s in shapes)
             launch = any(o.numel() for o in outs)
         if launch:
-            token = _profile.enter_op(self.name)
-            try:
-                reports = self.launcher(*args, out=out)
-            finally:
-                _profile.exit_op(token)
-            self.last_reports = tuple(reports) if isinstance(reports, (tuple, list)) else \
-                ((reports,) if reports is not None else ())
+            self._launch(args, {}, out)
         if wide is not None:
             outs = tuple(o.to(dtype) for o in outs)
         return True, outs[0] if single else outs

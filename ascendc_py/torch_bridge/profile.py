@@ -13,7 +13,6 @@ from any thread. Launches made by a ``torch_bridge`` op are attributed to the op
 """
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import json
 import os
@@ -30,19 +29,9 @@ from .. import profiler
 _current_op: contextvars.ContextVar = contextvars.ContextVar("ascendc_py_op", default="")
 
 
-@contextlib.contextmanager
-def op_scope(name: str):
-    """Attribute the launches made inside to the op ``name`` (used by torch_bridge ops)."""
-    token = _current_op.set(name)
-    try:
-        yield
-    finally:
-        _current_op.reset(token)
-
-
 def enter_op(name: str) -> contextvars.Token:
-    """``op_scope`` without the context manager (a torch op's per-call path): attribute the
-    launches to ``name`` until ``exit_op`` is called with the returned token."""
+    """Attribute the launches made from now on to the op ``name`` (a torch op's launcher call,
+    ``AscendOp._launch``) until ``exit_op`` is called with the returned token."""
     return _current_op.set(name)
 
 
