@@ -423,7 +423,7 @@ class MatmulApiTiling:
         sm, sn, sk, used, dims = self._split(m, n, k, es, base_m, base_n, base_k)
         base_m, base_n = min(base_m, _align(sm, 16)), min(base_n, _align(sn, 16))
         if self.fixed[2] <= 0 and sk < k:      # K split over cores: a base step within it
-            base_k = min(base_k, _align(sk, k0))
+            base_k = min(base_k, sk)
         if self.fixed[0] > 0:
             base_m = self.fixed[0]
         if self.fixed[1] > 0:
@@ -492,22 +492,25 @@ class MatmulApiTiling:
             raise TilingError(f"set_fix_split({fm}, {fn}, {fk}): base_m and base_n must be "
                               f"multiples of 16 and base_k of {k0} (or the whole K, {k})")
         pk = _align(base_k, k0)
-        # shrink what the user did not fix until the buffers hold it
+        # shrink what the user did not fix, down to the split range's minimum (default one
+        # fractal), until the buffers hold it
+        lo_m, lo_n = max(16, _align(im, 16)), max(16, _align(in_, 16))
+        lo_k = max(k0, _align(ik, k0))
         while base_m * pk * es * 2 > l0a or pk * base_n * es * 2 > l0b:
-            if fk <= 0 and base_k > k0:
-                base_k = pk = max(k0, base_k // 2 // k0 * k0)
-            elif fn <= 0 and base_n > 16 and pk * base_n * es * 2 > l0b:
-                base_n = max(16, base_n // 2 // 16 * 16)
-            elif fm <= 0 and base_m > 16:
-                base_m = max(16, base_m // 2 // 16 * 16)
+            if fk <= 0 and base_k > lo_k:
+                base_k = pk = max(lo_k, base_k // 2 // k0 * k0)
+            elif fn <= 0 and base_n > lo_n and pk * base_n * es * 2 > l0b:
+                base_n = max(lo_n, base_n // 2 // 16 * 16)
+            elif fm <= 0 and base_m > lo_m:
+                base_m = max(lo_m, base_m // 2 // 16 * 16)
             else:
                 raise TilingError(f"base tile {base_m}x{base_n}x{base_k} does not fit L0A/L0B "
                                   f"({l0a}/{l0b} bytes, double-buffered)")
         while base_m * base_n * 4 > l0c:
-            if fn <= 0 and base_n > 16:
-                base_n = max(16, base_n // 2 // 16 * 16)
-            elif fm <= 0 and base_m > 16:
-                base_m = max(16, base_m // 2 // 16 * 16)
+            if fn <= 0 and base_n > lo_n:
+                base_n = max(lo_n, base_n // 2 // 16 * 16)
+            elif fm <= 0 and base_m > lo_m:
+                base_m = max(lo_m, base_m // 2 // 16 * 16)
             else:
                 raise TilingError(f"base tile {base_m}x{base_n} does not fit L0C ({l0c} bytes)")
         return base_m, base_n, base_k

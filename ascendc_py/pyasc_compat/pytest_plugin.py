@@ -82,7 +82,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     _installed = False
 
 
-def pytest_report_header(config: pytest.Config) -> list:
+def _mode_lines(config: pytest.Config) -> list:
     lines = ["pyasc programs run on ascendc_py's simulator (import asc -> ascendc_py; "
              "Backend.Model is the simulator)"]
     if config.getoption("--pyasc-npu-as-model"):
@@ -91,6 +91,16 @@ def pytest_report_header(config: pytest.Config) -> list:
     if config.getoption("--lenient"):
         lines.append("--lenient: GM bounds are lenient (device-like slack; warnings)")
     return lines
+
+
+def pytest_report_header(config: pytest.Config) -> list:
+    return _mode_lines(config)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
+    """The same lines at the end, where ``-q`` (no header) still shows them."""
+    for line in _mode_lines(config):
+        terminalreporter.write_line(line)
 
 
 @contextlib.contextmanager
