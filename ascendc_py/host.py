@@ -10,21 +10,30 @@
     t.set_dim(24); t.set_org_shape(m, n, k); t.set_shape(m, n, k)
     tiling = asc.adv.TCubeTiling(); t.get_tiling(tiling)
 
-How the tiling is chosen (``get_tiling``):
+Three tilings, as pyasc's: ``MatmulApiTiling`` (one core), ``MultiCoreMatmulTiling``
+(``set_dim`` cores) and ``BatchMatmulTiling`` (one core, ``batch_num`` products). How the tiling
+is chosen (``get_tiling``):
 
 * base tile: base_m x base_n x base_k = 128 x 256 x 64 for 16-bit inputs (128 x 128 x 32
-  float32, 128 x 256 x 128 int8), shrunk to the (16-aligned) problem size; L0A and L0B hold
-  two base blocks each (double buffering), L0C one base_m x base_n float32/int32 tile (two when
-  they fit: ``db_l0c = 2``). ``set_fix_split`` overrides any of the three (-1: choose).
-* core split: M x N is cut into mc x nc single-core blocks (``mc * nc <= dim``), each
-  single_core_m x single_core_n (16-aligned; multiples of base_m/base_n when the user fixed
-  them), choosing the split whose critical core has the least estimated time: max(cube cycles,
-  GM->L1 bytes / 100 B per cycle). No K split (single_core_k = K).
-  ``used_core_num = ceil(M / single_core_m) * ceil(N / single_core_n)``.
+  float32, 128 x 256 x 128 int8), shrunk to the (16-aligned) problem size and within
+  ``set_split_range``; L0A and L0B hold two base blocks each (double buffering), L0C one
+  base_m x base_n float32/int32 tile (two when they fit and ``set_double_buffer`` allows:
+  ``db_l0c = 2``). ``set_fix_split`` overrides any of the three (-1: choose); a fixed base_k
+  is a multiple of K0 or covers the whole single-core K (padded to K0 in L0, as the cube does).
+* core split (multi-core): M x N is cut into m_dim x n_dim single-core blocks, each
+  single_core_m x single_core_n (16-aligned, or multiples of ``set_align_split``'s values and
+  of base_m/base_n when the user fixed them, within ``set_single_range``), choosing the split
+  whose critical core has the least estimated time: max(cube cycles, GM->L1 bytes / 100 B per
+  cycle). K is split too (k_dim > 1) only with ``enable_multi_core_split_k`` or a
+  ``set_single_shape`` single_k below K. ``set_single_shape`` fixes the block.
+  ``used_core_num = m_dim * n_dim * k_dim <= dim``.
 * L1: A and B panel chunks of step_ka*base_k (step_kb*base_k) along K, two of each in L1
-  (``depth_a1 = 2 * step_ka``); when the whole K fits, step = ceil(K / base_k).
-  Everything fits ``set_buffer_space`` (default: the platform's L1 512 KB, L0C 128 KB).
+  (``depth_a1 = 2 * step_ka``; one with ``set_double_buffer(a=False)``); when the whole K
+  fits, step = ceil(K / base_k). Everything fits ``set_buffer_space`` (default: the
+  platform's L1 512 KB, L0C 128 KB).
 * ``iterate_order``: 0 for ``MatrixTraverse.FIRSTM`` (default: M first), 1 for FIRSTN.
+* the layout and batch fields come from ``set_*_layout``, ``set_batch_num`` and
+  ``set_batch_info_for_normal``.
 """
 from __future__ import annotations
 
