@@ -185,16 +185,18 @@ def parse_junit(path: Path, corpus: Corpus) -> Result:
     return result
 
 
-def pytest_command(corpus: Corpus, repo: Path, junit: Path, extra: Sequence[str] = ()) -> list:
+def pytest_command(corpus: Corpus, repo: Path, junit: Path, extra: Sequence[str] = (),
+                   nodes: Sequence[str] = ()) -> list:
+    targets = [str(repo / n) for n in nodes] or [str(repo / corpus.path)]
     return [sys.executable, "-m", "pytest", "-p", PLUGIN, "-p", "no:cacheprovider",
             "-p", "no:xdist", "-q", "--continue-on-collection-errors", "-o",
-            "junit_family=xunit1", f"--junitxml={junit}", *corpus.options, *extra,
-            str(repo / corpus.path)]
+            "junit_family=xunit1", f"--junitxml={junit}", *corpus.options, *extra, *targets]
 
 
 def run_corpus(corpus: Corpus, repo: Path, extra: Sequence[str] = (),
-               timeout: float = 1800) -> Result:
-    """Run one corpus in a subprocess (pyasc's checkout is only read) and parse its results."""
+               timeout: float = 1800, nodes: Sequence[str] = ()) -> Result:
+    """Run one corpus (or just ``nodes`` of it, ids as :class:`Result` gives them) in a
+    subprocess (pyasc's checkout is only read) and parse its results."""
     import time
     repo = Path(repo)
     if not (repo / corpus.path).is_dir():
@@ -207,7 +209,7 @@ def run_corpus(corpus: Corpus, repo: Path, extra: Sequence[str] = (),
     with tempfile.TemporaryDirectory(prefix="pyasc_corpus_") as tmp:
         junit = Path(tmp) / "junit.xml"
         start = time.perf_counter()
-        proc = subprocess.run(pytest_command(corpus, repo, junit, extra), cwd=tmp, env=env,
+        proc = subprocess.run(pytest_command(corpus, repo, junit, extra, nodes), cwd=tmp, env=env,
                               capture_output=True, text=True, timeout=timeout)
         seconds = time.perf_counter() - start
         if not junit.exists():

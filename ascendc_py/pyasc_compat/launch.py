@@ -66,7 +66,8 @@ def _is_mock(value) -> bool:
 
 def _placeholder(value):
     """What a mock argument binds as: a one-element array (GM) or a value (scalar) of its
-    dtype, so the kernel is specialised for the dtype the mock names."""
+    dtype, so the kernel is specialised for the dtype the mock names (scalars: as a launch
+    binds Python values: bool, int32 or int64, float32)."""
     dtype: DataType = value.dtype
     if isinstance(value, MockTensor):
         if dtype.kind == "bfloat":
@@ -77,7 +78,7 @@ def _placeholder(value):
         return False
     if dtype.is_float:
         return 0.0
-    return np.int64(0) if dtype.bits == 64 else 0
+    return 1 << 31 if dtype.bits == 64 else 0     # a value that binds as int64 / int32
 
 
 @dataclass(frozen=True)
