@@ -292,3 +292,21 @@ def test_runner_npu_as_model(tmp_path, monkeypatch):
     proc = subprocess.run([sys.executable, "-m", "ascendc_py.pyasc_compat", "--npu-as-model",
                            str(program)], env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_mock_value_and_bfloat16_mock_tensor_bind_their_dtypes():
+    with pyasc_compat.install():
+        import asc
+        from asc.runtime.jit import MockTensor, MockValue
+
+        @asc.jit
+        def k(x: asc.GlobalAddress, n: int, f: float):
+            xg = asc.GlobalTensor()
+            xg.set_global_buffer(x)
+
+        with mock.patch("asc.runtime.launcher.Launcher.run") as run:
+            k[1](MockTensor(asc.bfloat16), MockValue(asc.int64), MockValue(asc.float32))
+            assert run.call_count == 1
+        (specs, _), = k._compiled
+        assert [(s.kind, s.dtype) for s in specs] == [
+            ("gm", asc.bfloat16), ("scalar", asc.int64), ("scalar", asc.float32)]
