@@ -2,7 +2,11 @@
 
 Command line::
 
-    python -m ascendc_py.pyasc_compat [--lenient] PROGRAM.py [program args ...]
+    python -m ascendc_py.pyasc_compat [--lenient] [--npu-as-model] PROGRAM.py [program args ...]
+
+pyasc's own pytest files run through the pytest plugin
+(``pytest -p ascendc_py.pyasc_compat.pytest_plugin``, :mod:`.pytest_plugin`) and are counted by
+``python -m ascendc_py.pyasc_compat.corpus`` (:mod:`.corpus`).
 
 From Python (tests use this; nothing leaks out of the call)::
 
@@ -25,6 +29,10 @@ the end of a GM buffer, which device allocations tolerate. The runner sets the e
 variable :data:`LENIENT_ENV` (``ASCENDC_PY_LENIENT=1``) for the duration of the run; the launcher
 reads it and launches with ``lenient=True`` (GM slack, out-of-bounds accesses become warnings).
 Strict bounds stay the default.
+
+NPU as the simulator (``--npu-as-model`` / ``npu_as_model=True``): programs that hard-code
+pyasc's ``Backend.NPU`` and torch's ``device="npu"`` run on the simulator and CPU tensors
+(:mod:`ascendc_py.pyasc_compat.npu`). Off by default: ``Backend.NPU`` raises :class:`NoNPUError`.
 """
 from __future__ import annotations
 
@@ -132,18 +140,22 @@ def _exit_status(code) -> int:
     return 1
 
 
-def run_program(path: str, argv: Sequence[str] = (), *, lenient: bool = False) -> int:
+def run_program(path: str, argv: Sequence[str] = (), *, lenient: bool = False,
+                npu_as_model: bool = False) -> int:
     """Run the pyasc program at ``path`` as ``__main__`` with ``sys.argv = [path, *argv]``.
 
     Returns its exit status (0 when it returns normally, else what ``sys.exit`` was given).
     Other exceptions (a failed ``assert`` in the program, a kernel error) propagate to the
     caller, as they would end the process with a traceback. ``lenient=True`` sets
-    ``ASCENDC_PY_LENIENT=1`` for the run (see the module docstring). Everything the run changes
+    ``ASCENDC_PY_LENIENT=1`` for the run; ``npu_as_model=True`` maps ``Backend.NPU`` and
+    ``device="npu"`` onto the simulator (see the module docstring). Everything the run changes
     in this process is restored afterwards, see :func:`install`."""
     path = os.path.abspath(os.fspath(path))
     if not os.path.isfile(path):
         raise FileNotFoundError(f"no such pyasc program: {path}")
-    with install(), _program_state(path, [str(a) for a in argv], lenient):
+    from .npu import npu_as_model as _npu_as_model
+    npu = _npu_as_model() if npu_as_model else contextlib.nullcontext()
+    with install(), _program_state(path, [str(a) for a in argv], lenient), npu:
         try:
             runpy.run_path(path, run_name="__main__")
         except SystemExit as exc:
@@ -151,7 +163,8 @@ def run_program(path: str, argv: Sequence[str] = (), *, lenient: bool = False) -
     return 0
 
 
-USAGE = """usage: python -m ascendc_py.pyasc_compat [--lenient] PROGRAM.py [ARGS ...]
+USAGE = """\
+usage: python -m ascendc_py.pyasc_compat [--lenient] [--npu-as-model] PROGRAM.py [ARGS ...]
 
 Run a program written for pyasc (import asc ...) unmodified on ascendc_py's simulator.
 pyasc's Model backend (the tutorials' default, -r Model) is the simulator; -r NPU is an error.
@@ -159,14 +172,17 @@ pyasc's Model backend (the tutorials' default, -r Model) is the simulator; -r NP
 options (before PROGRAM.py; everything after it is passed to the program):
   --lenient    tolerate GM accesses past the end of a buffer (device-like slack; warnings
                naming the line instead of errors); sets ASCENDC_PY_LENIENT=1
+  --npu-as-model  Backend.NPU selects the simulator too and torch's device "npu" is the CPU
+               (for programs that hard-code the NPU)
   -h, --help   show this help
 """
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """The command line: ``[--lenient] PROGRAM.py [ARGS ...]``; returns the exit status."""
+    """The command line: ``[--lenient] [--npu-as-model] PROGRAM.py [ARGS ...]``; returns the
+    exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
-    lenient = False
+    lenient = npu = False
     while args and args[0].startswith("-"):
         opt = args.pop(0)
         if opt in ("-h", "--help"):
@@ -174,6 +190,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 0
         if opt == "--lenient":
             lenient = True
+        elif opt == "--npu-as-model":
+            npu = True
         elif opt == "--":
             break
         else:
@@ -187,7 +205,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"no such file: {program}", file=sys.stderr)
         return 2
     try:
-        return run_program(program, program_args, lenient=lenient)
+        return run_program(program, program_args, lenient=lenient, npu_as_model=npu)
     except NoNPUError as exc:
         print(f"{program}: error: {exc}", file=sys.stderr)
         return 1

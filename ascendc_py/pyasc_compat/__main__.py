@@ -1,4 +1,5 @@
-"""``python -m ascendc_py.pyasc_compat [--lenient] PROGRAM.py [ARGS ...]``: run a pyasc program."""
+"""``python -m ascendc_py.pyasc_compat [--lenient] [--npu-as-model] PROGRAM.py [ARGS ...]``:
+run a pyasc program."""
 import sys
 
 from . import main

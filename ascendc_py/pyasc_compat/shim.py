@@ -4,16 +4,20 @@ pyasc programs say ``import asc``, ``import asc.runtime.config as config`` and
 ``import asc.lib.runtime as rt``. While :func:`ascendc_py.pyasc_compat.install` is active, a
 meta-path finder answers every ``asc`` / ``asc.*`` import with a module built here:
 
-``asc``, ``asc.language`` (and any ``asc.language.<sub>``)
+``asc``, ``asc.language`` (and pyasc's ``asc.language.<sub>`` modules)
     Views of ``ascendc_py``: every DSL name (``asc.jit``, ``asc.GlobalAddress``, ``asc.add``,
     ``asc.TPosition`` …) is the very object ``ascendc_py`` exports, so kernels compile exactly as
     if they had said ``import ascendc_py as asc``.
-``asc.runtime``, ``asc.runtime.jit``
-    ``jit`` (= ``ascendc_py.jit``).
+``asc.jit``, ``asc.runtime.jit``, ``asc.runtime.launcher``
+    pyasc's launch path (:mod:`ascendc_py.pyasc_compat.launch`): ``jit`` makes a kernel of ours
+    whose launch compiles for the arguments, then calls ``asc.runtime.launcher.Launcher.run``,
+    which runs it on the simulator (pyasc's unit tests mock it and pass ``MockTensor``
+    arguments).
 ``asc.runtime.config``
     :class:`Backend`, :class:`Platform`, :class:`KernelType` with pyasc's member names and values,
     and :func:`set_platform`. pyasc's ``Model`` backend (CANN's CA-model simulator) means our
-    simulator; ``NPU`` raises :class:`NoNPUError`.
+    simulator; ``NPU`` raises :class:`NoNPUError`, unless ``ASCENDC_PY_PYASC_NPU_AS_MODEL=1``
+    (:data:`NPU_AS_MODEL_ENV`; the pytest plugin's ``--pyasc-npu-as-model``) maps it onto Model.
 ``asc.lib``, ``asc.lib.runtime``
     :func:`current_stream` (a dummy :class:`Stream`; launches here are synchronous),
     ``synchronize``, ``synchronize_device``, ``create_stream``/``destroy_stream``, the device
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import enum
 import importlib
+import os
 import importlib.abc
 import importlib.util
 import sys
@@ -39,13 +44,25 @@ from typing import Any, Callable, Optional, Union
 import ascendc_py as _asc
 from ascendc_py.simulator import config as _sim_config
 
-#: Modules this layer provides (``asc.language.<anything>`` is provided too).
+from . import launch as _launch
+
+#: Modules this layer provides (pyasc's ``asc.language.*`` modules too: LANGUAGE_MODULES).
 PROVIDED = ("asc", "asc.language", "asc.runtime", "asc.runtime.config", "asc.runtime.jit",
-            "asc.lib", "asc.lib.runtime", "asc.lib.host")
+            "asc.runtime.launcher", "asc.lib", "asc.lib.runtime", "asc.lib.host")
 
 NO_NPU_MESSAGE = ("pyasc backend NPU needs an Ascend NPU and its driver: no NPU here; use -r Model "
                   "(ascendc_py runs every kernel on its simulator, which is what pyasc's Model "
                   "backend means)")
+
+
+#: When "1", pyasc's ``Backend.NPU`` means the simulator too (for pyasc's tests that hard-code
+#: NPU); see :mod:`ascendc_py.pyasc_compat.npu` for the torch side (``device="npu"``).
+NPU_AS_MODEL_ENV = "ASCENDC_PY_PYASC_NPU_AS_MODEL"
+
+
+def npu_as_model() -> bool:
+    """Whether ``Backend.NPU`` is mapped onto the simulator (:data:`NPU_AS_MODEL_ENV`)."""
+    return os.environ.get(NPU_AS_MODEL_ENV) == "1"
 
 
 class NoNPUError(RuntimeError):
@@ -119,7 +136,9 @@ def set_platform(backend: Union[Backend, str], soc_version: Optional[Union[Platf
     """
     backend = Backend(backend.value if isinstance(backend, enum.Enum) else backend)
     if backend is Backend.NPU:
-        raise NoNPUError()
+        if not npu_as_model():
+            raise NoNPUError()
+        backend = Backend.Model
     platform = DEFAULT_MODEL_PLATFORM if soc_version is None else _to_platform(soc_version)
     _simulated(platform)
     if device_id is not None:
@@ -171,7 +190,9 @@ def use_model() -> None:
 
 
 def use_npu() -> None:
-    raise NoNPUError()
+    """The simulator stands for the NPU only under :data:`NPU_AS_MODEL_ENV`."""
+    if not npu_as_model():
+        raise NoNPUError()
 
 
 def is_model() -> bool:
@@ -277,9 +298,31 @@ def _fill(mod: types.ModuleType, names: dict) -> types.ModuleType:
     return mod
 
 
+def _chip_property(name: str, memory: Optional[str] = None, value: int = 0):
+    """A pyasc core property (``asc.property(asc.TOTAL_L1_SIZE)``): a compile-time constant of
+    the simulated 910B family (every simulated platform has the same buffer sizes)."""
+    from ascendc_py.adv import Property
+    if memory is not None:
+        value = _sim_config.get_platform(DEFAULT_MODEL_PLATFORM.value).memories.get(memory).size
+    return Property(name, value)
+
+
+def _pyasc_names() -> dict:
+    """pyasc names of ``asc`` / ``asc.language`` that map onto existing ascendc_py objects
+    (no new semantics): pyasc's ``asc.range`` is a runtime loop, which ``range`` is in a
+    kernel here; its properties are platform constants ``asc.property`` reads."""
+    return {"jit": _launch.jit,    # pyasc's launch path: compile, then asc.runtime.launcher
+            "range": range,
+            "ONE_BLK_SIZE": _chip_property("ONE_BLK_SIZE", value=32),
+            "TOTAL_L1_SIZE": _chip_property("TOTAL_L1_SIZE", "L1"),
+            "TOTAL_L0C_SIZE": _chip_property("TOTAL_L0C_SIZE", "L0C")}
+
+
 def _make_asc(name: str) -> types.ModuleType:
     mod = _AliasModule(name, _asc, "pyasc's asc package, backed by ascendc_py")
-    mod.__all__ = _public_names(_asc)
+    for key, value in _pyasc_names().items():
+        setattr(mod, key, value)
+    mod.__all__ = _public_names(_asc) + sorted(set(_pyasc_names()) - set(_public_names(_asc)))
     return mod
 
 
@@ -290,6 +333,11 @@ def _make_language(name: str) -> types.ModuleType:
         target = getattr(_asc, sub)  # e.g. asc.language.adv -> ascendc_py.adv once it exists
     mod = _AliasModule(name, target, f"pyasc's {name}, backed by {target.__name__}")
     mod.__all__ = _public_names(target)
+    if target is _asc:
+        for key, value in _pyasc_names().items():
+            if key != "jit":
+                setattr(mod, key, value)
+        mod.__all__ += sorted(set(_pyasc_names()) - {"jit"} - set(mod.__all__))
     return mod
 
 
@@ -298,7 +346,16 @@ def _make_runtime(name: str) -> types.ModuleType:
 
 
 def _make_runtime_jit(name: str) -> types.ModuleType:
-    return _fill(types.ModuleType(name, "pyasc's asc.runtime.jit"), {"jit": _asc.jit})
+    return _fill(types.ModuleType(name, "pyasc's asc.runtime.jit (see pyasc_compat.launch)"),
+                 {"jit": _launch.jit, "JITFunction": _launch.PyascKernel,
+                  "MockTensor": _launch.MockTensor, "MockValue": _launch.MockValue})
+
+
+def _make_runtime_launcher(name: str) -> types.ModuleType:
+    return _fill(types.ModuleType(name, "pyasc's asc.runtime.launcher: Launcher.run runs a "
+                                        "compiled kernel on the simulator"),
+                 {"Launcher": _launch.Launcher, "LaunchOptions": _launch.LaunchOptions,
+                  "CompiledKernel": _launch.CompiledKernel})
 
 
 def _make_config(name: str) -> types.ModuleType:
@@ -341,6 +398,7 @@ _BUILDERS: dict = {
     "asc.runtime": _make_runtime,
     "asc.runtime.config": _make_config,
     "asc.runtime.jit": _make_runtime_jit,
+    "asc.runtime.launcher": _make_runtime_launcher,
     "asc.lib": _make_lib,
     "asc.lib.runtime": _make_lib_runtime,
     "asc.lib.host": _make_lib_host,
@@ -348,8 +406,25 @@ _BUILDERS: dict = {
 
 #: Submodules ``import asc`` loads too, as pyasc's ``import asc`` does, so that
 #: ``asc.runtime.config`` and ``asc.lib.runtime`` are reachable as attributes.
-_EAGER = ("asc.language", "asc.runtime", "asc.runtime.jit", "asc.runtime.config", "asc.lib",
-          "asc.lib.runtime")
+_EAGER = ("asc.language", "asc.runtime", "asc.runtime.jit", "asc.runtime.launcher",
+          "asc.runtime.config", "asc.lib", "asc.lib.runtime")
+
+
+#: pyasc's modules under ``asc.language`` (its package layout): importing one of them gives
+#: the view of ascendc_py; any other ``asc.language.*`` name is a ModuleNotFoundError, so that
+#: ``from asc.language.core.struct import Name`` of a name we lack is an ImportError.
+LANGUAGE_MODULES = frozenset("asc.language." + m for m in (
+    "adv", "adv.activation", "adv.math", "adv.matmul", "adv.normalization", "adv.quantization",
+    "adv.sort", "adv.tiling", "adv.types", "adv.utils", "basic", "basic.block_sync",
+    "basic.cache", "basic.common", "basic.data_copy", "basic.determine_compute_sync",
+    "basic.dump_tensor", "basic.fixpipe", "basic.list_tensor", "basic.mm", "basic.proposal",
+    "basic.scalar", "basic.set_atomic", "basic.sys_var", "basic.utils", "basic.vec_binary",
+    "basic.vec_binary_scalar", "basic.vec_brcb", "basic.vec_cmpsel", "basic.vec_duplicate",
+    "basic.vec_gather", "basic.vec_gather_mask", "basic.vec_reduce", "basic.vec_scatter",
+    "basic.vec_ternary_scalar", "basic.vec_transpose", "basic.vec_unary", "basic.vec_vconv",
+    "core", "core.aipp_types", "core.array", "core.constexpr", "core.dtype", "core.enums",
+    "core.ir_value", "core.memory_allocator", "core.ops", "core.properties", "core.range",
+    "core.struct", "core.tensor", "core.types", "core.utils", "fwk", "fwk.tpipe", "fwk.utils"))
 
 
 def is_asc_name(fullname: str) -> bool:
@@ -359,7 +434,7 @@ def is_asc_name(fullname: str) -> bool:
 def builder_for(fullname: str) -> Optional[Callable[[str], types.ModuleType]]:
     if fullname in _BUILDERS:
         return _BUILDERS[fullname]
-    if fullname.startswith("asc.language."):
+    if fullname in LANGUAGE_MODULES:
         return _make_language
     return None
 
@@ -374,7 +449,7 @@ class AscFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if builder_for(fullname) is None:
             raise ModuleNotFoundError(
                 f"No module named '{fullname}': ascendc_py's pyasc compatibility layer provides "
-                f"{', '.join(PROVIDED)} and asc.language.*", name=fullname)
+                f"{', '.join(PROVIDED)} and pyasc's asc.language.* modules", name=fullname)
         return importlib.util.spec_from_loader(fullname, self, is_package=True)
 
     def create_module(self, spec):

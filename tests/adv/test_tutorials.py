@@ -31,8 +31,8 @@ TUTORIALS = {
 
 def _source(rel: str) -> str:
     if PYASC_REPO is None or not PYASC_REPO.exists():
-        pytest.skip(f"no local copy of pyasc's repository (PYASC_REPO={PYASC_REPO or 'unset'}; "
-                    f"set it to a clone of hicann/pyasc to run pyasc's tutorials)")
+        pytest.skip("set PYASC_REPO to a checkout of hicann/pyasc to run these"
+                    + (f" ({PYASC_REPO} does not exist)" if PYASC_REPO else ""))
     checkout = PYASC_REPO / rel
     if checkout.is_file():
         return checkout.read_text()

@@ -18,6 +18,7 @@ import pytest
 
 import ascendc_py
 from ascendc_py import profiler, pyasc_compat
+from ascendc_py.pyasc_compat import launch as pyasc_launch
 from ascendc_py.pyasc_compat import shim
 from ascendc_py.simulator import config as sim_config
 
@@ -34,8 +35,8 @@ TUTORIALS = {
 def _tutorial(rel: str, dest: Path) -> Path:
     """Copy one pyasc tutorial from the local pyasc repository into ``dest`` (a temp dir)."""
     if PYASC_REPO is None or not PYASC_REPO.exists():
-        pytest.skip(f"no local copy of pyasc's repository (PYASC_REPO={PYASC_REPO or 'unset'}; "
-                    f"set it to a clone of hicann/pyasc to run pyasc's tutorials)")
+        pytest.skip("set PYASC_REPO to a checkout of hicann/pyasc to run these"
+                    + (f" ({PYASC_REPO} does not exist)" if PYASC_REPO else ""))
     out = dest / Path(rel).name
     checkout = PYASC_REPO / rel
     if checkout.is_file():
@@ -247,7 +248,9 @@ def test_install_maps_asc_onto_ascendc_py():
         import asc.language.basic
         import asc.lib.runtime as rt
         import asc.runtime.config as config
-        assert asc.jit is ascendc_py.jit and asc.kernel is ascendc_py.kernel
+        # asc.jit is pyasc's launch path (compile, then asc.runtime.launcher) on our Kernel
+        assert asc.jit is pyasc_launch.jit and asc.kernel is ascendc_py.kernel
+        assert asc.runtime.jit.jit is pyasc_launch.jit
         assert asc.GlobalAddress is ascendc_py.GlobalAddress
         assert asc.add is ascendc_py.add and asc.TPosition is ascendc_py.TPosition
         assert asc.float16 is ascendc_py.float16
@@ -255,11 +258,10 @@ def test_install_maps_asc_onto_ascendc_py():
         assert asc.language.add is ascendc_py.add
         # `import asc` alone makes these reachable, as with pyasc
         assert asc.runtime.config is config and asc.lib.runtime is rt
-        assert asc.runtime.jit.jit is ascendc_py.jit
         assert "add" in dir(asc) and "add" in asc.__all__
         star: dict = {}
         exec("from asc import *", star)
-        assert star["add"] is ascendc_py.add and star["jit"] is ascendc_py.jit
+        assert star["add"] is ascendc_py.add and star["jit"] is pyasc_launch.jit
         with pytest.raises(AttributeError, match="no attribute 'no_such_op'"):
             asc.no_such_op  # noqa: B018
         with pytest.raises(ModuleNotFoundError, match="asc.codegen.*provides"):
@@ -273,7 +275,7 @@ def test_install_shadows_and_restores_an_existing_asc(monkeypatch):
     monkeypatch.setitem(sys.modules, "asc", other)
     with pyasc_compat.install():
         import asc
-        assert asc is not other and asc.jit is ascendc_py.jit
+        assert asc is not other and asc.add is ascendc_py.add
         with pyasc_compat.install():  # nested: same mapping
             import asc as again
             assert again is asc
@@ -348,7 +350,8 @@ def test_lib_runtime():
         import asc.lib.host as host
         from ascendc_py import host as our_host
         assert host.MultiCoreMatmulTiling is our_host.MultiCoreMatmulTiling
-        with pytest.raises(AttributeError, match="BatchMatmulTiling is not provided"):
-            host.BatchMatmulTiling  # noqa: B018
+        assert host.BatchMatmulTiling is our_host.BatchMatmulTiling
+        with pytest.raises(AttributeError, match="TilingKey is not provided"):
+            host.TilingKey  # noqa: B018
     _clean()
 
