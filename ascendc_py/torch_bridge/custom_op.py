@@ -54,6 +54,7 @@ import torch
 from ..compiler.errors import user_boundary
 from ..simulator import config
 from . import profile as _profile
+from .hostmem import advise_huge_pages
 from .registration import register_op
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
@@ -331,6 +332,7 @@ class AscendOp:
 
     def _launch(self, args, kwargs, out) -> None:
         """Call the launcher with the launches attributed to this op; keep its reports."""
+        advise_huge_pages(out if isinstance(out, tuple) else (out,))
         token = _profile.enter_op(self.name)
         try:
             reports = self.launcher(*args, **kwargs, out=out)
