@@ -1,10 +1,11 @@
 """The C library's float32 math functions over numpy arrays, for bit-exact comparisons.
 
 ``apply(fn_address, x)`` runs ``y[i] = fn(x[i])`` in a small native loop (llvmlite) that calls
-the function at that address (bound to a symbol of its own), so nothing between the library and the comparison can round
-differently (numpy's ``np.exp`` is not the C library's). ``libm_function("expf")`` is the
-address ``dlsym`` gives, the default version of the symbol; ``glibc_fma_expf()`` says whether
-that is glibc's FMA build of expf (the one the vector ``exp`` op reproduces).
+the function at that address (bound to a symbol of its own), so nothing between the library
+and the comparison can round differently (numpy's ``np.exp`` is not the C library's).
+``libm_function("expf")`` is the address ``dlsym`` gives, the default version of the symbol;
+``glibc_fma_expf()`` says whether the host's libm is glibc's FMA build (the one whose expf and
+logf the vector ``exp`` and ``ln`` ops reproduce).
 """
 from __future__ import annotations
 

@@ -231,12 +231,12 @@ class ElemBuilder:
         return self.b.select(cond, a, c)
 
     def call_math(self, name: str, a):
-        """exp/log/sqrt… computed in float32 for float16 inputs and rounded back. float32 exp is
-        ``vecmath.exp_f32`` (glibc's expf, inline and vectorisable); the others are LLVM's
-        intrinsics (sqrt an exact IEEE operation, log the C library's logf)."""
+        """exp/log/sqrt… computed in float32 for float16 inputs and rounded back. float32 exp
+        and log are ``vecmath``'s (glibc's expf and logf, inline and vectorisable); sqrt is
+        LLVM's intrinsic (an exact IEEE operation)."""
         if a.type == F16:
             wide = self.b.fpext(a, F32)
             return self.b.fptrunc(self.call_math(name, wide), F16)
-        if name == "exp" and a.type == F32:
-            return vecmath.exp_f32(self.b, self.module, a)
+        if a.type == F32 and name in vecmath.FLOAT32:
+            return vecmath.FLOAT32[name](self.b, self.module, a)
         return self._intr(name, a)
