@@ -34,7 +34,8 @@ each call does, in order:
    ``AscendOp._run_plain``, with the same outcome.)
 4. **Outputs** are allocated (contiguous, shapes from the shape rule, dtype of the first tensor
    argument unless ``out_dtype`` says otherwise) and the launcher is called as
-   ``launcher(*args, out=outputs)``; it picks ``block_dim`` and tiling from its inputs (see
+   ``launcher(*args, out=outputs)`` (outputs of 4 MiB and more advised onto huge pages first,
+   ``hostmem.py``); it picks ``block_dim`` and tiling from its inputs (see
    ``elementwise_tiling``), launches the kernel(s) and returns their ``Report``(s). When every
    output is empty, nothing is launched.
 """

@@ -206,7 +206,7 @@ def piece_ir(piece: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
                     if g.name.startswith("asc_"):
                         needed.append(g.name)
                 elif g.linkage in ("internal", "private"):
-                    continue                # not a symbol (vecmath's exp table)
+                    continue                # not a symbol (vecmath's tables)
                 elif not isinstance(g, L.GlobalVariable) or g.initializer is not None:
                     defined.append(g.name)
             _piece_ir[piece] = (str(module), tuple(defined), tuple(needed))
