@@ -34,7 +34,8 @@ each call does, in order:
    ``AscendOp._run_plain``, with the same outcome.)
 4. **Outputs** are allocated (contiguous, shapes from the shape rule, dtype of the first tensor
    argument unless ``out_dtype`` says otherwise) and the launcher is called as
-   ``launcher(*args, out=outputs)``; it picks ``block_dim`` and tiling from its inputs (see
+   ``launcher(*args, out=outputs)`` (outputs of 4 MiB and more advised onto huge pages first,
+   ``hostmem.py``); it picks ``block_dim`` and tiling from its inputs (see
    ``elementwise_tiling``), launches the kernel(s) and returns their ``Report``(s). When every
    output is empty, nothing is launched.
 """
@@ -54,6 +55,7 @@ import torch
 from ..compiler.errors import user_boundary
 from ..simulator import config
 from . import profile as _profile
+from .hostmem import advise_huge_pages
 from .registration import register_op
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
@@ -331,6 +333,7 @@ class AscendOp:
 
     def _launch(self, args, kwargs, out) -> None:
         """Call the launcher with the launches attributed to this op; keep its reports."""
+        advise_huge_pages(out if isinstance(out, tuple) else (out,))
         token = _profile.enter_op(self.name)
         try:
             reports = self.launcher(*args, **kwargs, out=out)

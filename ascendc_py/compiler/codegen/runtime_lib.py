@@ -205,6 +205,8 @@ def piece_ir(piece: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
                 if isinstance(g, L.Function) and g.is_declaration:
                     if g.name.startswith("asc_"):
                         needed.append(g.name)
+                elif g.linkage in ("internal", "private"):
+                    continue                # not a symbol (vecmath's tables)
                 elif not isinstance(g, L.GlobalVariable) or g.initializer is not None:
                     defined.append(g.name)
             _piece_ir[piece] = (str(module), tuple(defined), tuple(needed))

@@ -8,6 +8,7 @@ from __future__ import annotations
 from llvmlite import ir as L
 
 from ...dsl.types import DataType, bfloat16, bool_, float16, float32, float64
+from . import vecmath
 
 I1, I8, I16, I32, I64 = (L.IntType(n) for n in (1, 8, 16, 32, 64))
 F16, F32, F64 = L.HalfType(), L.FloatType(), L.DoubleType()
@@ -230,8 +231,12 @@ class ElemBuilder:
         return self.b.select(cond, a, c)
 
     def call_math(self, name: str, a):
-        """exp/log/sqrt… computed in float32 for float16 inputs and rounded back."""
+        """exp/log/sqrt… computed in float32 for float16 inputs and rounded back. float32 exp
+        and log are ``vecmath``'s (glibc's expf and logf, inline and vectorisable); sqrt is
+        LLVM's intrinsic (an exact IEEE operation)."""
         if a.type == F16:
             wide = self.b.fpext(a, F32)
-            return self.b.fptrunc(self._intr(name, wide), F16)
+            return self.b.fptrunc(self.call_math(name, wide), F16)
+        if a.type == F32 and name in vecmath.FLOAT32:
+            return vecmath.FLOAT32[name](self.b, self.module, a)
         return self._intr(name, a)
