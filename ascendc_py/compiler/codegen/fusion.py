@@ -36,7 +36,7 @@ from ...dsl.types import Memory
 from ...simulator import abi
 from .. import ir, jit
 from ..ops import REGISTRY, Family
-from .types import I1, I64, PTR, ElemBuilder, counted_loop, memory_type, prefer_vector_width
+from .types import I1, I64, PTR, ElemBuilder, counted_loop, memory_type, tune_fused_loop
 
 FUSIBLE_FAMILIES = (Family.BINARY, Family.UNARY, Family.SCALAR, Family.DUPLICATE, Family.AXPY)
 
@@ -220,12 +220,8 @@ def fused_loop(module: L.Module, shape) -> L.Function:
     fn = L.Function(module, fnty, name=name)
     fn.linkage = "internal"
     fn.attributes.add("nounwind")
-    # optsize: vectorised without interleaving, epilogue vectorisation or overlap checks
-    # (the arguments are noalias): measured both faster to compile (11 vs 15 ms for
-    # samples/sepia.py's run) and faster to run (486 vs 562 ns per 2048 float32 elements)
-    fn.attributes.add("optsize")
     fn.attributes.add("noinline")   # compiled with its own attributes, not its caller's
-    prefer_vector_width(fn)
+    tune_fused_loop(fn)             # vector width (and optsize on AMD hosts): types.py
     args = list(fn.args)
     for a in args[:n_tensors]:
         a.add_attribute("noalias")
