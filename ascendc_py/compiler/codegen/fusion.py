@@ -1,9 +1,12 @@
 """Elementwise fusion: a straight run of count-form vector instructions runs as one native loop.
 
-A run is two or more consecutive ``Intrinsic`` statements of the same statement list, each an
-element-wise vector op in its count form (``add(dst, a, b, n)``), all of one dtype (no mixed
-precision) and one count expression. Nothing runs between them but their own bookkeeping, so
-for such a run the kernel
+A run is two or more element-wise vector instructions in their count form (``add(dst, a, b,
+n)``), all of one dtype (no mixed precision) and one count, with nothing between them but
+scalar assignments and the boundaries of ``Block`` statements that nothing leaves early (an
+inlined kernel function binding its parameters, an unrolled ``static_range`` body: samples/
+sepia.py's three ``mix`` calls are one run of 15). Nothing runs between the instructions but
+their own bookkeeping and those assignments (lowered where they were, the scalar clock
+advanced where it was), so for such a run the kernel
 
 1. makes each instruction's library call as today, but to its loop-less variant
    (``asc_opd_*``: the same checks, tensor windows, queue-tensor checks, sanitizer records,
@@ -15,9 +18,9 @@ for such a run the kernel
    instruction's own loop) and stores each written operand's last value.
 
 Step 2 equals running the loops one after the other only if an element of one operand never
-aliases a different element of another: operands are either the same tensor (the same address
-expression in the IR, so the same address at run time) or, checked at run time, disjoint byte
-ranges. When the check fails the instructions' own loops run one after the other, as unfused.
+aliases a different element of another: operands are either the same tensor (the same
+*canonical* address expression, ``_Scan``: the same address at run time) or, checked at run
+time, disjoint byte ranges. When the check fails the instructions' own loops run one after the other, as unfused.
 The element loops only read and write the operands' data, which the bookkeeping of step 1
 never reads, so results and every report figure are those of the unfused instructions; only
 the host work changes (one pass over the data instead of one per instruction).
