@@ -75,9 +75,17 @@ def run_at(stmts, k: int) -> Optional[list]:
     and including the last one that holds a fusible instruction, where every statement is an
     ``Assign``, a fusible instruction or a ``Block`` made only of such statements (an inlined
     kernel function or an unrolled ``static_range``: nothing leaves it early), with two or more
-    instructions in all, of one dtype and one count (``_Scan``)."""
+    instructions in all, of one dtype and one count (``_Scan``). A run may start with the
+    assignments before its first instruction (a call binding its parameters: then the first
+    call's count is the caller's, as the later calls' are); a sequence of assignments is
+    scanned once, from its first."""
     first = stmts[k]
-    if not jit.fusion_enabled() or not (_fusible(first) or type(first) is ir.Block):
+    if not jit.fusion_enabled():
+        return None
+    if type(first) is ir.Assign:
+        if k and type(stmts[k - 1]) is ir.Assign:
+            return None
+    elif type(first) is not ir.Block and not _fusible(first):
         return None
     scan = _Scan()
     run: list = []
@@ -89,8 +97,6 @@ def run_at(stmts, k: int) -> Optional[list]:
         run.append(s)
         if len(scan.instructions) > before:
             end = len(run)
-        elif len(run) == 1:       # a Block without an instruction does not start a run
-            return None
     return run[:end] if len(scan.instructions) >= 2 else None
 
 
