@@ -20,7 +20,8 @@ advanced where it was), so for such a run the kernel
 Step 2 equals running the loops one after the other only if an element of one operand never
 aliases a different element of another: operands are either the same tensor (the same
 *canonical* address expression, ``_Scan``: the same address at run time) or, checked at run
-time, disjoint byte ranges. When the check fails the instructions' own loops run one after the other, as unfused.
+time, disjoint byte ranges. When the check fails the instructions' own loops run one after the
+other, as unfused.
 The element loops only read and write the operands' data, which the bookkeeping of step 1
 never reads, so results and every report figure are those of the unfused instructions; only
 the host work changes (one pass over the data instead of one per instruction).
