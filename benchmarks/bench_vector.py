@@ -373,6 +373,48 @@ def fusion_gain(rounds: int = 201) -> list:
     return metrics
 
 
+def host_threads_gain(rounds: int = 201) -> list:
+    """What the second host thread buys (diagnostic, no target): sepia float32 and float16 and
+    vadd float16 as shipped, timed in alternating calls against the same launch kept on the
+    launching thread alone (``simulator.block_runner.SERIAL_SECONDS`` raised for that call;
+    which thread runs a block never changes what it computes), plus process CPU time per call.
+    Returns ``MetricResult``s (unit 'x': shipped / one-thread wall medians). ``python
+    benchmarks/bench_vector.py --threads`` prints them."""
+    import statistics
+    import time
+    from ascendc_py.simulator import block_runner
+    from sepia import sepia
+    if not hasattr(block_runner, "SERIAL_SECONDS"):
+        return []
+    rng = np.random.default_rng(17)
+    img = rng.random(SEPIA_SHAPE, dtype=np.float32)
+    img16 = img.astype(np.float16)
+    x, y = (rng.random(VADD_SIZES[np.float16], dtype=np.float32).astype(np.float16)
+            for _ in range(2))
+    cases = {"sepia float32": lambda: sepia(img), "sepia float16": lambda: sepia(img16),
+             "vadd float16": lambda: vadd(x, y)}
+    metrics = []
+    for name, fn in cases.items():
+        cpu: tuple[list, list] = ([], [])
+
+        def variant(serial, fn=fn):
+            saved = block_runner.SERIAL_SECONDS
+            if serial:
+                block_runner.SERIAL_SECONDS = float("inf")
+            c0 = time.process_time()
+            try:
+                fn()
+            finally:
+                block_runner.SERIAL_SECONDS = saved
+            cpu[serial].append(time.process_time() - c0)
+        both, one = _interleaved(lambda: variant(False), lambda: variant(True), rounds)
+        metrics.append(H.MetricResult(
+            f"2 host threads / 1, {name} wall", both / one, None,
+            f"2: {both:.3f} ms, 1: {one:.3f} ms; CPU {statistics.mean(cpu[0]) * 1e3:.3f} / "
+            f"{statistics.mean(cpu[1]) * 1e3:.3f} ms", unit="x"))
+    return metrics
+
+
 # ----------------------------------------------------------------------------- tuning sweep
 def sweep(blocks=(1, 2, 4, 8, 16, 32), tiles=(2048, 4096, 8192, 16384)) -> None:
     """Print vadd times over block counts and tile lengths (re-derive VADD_CONFIG with this)."""
@@ -403,6 +445,8 @@ if __name__ == "__main__":
         sweep()
     elif "--fusion" in sys.argv[1:]:
         print(H.metric_table(fusion_gain()))
+    elif "--threads" in sys.argv[1:]:
+        print(H.metric_table(host_threads_gain()))
     else:
         res, chk = run_cases()
         print(H.case_table(res))

@@ -214,7 +214,7 @@ class Codegen(FnBuilder):
             self.cur_loc = s.loc
             if type(s) is not ir.Assign:
                 self.flush_scalar()
-            run = fusion.run_at(stmts, k) if type(s) is ir.Intrinsic else None
+            run = fusion.run_at(stmts, k)
             if run is not None:   # vector instructions whose element loops run as one
                 fusion.lower_run(self, run)
                 k += len(run)

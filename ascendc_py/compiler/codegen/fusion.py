@@ -1,9 +1,12 @@
 """Elementwise fusion: a straight run of count-form vector instructions runs as one native loop.
 
-A run is two or more consecutive ``Intrinsic`` statements of the same statement list, each an
-element-wise vector op in its count form (``add(dst, a, b, n)``), all of one dtype (no mixed
-precision) and one count expression. Nothing runs between them but their own bookkeeping, so
-for such a run the kernel
+A run is two or more element-wise vector instructions in their count form (``add(dst, a, b,
+n)``), all of one dtype (no mixed precision) and one count, with nothing between them but
+scalar assignments and the boundaries of ``Block`` statements that nothing leaves early (an
+inlined kernel function binding its parameters, an unrolled ``static_range`` body: samples/
+sepia.py's three ``mix`` calls are one run of 15). Nothing runs between the instructions but
+their own bookkeeping and those assignments (lowered where they were, the scalar clock
+advanced where it was), so for such a run the kernel
 
 1. makes each instruction's library call as today, but to its loop-less variant
    (``asc_opd_*``: the same checks, tensor windows, queue-tensor checks, sanitizer records,
@@ -15,9 +18,10 @@ for such a run the kernel
    instruction's own loop) and stores each written operand's last value.
 
 Step 2 equals running the loops one after the other only if an element of one operand never
-aliases a different element of another: operands are either the same tensor (the same address
-expression in the IR, so the same address at run time) or, checked at run time, disjoint byte
-ranges. When the check fails the instructions' own loops run one after the other, as unfused.
+aliases a different element of another: operands are either the same tensor (the same
+*canonical* address expression, ``_Scan``: the same address at run time) or, checked at run
+time, disjoint byte ranges. When the check fails the instructions' own loops run one after the
+other, as unfused.
 The element loops only read and write the operands' data, which the bookkeeping of step 1
 never reads, so results and every report figure are those of the unfused instructions; only
 the host work changes (one pass over the data instead of one per instruction).
@@ -36,7 +40,7 @@ from ...dsl.types import Memory
 from ...simulator import abi
 from .. import ir, jit
 from ..ops import REGISTRY, Family
-from .types import I1, I64, PTR, ElemBuilder, counted_loop, memory_type, prefer_vector_width
+from .types import I1, I64, PTR, ElemBuilder, counted_loop, memory_type, tune_fused_loop
 
 FUSIBLE_FAMILIES = (Family.BINARY, Family.UNARY, Family.SCALAR, Family.DUPLICATE, Family.AXPY)
 
@@ -68,17 +72,76 @@ def _fusible(s) -> bool:
 
 
 def run_at(stmts, k: int) -> Optional[list]:
-    """The run of fusible instructions starting at ``stmts[k]`` (two or more), else None."""
-    if not jit.fusion_enabled() or not _fusible(stmts[k]):
-        return None
+    """The run starting at ``stmts[k]``, else None: the statements from ``stmts[k]`` up to
+    and including the last one that holds a fusible instruction, where every statement is an
+    ``Assign``, a fusible instruction or a ``Block`` made only of such statements (an inlined
+    kernel function or an unrolled ``static_range``: nothing leaves it early), with two or more
+    instructions in all, of one dtype and one count (``_Scan``). A run may start with the
+    assignments before its first instruction (a call binding its parameters: then the first
+    call's count is the caller's, as the later calls' are); a sequence of assignments is
+    scanned once, from its first."""
     first = stmts[k]
-    run = [first]
-    for s in stmts[k + 1:]:
-        if not _fusible(s) or s.attr("dtype") != first.attr("dtype") or \
-                _count_value(s.args[-1]) != _count_value(first.args[-1]):
+    if not jit.fusion_enabled():
+        return None
+    if type(first) is ir.Assign:
+        if k and type(stmts[k - 1]) is ir.Assign:
+            return None
+    elif type(first) is not ir.Block and not _fusible(first):
+        return None
+    scan = _Scan()
+    run: list = []
+    end = 0
+    for s in stmts[k:]:
+        before = len(scan.instructions)
+        if not scan.take(s):
             break
         run.append(s)
-    return run if len(run) >= 2 else None
+        if len(scan.instructions) > before:
+            end = len(run)
+    return run[:end] if len(scan.instructions) >= 2 else None
+
+
+class _Scan:
+    """The instructions of a run and their operands as *canonical* expressions: each load of
+    a variable that a statement of the run assigned is replaced by the value assigned (itself
+    canonical), so that an expression means the same value wherever it appears in the run (the
+    other variables keep their values throughout). Two operands with equal canonical address
+    expressions are then the same tensor at run time."""
+
+    def __init__(self):
+        self.env: dict = {}              # Var -> canonical expression of its current value
+        self.instructions: list = []     # (Intrinsic, canonical address of each LocalRef)
+        self.dtype = self.count = None
+
+    def take(self, s) -> bool:
+        """Add statement ``s`` to the run (False, and nothing added: it cannot join)."""
+        if type(s) is ir.Assign:
+            self.env[s.var] = self.canonical(s.value)
+            return True
+        if type(s) is ir.Block:
+            saved = (dict(self.env), list(self.instructions), self.dtype, self.count)
+            if all(self.take(t) for t in s.body):
+                return True
+            self.env, self.instructions, self.dtype, self.count = saved
+            return False
+        if not _fusible(s):
+            return False
+        count = _count_value(self.canonical(s.args[-1]))
+        if self.instructions and (s.attr("dtype") != self.dtype or count != self.count):
+            return False
+        self.dtype, self.count = s.attr("dtype"), count
+        refs, _ = _operands(s)
+        self.instructions.append((s, [self.canonical(r.addr) for r in refs]))
+        return True
+
+    def canonical(self, e):
+        if type(e) is ir.Load:
+            return self.env.get(e.var, e)
+        if type(e) in (ir.Bin, ir.Cmp, ir.Un, ir.Cast, ir.Select):
+            return dataclasses.replace(e, **{f.name: self.canonical(getattr(e, f.name))
+                                             for f in dataclasses.fields(e)
+                                             if f.name in ("a", "b", "cond")})
+        return e
 
 
 def _count_value(e):
@@ -96,36 +159,43 @@ def _operands(s: ir.Intrinsic) -> tuple[list, list]:
     return refs, scalars
 
 
-def _shape(run) -> tuple[tuple, list]:
+def _shape(instructions) -> tuple[tuple, list]:
     """The run's structure (op names and which operand is which tensor), the key of its fused
-    loop, and the tensors' address expressions in order of first use."""
+    loop, and the tensors' canonical address expressions in order of first use."""
     keys: list = []
     ops = []
-    for s in run:
-        refs, scalars = _operands(s)
+    for s, addrs in instructions:
         slots = []
-        for r in refs:
-            if r.addr not in keys:
-                keys.append(r.addr)
-            slots.append(keys.index(r.addr))
-        ops.append((s.op, tuple(slots), len(scalars)))
-    return (run[0].attr("dtype").name, tuple(ops)), keys
+        for a in addrs:
+            if a not in keys:
+                keys.append(a)
+            slots.append(keys.index(a))
+        ops.append((s.op, tuple(slots), len(_operands(s)[1])))
+    return (instructions[0][0].attr("dtype").name, tuple(ops)), keys
 
 
 def lower_run(cg, run) -> None:
-    """Lower a run found by ``run_at``: the loop-less instructions, then one fused loop."""
+    """Lower a run found by ``run_at``: its statements in order, each instruction as its
+    loop-less library call (the assignments and the scalar clock's updates exactly where
+    ``Codegen.block`` makes them), then one fused loop."""
     from .intrinsics import call_checked
     from .lower_readonly import guard_gm_write
     from .rtfuncs import deferred_op_name, op_signature
-    dtype = run[0].attr("dtype")
-    shape, keys = _shape(run)
-    per_op = []
+    scan = _Scan()
     for s in run:
-        cg.cur_loc = s.loc
+        scan.take(s)
+    dtype = scan.dtype
+    shape, keys = _shape(scan.instructions)
+    tensor_addr: dict = {}      # canonical address -> its value where the run first names it
+    per_op = []
+
+    def instruction(s, canonical):
         guard_gm_write(cg, s)
         spec = REGISTRY[s.op]
         refs, scalar_exprs = _operands(s)
         addrs = [cg.b.sext(cg.expr(r.addr), I64) for r in refs]
+        for key, a in zip(canonical, addrs):
+            tensor_addr.setdefault(key, a)
         scalars = [cg.expr(e) for e in scalar_exprs]
         count = cg._as_i64(cg.expr(s.args[-1]))
         name = deferred_op_name(spec, dtype)
@@ -133,17 +203,30 @@ def lower_run(cg, run) -> None:
                                                        name=name)
         call_checked(cg, fn, addrs + scalars + [count], s.op, tuple(spec.forms[0]),
                      operands=s.args)
-        per_op.append((spec, addrs, scalars, count))
+        per_op.append((scalars, count))
+
+    canonical = iter(addrs for _, addrs in scan.instructions)
+
+    def statements(stmts):      # as Codegen.block lowers them
+        for s in stmts:
+            if cg.b.block.is_terminated:
+                cg.b.position_at_end(cg.func.append_basic_block("unreachable"))
+            cg.cur_loc = s.loc
+            if type(s) is ir.Assign:
+                cg.s_assign(s)
+                continue
+            cg.flush_scalar()
+            if type(s) is ir.Block:     # nothing in it leaves early: no label, no end block
+                statements(s.body)
+                cg.flush_scalar()
+            else:
+                instruction(s, next(canonical))
+    statements(run)
     b = cg.b
-    # each tensor's address: from the first instruction that names it
-    tensor_addr = {}
-    for s, (_, addrs, _, _) in zip(run, per_op):
-        for r, a in zip(_operands(s)[0], addrs):
-            tensor_addr.setdefault(r.addr, a)
     base = cg.ld(abi.MEM_BASE + int(Memory.UB))
     ptrs = [b.inttoptr(b.add(base, tensor_addr[k]), PTR) for k in keys]
-    b.call(fused_run(cg.module, shape), ptrs + [v for (_, _, sc, _) in per_op for v in sc]
-           + [per_op[-1][3]])
+    b.call(fused_run(cg.module, shape), ptrs + [v for sc, _ in per_op for v in sc]
+           + [per_op[-1][1]])
 
 
 def _name(shape) -> str:
@@ -220,12 +303,8 @@ def fused_loop(module: L.Module, shape) -> L.Function:
     fn = L.Function(module, fnty, name=name)
     fn.linkage = "internal"
     fn.attributes.add("nounwind")
-    # optsize: vectorised without interleaving, epilogue vectorisation or overlap checks
-    # (the arguments are noalias): measured both faster to compile (11 vs 15 ms for
-    # samples/sepia.py's run) and faster to run (486 vs 562 ns per 2048 float32 elements)
-    fn.attributes.add("optsize")
     fn.attributes.add("noinline")   # compiled with its own attributes, not its caller's
-    prefer_vector_width(fn)
+    tune_fused_loop(fn)             # vector width (and optsize on AMD hosts): types.py
     args = list(fn.args)
     for a in args[:n_tensors]:
         a.add_attribute("noalias")
