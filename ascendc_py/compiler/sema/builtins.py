@@ -21,7 +21,7 @@ from ..errors import (ConstantRangeError, KernelSyntaxError, KernelTypeError, Ke
 from ..ops import REGISTRY, Family, OpSpec
 from . import scalars as S
 from .values import (BoundMethodV, ConstV, DTypeV, EnumV, GmAddrV, GmTensorV, LocalTensorV,
-                     NoneV, PipeV, PyObjV, QueueV, RtV, StrV, SVal, TupleV)
+                     NoneV, PipeV, PyObjV, QueueV, RtV, StrV, SVal, TupleV, WideIntV)
 
 FUNCTIONS: dict[str, Callable] = {}
 METHODS: dict[tuple[type, str], Callable] = {}
@@ -75,6 +75,8 @@ def want_int(v: SVal, what: str, loc: SourceLoc, dtype=int32) -> ir.Expr:
     narrowed by a checked cast (the kernel stops with ValueRangeError at the line if it does
     not fit). 64-bit fields also take unsigned constants up to 2**64 - 1 (bit masks)."""
     v = S.numeric(v)
+    if isinstance(v, WideIntV):
+        raise S.wide_error(v, loc, f"{what} is an")
     if not isinstance(v, (ConstV, RtV)) or v.dtype.is_float or v.dtype == bool_:
         raise KernelTypeError(f"{what} must be an integer, got {v.describe()}", loc)
     if isinstance(v, ConstV):
@@ -98,6 +100,8 @@ def _int_range(dtype) -> tuple[int, int]:
 
 
 def want_const_int(v: SVal, what: str, loc: SourceLoc) -> int:
+    if isinstance(v, WideIntV):
+        raise S.wide_error(v, loc, f"{what} is an")
     if not isinstance(v, ConstV) or v.dtype.is_float:
         raise KernelValueError(f"{what} must be a compile-time integer, got {v.describe()}", loc,
                                hint="use a literal, a module constant or a ConstExpr parameter")
@@ -224,8 +228,22 @@ def subscript(an, base: SVal, index, loc: SourceLoc) -> SVal:
 
 
 # ----------------------------------------------------------------------------- calls
+def _no_wide_arguments(args: list[SVal], kwargs: dict[str, SVal], node) -> None:
+    """An integer outside 64 bits (:class:`WideIntV`) may not reach a builtin: an error at the
+    argument that carries it (list arguments such as masks included)."""
+    nodes = list(node.args) + [k.value for k in node.keywords]
+    for v, arg in zip(list(args) + list(kwargs.values()), nodes):
+        items = v.items if isinstance(v, TupleV) else (v,)
+        for item in items:
+            if isinstance(item, WideIntV):
+                raise S.wide_error(item, arg.loc, "the argument is an")
+
+
 def call(an, func: SVal, args: list[SVal], kwargs: dict[str, SVal], node) -> SVal:
     loc = node.loc
+    if not (isinstance(func, PyObjV) and (_is_kernel(func.obj) or
+                                          PYTHON_FUNCS.get(func.obj) in _EXACT_FUNCS)):
+        _no_wide_arguments(args, kwargs, node)
     if isinstance(func, BoundMethodV):
         if isinstance(func.self_val, DTypeV) and func.name == "sizeof":
             return ConstV(func.self_val.dtype.sizeof(), int32)
@@ -252,12 +270,19 @@ def call(an, func: SVal, args: list[SVal], kwargs: dict[str, SVal], node) -> SVa
     raise KernelTypeError(f"{func.describe()} is not callable", loc)
 
 
+def _is_kernel(obj) -> bool:
+    from ...dsl.kernel import Kernel
+    return isinstance(obj, Kernel)
+
+
 # ----------------------------------------------------------------------------- Python builtins
 import builtins as _py  # noqa: E402
 
 PYTHON_FUNCS = {_py.min: "py_min", _py.max: "py_max", _py.abs: "py_abs", _py.int: "py_int",
                 _py.float: "py_float", _py.bool: "py_bool", _py.range: "range",
                 _py.len: "py_len", _py.print: "printf"}
+#: Python builtins that compute on exact compile-time integers (wide ones included)
+_EXACT_FUNCS = ("py_min", "py_max", "py_abs", "py_int", "py_float", "py_bool")
 
 
 @function("py_min")
@@ -278,7 +303,11 @@ def _max(an, args, kwargs, loc):
 def _abs(an, args, kwargs, loc):
     (v,) = bind_args("abs()", ("x",), args, kwargs, loc).values()
     v = S.numeric(v)
+    if isinstance(v, WideIntV):
+        return S.int_const(abs(v.value), loc)
     if isinstance(v, ConstV):
+        if v.dtype.is_int and v.dtype != bool_:   # exact: abs(-2**63) is 2**63
+            return S.int_const(abs(int(v.value)), loc, narrow=v.dtype == int32)
         return ConstV(abs(v.value), v.dtype)
     if not isinstance(v, RtV):
         raise KernelTypeError(f"abs() needs a number, got {v.describe()}", loc)
@@ -290,6 +319,8 @@ def _abs(an, args, kwargs, loc):
 def _int(an, args, kwargs, loc):
     (v,) = bind_args("int()", ("x",), args, kwargs, loc).values()
     v = S.numeric(v)
+    if isinstance(v, WideIntV):
+        return v
     if isinstance(v, ConstV):
         return S.const_of(int(v.value), loc)
     return S.cast(v, int32 if v.dtype.bits <= 32 else int64, loc)
@@ -455,16 +486,23 @@ def vector_op(an, spec: OpSpec, args, kwargs, loc) -> SVal:
 
 
 def mask_operand(v: SVal, dtype, op: str, loc: SourceLoc):
-    """(kind, lo, hi) of a mask argument: an int count (kind 0) or a list bit mask (kind 1)."""
+    """(kind, lo, hi) of a mask argument: an int count (kind 0) or a list bit mask (kind 1).
+
+    A bit mask is Ascend C's ``uint64_t mask[2]``: ``[low, high]``, lanes 0..63 and 64..127.
+    For 8/16-bit dtypes (128 lanes) both words are needed. For 32/64-bit dtypes (64/32
+    lanes) the low word alone may be given, or both as the documentation's two-word array:
+    the high word covers no lane of a 256-byte repeat and is ignored, as the hardware does
+    (the documentation asks for 0 there; pyasc's tests pass ``[2**64 - 1, 2**64 - 1]``)."""
     lanes = 256 // dtype.sizeof()
     if isinstance(v, TupleV):
-        words = 2 if lanes > 64 else 1
-        if len(v.items) != words:
-            raise KernelTypeError(f"asc.{op}: a bit mask for {dtype.name} is a list of {words} "
-                                  f"uint64 value{'s' if words > 1 else ''} ({lanes} lanes), got "
-                                  f"{len(v.items)}", loc)
+        allowed = (2,) if lanes > 64 else (1, 2)
+        if len(v.items) not in allowed:
+            shown = "2 uint64 values" if lanes > 64 else "1 or 2 uint64 values"
+            raise KernelTypeError(f"asc.{op}: a bit mask for {dtype.name} is a list of {shown} "
+                                  f"([low, high]; {lanes} lanes), got {len(v.items)}", loc)
         parts = [want_int(x, "a mask word", loc, int64) for x in v.items]
-        return ir.Const(1, int64), parts[0], parts[1] if words > 1 else ir.Const(0, int64)
+        hi = parts[1] if lanes > 64 else ir.Const(0, int64)
+        return ir.Const(1, int64), parts[0], hi
     # the range [1, lanes] is checked at run time: in counter mode the mask is a count
     if isinstance(v, ConstV) and not v.dtype.is_float and int(v.value) < 0:
         raise KernelValueError(f"asc.{op}: mask {v.value} is negative", loc)

@@ -1,0 +1,151 @@
+"""Constructs pyasc programs use (issue 15, part 5), checked without a pyasc checkout: exact
+compile-time integers, two-word bit masks, and the names and statements of the other groups."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ascendc_py as asc
+from ascendc_py.compiler.errors import ConstantRangeError, KernelTypeError
+
+WIDE = 2 ** 70          # a module constant outside 64 bits: only compile-time arithmetic uses it
+
+
+def _line_of(fn, text: str) -> int:
+    import inspect
+    lines, start = inspect.getsourcelines(fn.fn if hasattr(fn, "fn") else fn)
+    return start + next(i for i, ln in enumerate(lines) if text in ln)
+
+
+# ----------------------------------------------------------------------------- exact integers
+@asc.kernel
+def exact_ints(out: asc.GlobalAddress):
+    og = asc.GlobalTensor()
+    og.set_global_buffer(out, 8)
+    full = 2 ** 64 - 1                      # 2**64 itself does not fit; the difference does
+    og.set_value(0, full >> 32)             # exact: 0xFFFFFFFF, not (-1) >> 32
+    og.set_value(1, 2 ** 64 // 2 ** 60)
+    og.set_value(2, WIDE - WIDE + 7)
+    og.set_value(3, full & 0xFF)
+    og.set_value(4, (WIDE >> 40) + 1)
+    og.set_value(5, 1 if WIDE > full else 0)
+    og.set_value(6, max(full, 0) >> 63)
+    og.set_value(7, -(2 ** 63))
+
+
+def test_compile_time_integers_are_exact_before_the_range_check():
+    out = np.zeros(8, np.int64)
+    exact_ints[1](out)
+    assert out.tolist() == [0xFFFFFFFF, 16, 7, 0xFF, 2 ** 30 + 1, 1, 1, -(2 ** 63)]
+
+
+@asc.kernel
+def full_word_store(out: asc.GlobalAddress):
+    og = asc.GlobalTensor()
+    og.set_global_buffer(out, 1)
+    og.set_value(0, 2 ** 64 - 1)            # a uint64 constant stored to int64: its bits
+
+
+def test_a_full_64_bit_word_keeps_its_bits():
+    out = np.zeros(1, np.int64)
+    full_word_store[1](out)
+    assert out.view(np.uint64)[0] == 2 ** 64 - 1
+
+
+@asc.kernel
+def wide_store(out: asc.GlobalAddress):
+    og = asc.GlobalTensor()
+    og.set_global_buffer(out, 1)
+    og.set_value(0, 2 ** 64)
+
+
+@asc.kernel
+def wide_runtime(out: asc.GlobalAddress, n: int):
+    og = asc.GlobalTensor()
+    og.set_global_buffer(out, 1)
+    og.set_value(0, n + WIDE)
+
+
+@asc.kernel
+def wide_mask(x: asc.GlobalAddress):
+    t = asc.LocalTensor(asc.float16, asc.TPosition.VECIN, 0, 128)
+    asc.adds(t, t, 1.0, mask=[2 ** 64, 0], repeat_times=1, repeat_params=asc.UnaryRepeatParams())
+
+
+@pytest.mark.parametrize("kernel, args, text, message", [
+    (wide_store, (np.zeros(1, np.int64),), "2 ** 64)",
+     "argument is an integer constant 18446744073709551616, which does not fit"),
+    (wide_runtime, (np.zeros(1, np.int64), 3), "n + WIDE", "run-time value cannot be combined"),
+    (wide_mask, (np.zeros(1, np.float16),), "mask=[2 ** 64", "argument is an integer constant 18446744073709551616"),
+])
+def test_an_integer_outside_64_bits_is_an_error_where_it_is_used(kernel, args, text, message):
+    with pytest.raises(ConstantRangeError, match=message) as info:
+        kernel[1](*args)
+    assert info.value.loc.line == _line_of(kernel, text)
+
+
+@asc.kernel
+def runaway(out: asc.GlobalAddress):
+    og = asc.GlobalTensor()
+    og.set_global_buffer(out, 1)
+    og.set_value(0, (3 ** 64) ** 64 - (3 ** 64) ** 64)
+
+
+def test_exact_integers_have_a_size_limit():
+    with pytest.raises(ConstantRangeError, match="grows beyond 1024 bits"):
+        runaway[1](np.zeros(1, np.int64))
+
+
+# ----------------------------------------------------------------------------- bit masks
+@asc.kernel
+def masked_adds(x: asc.GlobalAddress, z: asc.GlobalAddress, lo: asc.ConstExpr[int],
+                hi: asc.ConstExpr[int], words: asc.ConstExpr[int]):
+    n = 256 // x.dtype.sizeof()
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, n)
+    zg = asc.GlobalTensor()
+    zg.set_global_buffer(z, n)
+    a = asc.LocalTensor(x.dtype, asc.TPosition.VECIN, 0, n)
+    b = asc.LocalTensor(x.dtype, asc.TPosition.VECOUT, 256, n)
+    asc.data_copy(a, xg, n)
+    asc.data_copy(b, zg, n)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    if words == 2:
+        asc.adds(b, a, 1, mask=[lo, hi], repeat_times=1, repeat_params=asc.UnaryRepeatParams())
+    else:
+        asc.adds(b, a, 1, mask=[lo], repeat_times=1, repeat_params=asc.UnaryRepeatParams())
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.data_copy(zg, b, n)
+
+
+def _lanes(lo: int, hi: int, n: int) -> np.ndarray:
+    word = lo | (hi << 64)
+    return np.array([(word >> i) & 1 for i in range(n)], bool)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("lo, hi", [(2 ** 64 - 1, 2 ** 64 - 1), (0xF0F0F0F0F0F0F0F0, 0),
+                                    (1, 2 ** 64 - 1)])
+def test_two_word_bit_mask_on_32_bit_dtypes_ignores_the_high_word(dtype, lo, hi):
+    x = np.arange(64).astype(dtype)
+    z = np.full(64, -5, dtype)
+    masked_adds[1](x, z, lo, hi, 2)
+    on = _lanes(lo, 0, 64)
+    np.testing.assert_array_equal(z, np.where(on, x + 1, -5).astype(dtype))
+    z1 = np.full(64, -5, dtype)
+    masked_adds[1](x, z1, lo, 0, 1)   # the one-word form gives the same
+    np.testing.assert_array_equal(z1, z)
+
+
+def test_two_word_bit_mask_on_16_bit_dtypes_uses_both_words():
+    lo, hi = 0x00FF00FF00FF00FF, 2 ** 64 - 1
+    x = np.arange(128).astype(np.float16)
+    z = np.full(128, -5, np.float16)
+    masked_adds[1](x, z, lo, hi, 2)
+    np.testing.assert_array_equal(z, np.where(_lanes(lo, hi, 128), x + 1, -5).astype(np.float16))
+
+
+def test_one_word_bit_mask_on_16_bit_dtypes_is_an_error():
+    with pytest.raises(KernelTypeError, match=r"a bit mask for float16 is a list of 2 uint64 "
+                                              r"values \(\[low, high\]; 128 lanes\), got 1"):
+        masked_adds[1](np.zeros(128, np.float16), np.zeros(128, np.float16), 1, 0, 1)
