@@ -149,3 +149,58 @@ def test_one_word_bit_mask_on_16_bit_dtypes_is_an_error():
     with pytest.raises(KernelTypeError, match=r"a bit mask for float16 is a list of 2 uint64 "
                                               r"values \(\[low, high\]; 128 lanes\), got 1"):
         masked_adds[1](np.zeros(128, np.float16), np.zeros(128, np.float16), 1, 0, 1)
+
+
+# ----------------------------------------------------------------------------- small constructs
+@asc.kernel
+def small_constructs(x: asc.GlobalAddress, z: asc.GlobalAddress):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+    zg = asc.GlobalTensor()
+    zg.set_global_buffer(z, 64)
+    a = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, 64)
+    asc.data_copy(a, xg, 64)
+    asc.pipe_barrier(6)                     # an int pipe id: Ascend C's pipe_t (6 = PIPE_ALL)
+    zg.set_value(0, a(3) + xg(5))           # tensor(i): the element, as Ascend C's operator()
+    zg.set_value(1, np.float16(2.2))        # a numpy scalar constant keeps its rounding
+    zg.set_value(2, np.int8(-7) * 2)
+    ...                                     # a placeholder statement
+
+
+def test_call_syntax_numpy_scalars_int_pipes_and_ellipsis():
+    x = np.arange(64, dtype=np.float32)
+    z = np.zeros(64, np.float32)
+    small_constructs[1](x, z)
+    assert z[:3].tolist() == [8.0, float(np.float16(2.2)), -14.0]
+
+
+@asc.kernel
+def bad_pipe():
+    asc.pipe_barrier(8)
+
+
+@asc.kernel
+def bad_numpy_constant(z: asc.GlobalAddress):
+    zg = asc.GlobalTensor()
+    zg.set_global_buffer(z, 1)
+    zg.set_value(0, np.int8(300))
+
+
+@pytest.mark.parametrize("kernel, args, text, message", [
+    (bad_pipe, (), "pipe_barrier(8)", "the pipe 8 is not a pipe of A2/A3"),
+    (bad_numpy_constant, (np.zeros(1, np.int32),), "np.int8(300)",
+     r"np.int8\(300\): 300 is outside int8 \(-128..127\)"),
+])
+def test_small_construct_misuse_is_an_error_at_the_line(kernel, args, text, message):
+    with pytest.raises(asc.KernelCompileError, match=message) as info:
+        kernel[1](*args)
+    assert info.value.loc.line == _line_of(kernel, text)
+
+
+def test_unknown_kernel_option_is_refused_at_the_def_line():
+    def k():
+        pass
+    with pytest.raises(asc.KernelCompileError, match="unknown option 'opt_levle'") as info:
+        asc.jit(opt_levle=3)(k)
+    assert "did you mean 'opt_level'" in str(info.value)
+    asc.jit(opt_level=3, debug=True, auto_sync=False)(k)   # pyasc's options are accepted

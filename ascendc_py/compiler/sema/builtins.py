@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import enum
+
+import numpy as np
 from typing import Callable
 
 from ...dsl import api
@@ -121,6 +123,25 @@ def want_enum(v: SVal, cls: type, what: str, loc: SourceLoc):
                               f"asc.{cls.__name__}.{next(iter(cls)).name}), got "
                               f"{v.describe()}", loc)
     return v.member
+
+
+#: Ascend C's ``pipe_t`` numbering (what an int pipe id means, as in pyasc's PipeID values):
+#: 7..9 (PIPE_MTE4, PIPE_MTE5, PIPE_V2) do not exist on A2/A3.
+PIPE_T = {0: PipeID.PIPE_S, 1: PipeID.PIPE_V, 2: PipeID.PIPE_M, 3: PipeID.PIPE_MTE1,
+          4: PipeID.PIPE_MTE2, 5: PipeID.PIPE_MTE3, 6: PipeID.PIPE_ALL, 10: PipeID.PIPE_FIX}
+
+
+def want_pipe(v: SVal, what: str, loc: SourceLoc) -> PipeID:
+    """A pipe: a PipeID member, or a compile-time int in Ascend C's ``pipe_t`` numbering
+    (``asc.pipe_barrier(0)`` is PIPE_S, 6 is PIPE_ALL, 10 is PIPE_FIX)."""
+    if isinstance(v, ConstV) and v.dtype.is_int and v.dtype != bool_:
+        pipe = PIPE_T.get(int(v.value))
+        if pipe is None:
+            known = ", ".join(f"{k} ({p.name})" for k, p in PIPE_T.items())
+            raise KernelValueError(f"{what} {v.value} is not a pipe of A2/A3; pipe ids: {known}",
+                                   loc)
+        return pipe
+    return want_enum(v, PipeID, what, loc)
 
 
 def want_local(v: SVal, what: str, loc: SourceLoc, memory: Memory | None = UB_MEMORY
@@ -263,11 +284,34 @@ def call(an, func: SVal, args: list[SVal], kwargs: dict[str, SVal], node) -> SVa
             return vector_op(an, REGISTRY[name], args, kwargs, loc)
         if name == "range":
             raise KernelSyntaxError("range(...) can only be used as a for-loop iterable", loc)
+        if isinstance(obj, type) and issubclass(obj, np.generic):
+            return _numpy_scalar(obj, args, kwargs, loc)
         shown = getattr(obj, "__name__", None) or repr(obj)
         raise KernelSyntaxError(f"calling '{shown}' is not supported in kernels", loc,
                                 hint="kernels can call asc builtins and other @asc.kernel "
                                      "functions")
+    if isinstance(func, (LocalTensorV, GmTensorV)):
+        # Ascend C's operator()(index): the element at index (a scalar read on PIPE_S)
+        return METHODS[(type(func), "get_value")](an, func, "get_value", args, kwargs, loc)
     raise KernelTypeError(f"{func.describe()} is not callable", loc)
+
+
+def _numpy_scalar(cls, args, kwargs, loc) -> SVal:
+    """``np.float16(2.2)``, ``np.int32(n)``: the value converted to that type (a constant
+    stays a constant, rounded or wrapped as numpy and a store of that type do)."""
+    from ...dsl.types import as_dtype
+    try:
+        dtype = as_dtype(cls)
+    except (TypeError, ValueError, KeyError):
+        raise KernelTypeError(f"np.{cls.__name__} is not a kernel scalar type", loc) from None
+    (v,) = bind_args(f"np.{cls.__name__}()", ("value",), args, kwargs, loc).values()
+    v = S.numeric(v)
+    if isinstance(v, ConstV) and dtype.is_int and v.dtype.is_int and v.dtype != bool_:
+        lo, hi = _int_range(dtype)
+        if not lo <= int(v.value) <= hi:    # numpy refuses it too (OverflowError)
+            raise ConstantRangeError(f"np.{cls.__name__}({v.value}): {v.value} is outside "
+                                     f"{dtype.name} ({lo}..{hi})", loc)
+    return S.cast(v, dtype, loc)
 
 
 def _is_kernel(obj) -> bool:
@@ -420,7 +464,7 @@ def _flag_op(an, name, args, kwargs, loc):
 @function("pipe_barrier")
 def _pipe_barrier(an, args, kwargs, loc):
     b = bind_args("asc.pipe_barrier()", ("pipe",), args, kwargs, loc)
-    pipe = want_enum(b["pipe"], PipeID, "the pipe", loc)
+    pipe = want_pipe(b["pipe"], "the pipe", loc)
     an.emit(ir.Intrinsic("pipe_barrier", (int(pipe),), (), loc))
     return NoneV()
 
