@@ -204,3 +204,76 @@ def test_unknown_kernel_option_is_refused_at_the_def_line():
         asc.jit(opt_levle=3)(k)
     assert "did you mean 'opt_level'" in str(info.value)
     asc.jit(opt_level=3, debug=True, auto_sync=False)(k)   # pyasc's options are accepted
+
+
+# ----------------------------------------------------------------------------- struct fields
+@asc.kernel
+def tiling_fields(out: asc.GlobalAddress, tiling: asc.adv.TCubeTiling, flag: int):
+    og = asc.GlobalTensor()
+    og.set_global_buffer(out, 8)
+    before = tiling.share_l1_size
+    tiling.share_l1_size = asc.property(asc.TOTAL_L1_SIZE) if False else 512 * 1024
+    if flag > 0:                                 # assigned on one path only
+        tiling.base_m = tiling.base_m * 2
+    for i in range(3):
+        tiling.step_m += i                       # augmented, in a loop
+    og.set_value(0, before)
+    og.set_value(1, tiling.share_l1_size)
+    og.set_value(2, tiling.base_m)
+    og.set_value(3, tiling.step_m)
+    local = asc.adv.TCubeTiling(m=flag + 1, base_n=64, step_ka=3)   # constructed in the kernel
+    local.n = local.m * 10
+    og.set_value(4, local.m)
+    og.set_value(5, local.n)
+    og.set_value(6, local.base_n + local.step_k_a)
+    og.set_value(7, local.k_a)                  # a field not given is 0
+
+
+@pytest.mark.parametrize("flag", [0, 5])
+def test_struct_fields_can_be_assigned_and_constructed_in_a_kernel(flag):
+    tiling = asc.adv.TCubeTiling(share_l1_size=7, base_m=16, step_m=1)
+    out = np.zeros(8, np.int32)
+    tiling_fields[1](out, tiling, flag)
+    assert out.tolist() == [7, 512 * 1024, 32 if flag else 16, 4, flag + 1, 10 * (flag + 1),
+                            67, 0]
+    assert tiling.share_l1_size == 7             # the host object is not changed (by value)
+
+
+@asc.kernel
+def bad_field_name(tiling: asc.adv.TCubeTiling):
+    tiling.share_l1 = 1
+
+
+@asc.kernel
+def bad_field_value(tiling: asc.adv.TCubeTiling):
+    tiling.base_m = 2 ** 40
+
+
+@asc.kernel
+def bad_field_float(tiling: asc.adv.TCubeTiling):
+    tiling.base_m = 1.5
+
+
+@asc.kernel
+def bad_field_owner(x: asc.GlobalAddress):
+    xg = asc.GlobalTensor()
+    xg.size = 3
+
+
+@asc.kernel
+def bad_constructor_field():
+    t = asc.adv.TCubeTiling(base=3)
+
+
+@pytest.mark.parametrize("kernel, args, text, message", [
+    (bad_field_name, (asc.adv.TCubeTiling(),), "share_l1 = 1",
+     "TCubeTiling has no field 'share_l1'"),
+    (bad_field_value, (asc.adv.TCubeTiling(),), "2 ** 40", "TCubeTiling.base_m is 1099511627776"),
+    (bad_field_float, (asc.adv.TCubeTiling(),), "1.5", "integer field"),
+    (bad_field_owner, (np.zeros(4, np.float32),), "xg.size", "only struct fields"),
+    (bad_constructor_field, (), "TCubeTiling(base=3)", "TCubeTiling has no field 'base'"),
+])
+def test_struct_field_misuse_is_an_error_at_the_line(kernel, args, text, message):
+    with pytest.raises(asc.KernelCompileError, match=message) as info:
+        kernel[1](*args)
+    assert info.value.loc.line == _line_of(kernel, text)

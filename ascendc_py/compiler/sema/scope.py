@@ -50,6 +50,36 @@ def assigned_names(body: tuple[A.Stmt, ...]) -> dict[str, int]:
     return counts
 
 
+def field_assigned_names(body: tuple[A.Stmt, ...]) -> set[str]:
+    """Names whose fields a function body assigns (``tiling.share_l1_size = …``,
+    ``config.tile.tile_num = …``: the name at the root of the target)."""
+    names: set[str] = set()
+
+    def target(t):
+        if isinstance(t, A.Attribute):
+            root = t.value
+            while isinstance(root, A.Attribute):
+                root = root.value
+            if isinstance(root, A.Name):
+                names.add(root.id)
+        elif isinstance(t, (A.Tuple, A.List)):
+            for e in t.elts:
+                target(e)
+
+    def walk(stmts):
+        for s in stmts:
+            if isinstance(s, A.Assign):
+                for t in s.targets:
+                    target(t)
+            elif isinstance(s, (A.AnnAssign, A.AugAssign)):
+                target(s.target)
+            for child in ("body", "orelse"):
+                walk(getattr(s, child, ()) or ())
+
+    walk(body)
+    return names
+
+
 @dataclass
 class FunctionScope:
     """One function being analysed (the kernel, or an inlined device function)."""
@@ -64,6 +94,7 @@ class FunctionScope:
     returned: list = field(default_factory=list)
     loop_depth: int = 0
     simple_return: bool = False
+    mutable_structs: set = field(default_factory=set)   # names whose fields are assigned
 
 
 def runtime_fields(v: SVal) -> Optional[tuple[ir.Expr, ...]]:

@@ -76,3 +76,95 @@ def _register_methods() -> None:
 
     method(RtV, "ceildiv")(ceildiv)
     method(ConstV, "ceildiv")(ceildiv)
+
+
+# ----------------------------------------------------------------------------- mutable structs
+def struct_storage(an, name: str, value, loc):
+    """``value`` (a StructV bound to ``name``, whose fields the function assigns) with every
+    numeric field copied into a variable of its own (nested structs recursively), so that
+    ``name.field = v`` stores into it on any path (branches and loops merge as for any
+    reassigned variable)."""
+    from .. import ir
+    from . import scalars as S
+    from .values import ConstV, RtV, StructV
+
+    def store(prefix: str, sv: StructV) -> StructV:
+        fields = []
+        for key, v in sv.fields:
+            if isinstance(v, StructV):
+                v = store(f"{prefix}.{key}", v)
+            elif isinstance(v, (ConstV, RtV)):
+                var = ir.Var(f"{prefix}.{key}", v.dtype)
+                an.emit(ir.Assign(var, S.to_expr(v, v.dtype), loc))
+                v = RtV(ir.Load(var))
+            fields.append((key, v))
+        return StructV(sv.kind, tuple(fields))
+
+    return store(f"{name}#{an.new_label('s')}", value)
+
+
+def assign_field(an, target, value, loc) -> None:
+    """``base.field = value`` for a struct whose fields live in variables (see
+    :func:`struct_storage`): the value is converted to the field's type (an integer that does
+    not fit is an error, a wider run-time value is narrowed by a checked cast)."""
+    from ..errors import AssignmentTargetError, OperandKindError
+    from .. import ir
+    from . import scalars as S
+    from .builtins import KernelNameError_, want_int
+    from .values import ConstV, RtV, StructV
+    base = an.expr(target.value)
+    if not isinstance(base, StructV):
+        raise AssignmentTargetError(f"cannot assign to an attribute of {base.describe()}: only "
+                                    f"struct fields (tiling.share_l1_size = ...) can be "
+                                    f"assigned", target.loc)
+    try:
+        current = base.get(target.attr)
+    except KeyError:
+        raise KernelNameError_(f"{base.kind} has no field '{target.attr}'; fields: "
+                               f"{', '.join(k for k, _ in base.fields)}", target.loc) from None
+    if not (isinstance(current, RtV) and isinstance(current.expr, ir.Load)):
+        raise AssignmentTargetError(f"{base.kind}.{target.attr} cannot be assigned here: assign "
+                                    f"the fields of a struct held in a variable of this "
+                                    f"function", target.loc)
+    var = current.expr.var
+    value = S.numeric(value)
+    if not isinstance(value, (ConstV, RtV)):
+        raise OperandKindError(f"{base.kind}.{target.attr} is a number; got "
+                               f"{value.describe()}", loc)
+    if var.dtype.is_float:
+        expr = S.to_expr(value, var.dtype)
+    elif value.dtype.is_float:
+        raise OperandKindError(f"{base.kind}.{target.attr} is an integer field "
+                               f"({var.dtype.name}); got {value.describe()}", loc,
+                               hint="convert with int(...)")
+    else:
+        expr = want_int(value, f"{base.kind}.{target.attr}", loc, var.dtype)
+    an.emit(ir.Assign(var, expr, loc))
+
+
+def _construct_tcube_tiling(an, args, kwargs, loc):
+    """``asc.adv.TCubeTiling(m=..., base_m=..., ...)`` in a kernel: a TCubeTiling whose named
+    fields are the int32 values given (compile-time or run-time), the others 0."""
+    from ..errors import ArgumentError
+    from .builtins import want_int
+    from .values import ConstV, RtV, StructV
+    from ...adv import _ALIASES
+    if args:
+        raise ArgumentError("asc.adv.TCubeTiling() takes its fields as keyword arguments "
+                            "(m=..., n=..., base_m=...)", loc)
+    _, names = _structs()["TCubeTiling"]
+    given = {}
+    for key, v in kwargs.items():
+        field = _ALIASES.get(key, key)
+        if field not in names:
+            from .builtins import KernelNameError_
+            raise KernelNameError_(f"TCubeTiling has no field '{key}'; fields: "
+                                   f"{', '.join(names)}", loc)
+        expr = want_int(v, f"TCubeTiling.{field}", loc, int32)
+        given[field] = RtV(expr) if not isinstance(v, ConstV) else ConstV(expr.value, int32)
+    return StructV("TCubeTiling", tuple((n, given.get(n, ConstV(0, int32))) for n in names))
+
+
+def _register_constructors() -> None:
+    from .builtins import function
+    function("adv.TCubeTiling")(_construct_tcube_tiling)
