@@ -277,3 +277,44 @@ def test_struct_field_misuse_is_an_error_at_the_line(kernel, args, text, message
     with pytest.raises(asc.KernelCompileError, match=message) as info:
         kernel[1](*args)
     assert info.value.loc.line == _line_of(kernel, text)
+
+
+# ----------------------------------------------------------------------------- lifecycle names
+@asc.kernel
+def tbuf_alloc(x: asc.GlobalAddress, z: asc.GlobalAddress):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+    zg = asc.GlobalTensor()
+    zg.set_global_buffer(z, 64)
+    pipe = asc.TPipe()
+    buf = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(buf, 256)
+    t = buf.alloc_tensor(asc.float32)           # TBuf inherits TQueBind's alloc_tensor
+    asc.data_copy(t, xg, 64)
+    asc.set_flag(asc.HardEvent.MTE2_V, 0)
+    asc.wait_flag(asc.HardEvent.MTE2_V, 0)
+    asc.adds(t, t, 1.0, t.get_size())
+    asc.set_flag(asc.HardEvent.V_MTE3, 0)
+    asc.wait_flag(asc.HardEvent.V_MTE3, 0)
+    asc.data_copy(zg, t, 64)
+    buf.free_tensor(t)
+
+
+def test_tbuf_alloc_tensor_is_its_whole_buffer():
+    x = np.arange(64, dtype=np.float32)
+    z = np.zeros(64, np.float32)
+    tbuf_alloc[1](x, z)
+    np.testing.assert_array_equal(z, x + 1)
+
+
+@asc.kernel
+def tbuf_free_foreign(x: asc.GlobalAddress):
+    buf = asc.TBuf(asc.TPosition.VECCALC)
+    buf.free_tensor(x)
+
+
+def test_tbuf_free_tensor_needs_a_local_tensor():
+    with pytest.raises(asc.KernelCompileError, match="TBuf.free_tensor needs a LocalTensor") \
+            as info:
+        tbuf_free_foreign[1](np.zeros(4, np.float32))
+    assert info.value.loc.line == _line_of(tbuf_free_foreign, "buf.free_tensor(x)")

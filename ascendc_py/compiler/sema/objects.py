@@ -220,8 +220,25 @@ def _tensor_from_queue(an, op, q: QueueV, dtype, loc, extra=()) -> LocalTensorV:
 @method(QueueV, "alloc_tensor")
 def _alloc(an, q: QueueV, name, args, kwargs, loc):
     b = bind_args("alloc_tensor()", ("dtype",), args, kwargs, loc)
-    _not_tbuf(q, name, loc)
-    return _tensor_from_queue(an, "alloc_tensor", q, want_dtype(b["dtype"], "dtype", loc), loc)
+    dtype = want_dtype(b["dtype"], "dtype", loc)
+    if q.is_tbuf:
+        # TBuf inherits AllocTensor from TQueBind: its one buffer, whole, as `get(dtype)`
+        # (a TBuf has no hand-over events: nothing to wait for)
+        return _tensor_from_queue(an, "tbuf_get", q, dtype, loc)
+    return _tensor_from_queue(an, "alloc_tensor", q, dtype, loc)
+
+
+@method(QueueV, "free_tensor")
+def _free(an, q: QueueV, name, args, kwargs, loc):
+    if not q.is_tbuf:
+        return _enque_free(an, q, name, args, kwargs, loc)
+    b = bind_args("free_tensor()", ("tensor",), args, kwargs, loc)
+    t = b["tensor"]
+    if not isinstance(t, LocalTensorV) or t.memory != q.position.memory:
+        raise OperandKindError(f"TBuf.free_tensor needs a LocalTensor of this TBuf (from its "
+                               f"alloc_tensor or get, in {q.position.memory.name}), got "
+                               f"{t.describe()}", loc)
+    return NoneV()   # a TBuf's buffer is not pooled: releasing it has no effect
 
 
 @method(QueueV, "deque")
@@ -231,7 +248,7 @@ def _deque(an, q: QueueV, name, args, kwargs, loc):
     return _tensor_from_queue(an, "deque", q, want_dtype(b["dtype"], "dtype", loc), loc)
 
 
-@method(QueueV, "enque", "free_tensor")
+@method(QueueV, "enque")
 def _enque_free(an, q: QueueV, name, args, kwargs, loc):
     b = bind_args(f"{name}()", ("tensor",), args, kwargs, loc)
     _not_tbuf(q, name, loc)
