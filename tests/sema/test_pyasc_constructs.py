@@ -318,3 +318,57 @@ def test_tbuf_free_tensor_needs_a_local_tensor():
             as info:
         tbuf_free_foreign[1](np.zeros(4, np.float32))
     assert info.value.loc.line == _line_of(tbuf_free_foreign, "buf.free_tensor(x)")
+
+
+# ----------------------------------------------------------------------------- user structs
+class Tile(asc.Struct):
+    length = asc.Field(dtype=asc.KnownTypes.int32, default=0)
+    scale = asc.Field(dtype=asc.float32, default=1.0)
+    flags = asc.Field(dtype=asc.uint32, default=0)
+
+
+class Config(asc.Struct):
+    tile = asc.StructField(Tile)
+    offset = asc.Field(dtype=asc.int16)          # no default: must be given
+
+
+@asc.kernel
+def user_struct(out: asc.GlobalAddress, cfg: Config):
+    og = asc.GlobalTensor()
+    og.set_global_buffer(out, 6)
+    og.set_value(0, cfg.tile.length + cfg.offset)
+    og.set_value(1, cfg.tile.scale * 2.0)
+    og.set_value(2, cfg.tile.flags >> 28)
+    cfg.tile.length = cfg.tile.length * 3        # the kernel's copy
+    og.set_value(3, cfg.tile.length)
+
+
+def test_user_struct_parameter_fields_keep_their_dtypes():
+    cfg = Config(tile=Tile(length=40, scale=1.25), offset=-2)
+    cfg.tile.flags = 2 ** 32 - 1
+    out = np.zeros(6, np.float64)
+    user_struct[1](out, cfg)
+    assert out[:4].tolist() == [38.0, 2.5, 15.0, 120.0]
+    assert cfg.tile.length == 40
+
+
+def test_user_struct_host_checks():
+    with pytest.raises(TypeError, match="field 'offset' has no default"):
+        Config()
+    with pytest.raises(ValueError, match=r"Config.offset = 40000 does not fit int16"):
+        Config(offset=40000)
+    with pytest.raises(AttributeError, match="Tile has no field 'size'"):
+        Tile(size=3)
+    with pytest.raises(asc.KernelLaunchError, match="argument 'cfg' must be a Config"):
+        user_struct[1](np.zeros(6), Tile())
+
+
+def test_pyasc_struct_module_names_are_the_real_objects():
+    from ascendc_py import pyasc_compat
+    with pyasc_compat.install():
+        from asc.language.core.struct import Field, Struct, StructField   # noqa: F401
+        from asc.language.core.dtype import KnownTypes
+        assert Struct is asc.Struct and Field is asc.Field and StructField is asc.StructField
+        assert KnownTypes.int32 is asc.int32
+        with pytest.raises(ImportError):
+            from asc.language.core.struct import NoSuchName   # noqa: F401

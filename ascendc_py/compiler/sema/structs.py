@@ -26,6 +26,9 @@ def _structs() -> dict:
 def struct_kind(annotation: Any) -> Optional[str]:
     """The struct kind named by a parameter annotation (a class or its dotted name), or None."""
     from ...adv import struct_param_kind
+    from ...dsl.struct import Struct, layout_kind
+    if isinstance(annotation, type) and issubclass(annotation, Struct) and annotation is not Struct:
+        return layout_kind(annotation)     # a user-defined struct (asc.Struct subclass)
     return struct_param_kind(annotation)
 
 
@@ -35,6 +38,8 @@ def bind_struct(kernel: str, name: str, annotation: Any, value: Any):
     from ...compiler.errors import LaunchArgumentError
     from ..spec import ArgSpec
     kind = struct_kind(annotation) or struct_kind(type(value))
+    if kind.startswith("struct "):
+        return _bind_user_struct(kernel, name, annotation, value, kind)
     cls, fields = _structs()[kind]
     if not isinstance(value, cls):
         raise LaunchArgumentError(f"{kernel}: argument '{name}' must be an asc.adv.{kind}, got "
@@ -56,6 +61,8 @@ def struct_value(kind: str, first_scalar: int):
     ``first_scalar``, ``first_scalar + 1`` … and the (name, dtype) list of those arguments."""
     from .. import ir
     from .values import RtV, StructV
+    if kind.startswith("struct "):
+        return _user_struct_value(kind, first_scalar)
     _, fields = _structs()[kind]
     value = StructV(kind, tuple((f, RtV(ir.ScalarArg(first_scalar + i, int32)))
                                 for i, f in enumerate(fields)))
@@ -168,3 +175,58 @@ def _construct_tcube_tiling(an, args, kwargs, loc):
 def _register_constructors() -> None:
     from .builtins import function
     function("adv.TCubeTiling")(_construct_tcube_tiling)
+
+
+# ----------------------------------------------------------------------------- user structs
+def _bind_user_struct(kernel: str, name: str, annotation: Any, value: Any, kind: str):
+    """A user-defined ``asc.Struct`` argument: one scalar argument per (nested) field."""
+    from ...compiler.errors import LaunchArgumentError
+    from ...dsl.struct import Struct, arg_dtype, leaves
+    from ...dsl.types import uint64
+    from ..spec import ArgSpec
+    cls = annotation if isinstance(annotation, type) and issubclass(annotation, Struct) \
+        else type(value)
+    if isinstance(annotation, str) and annotation.split(".")[-1].strip() != cls.__name__:
+        raise LaunchArgumentError(f"{kernel}: argument '{name}' must be a {annotation}, got "
+                                  f"{cls.__name__}")    # a string annotation (postponed)
+    if not isinstance(value, cls):
+        raise LaunchArgumentError(f"{kernel}: argument '{name}' must be a {cls.__name__}, got "
+                                  f"{type(value).__name__}")
+    values = []
+    for path, dtype in leaves(cls):
+        v = value
+        for part in path.split("."):
+            v = getattr(v, part)
+        a = arg_dtype(dtype)
+        if a.is_int and dtype == uint64 and int(v) >= 1 << 63:
+            v = int(v) - (1 << 64)             # its bits, as an int64 argument
+        values.append((v, a))
+    return ArgSpec.of(name, "struct", value=kind), values
+
+
+def _user_struct_value(kind: str, first_scalar: int):
+    """StructV of a user struct parameter (nested StructVs for StructFields): each field the
+    scalar argument converted back to the field's dtype."""
+    from ...dsl.struct import arg_dtype
+    from ...dsl.types import DTYPES_BY_NAME
+    from .. import ir
+    from .values import RtV, StructV
+    head, body = kind[len("struct "):].split("(", 1)
+    title = head.rsplit(".", 1)[-1]
+    leaves = [item.rsplit(":", 1) for item in body[:-1].split(",") if item]
+    args, tree = [], {}
+    for i, (path, dname) in enumerate(leaves):
+        dtype = DTYPES_BY_NAME[dname]
+        a = arg_dtype(dtype)
+        expr = ir.ScalarArg(first_scalar + i, a)
+        node = tree
+        *parents, leaf = path.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = RtV(expr if a == dtype else ir.Cast(expr, dtype))
+        args.append((f"{title}.{path}", a))
+
+    def build(label: str, node: dict) -> StructV:
+        return StructV(label, tuple((k, build(k, v) if isinstance(v, dict) else v)
+                                    for k, v in node.items()))
+    return build(title, tree), args
