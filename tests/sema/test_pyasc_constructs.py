@@ -372,3 +372,72 @@ def test_pyasc_struct_module_names_are_the_real_objects():
         assert KnownTypes.int32 is asc.int32
         with pytest.raises(ImportError):
             from asc.language.core.struct import NoSuchName   # noqa: F401
+
+
+@asc.kernel
+def queue_lifecycle(z: asc.GlobalAddress):
+    zg = asc.GlobalTensor()
+    zg.set_global_buffer(z, 16)
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.VECIN, 2)
+    zg.set_value(0, q.vacant_in_que())           # not initialised: no buffer, not vacant
+    zg.set_value(1, q.has_idle_buffer())
+    pipe.init_buffer(q, 2, 256)
+    zg.set_value(2, q.vacant_in_que())
+    zg.set_value(3, q.has_idle_buffer())
+    a = q.alloc_tensor(asc.float32)
+    b = q.alloc_tensor(asc.float32)
+    zg.set_value(4, q.has_idle_buffer())
+    q.enque(a)
+    zg.set_value(5, q.get_tensor_count_in_que())
+    zg.set_value(6, q.has_tensor_in_que())
+    q.enque(b)
+    zg.set_value(7, q.vacant_in_que())           # depth 2 reached
+    zg.set_value(8, q.get_tensor_count_in_que())
+    c = q.deque(asc.float32)
+    d = q.deque(asc.float32)
+    q.free_tensor(c)
+    q.free_tensor(d)
+    zg.set_value(9, q.has_tensor_in_que())
+    asc.get_tpipe_ptr().destroy()                # every buffer released
+    pipe.init()
+    zg.set_value(10, q.has_idle_buffer())
+    pipe.init_buffer(q, 1, 512)                  # a queue can be given buffers again
+    e = q.alloc_tensor(asc.float32)
+    zg.set_value(11, e.get_size())
+    q.free_tensor(e)
+    pipe.reset()
+    pipe.init_buffer(q, 2, 128)
+    zg.set_value(12, q.has_idle_buffer())
+
+
+def test_tque_queries_and_tpipe_destroy_reset():
+    z = np.full(16, -1, np.int32)
+    queue_lifecycle[1](z)
+    assert z[:13].tolist() == [0, 0, 1, 1, 0, 1, 1, 0, 2, 0, 0, 128, 1]
+
+
+@asc.kernel
+def stale_after_destroy(z: asc.GlobalAddress):
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.VECIN, 1)
+    pipe.init_buffer(q, 1, 256)
+    a = q.alloc_tensor(asc.float32)
+    pipe.destroy()
+    pipe.init_buffer(q, 1, 256)
+    q.free_tensor(a)                             # a tensor of the released buffer
+
+
+@asc.kernel
+def tpipe_ptr_first():
+    p = asc.get_tpipe_ptr()
+
+
+def test_tpipe_lifecycle_misuse_is_an_error_at_the_line():
+    with pytest.raises(asc.KernelRuntimeError) as info:
+        stale_after_destroy[1](np.zeros(1, np.float32))
+    assert info.value.loc.line == _line_of(stale_after_destroy, "q.free_tensor(a)")
+    assert f"line {_line_of(stale_after_destroy, 'pipe.destroy()')}" in str(info.value)
+    with pytest.raises(asc.KernelCompileError, match=r"get_tpipe_ptr\(\) before any "
+                                                     r"asc.TPipe\(\)"):
+        tpipe_ptr_first[1]()

@@ -146,7 +146,38 @@ def _reinterpret(an, t, name, args, kwargs, loc):
 def _tpipe(an, args, kwargs, loc):
     if args or kwargs:
         raise ArgumentError("asc.TPipe() takes no arguments", loc)
+    an.tpipe_made = True
     return PipeV()
+
+
+@function("get_tpipe_ptr")
+def _get_tpipe_ptr(an, args, kwargs, loc):
+    """Ascend C's GetTPipePtr(): the kernel's TPipe (made earlier with asc.TPipe())."""
+    if args or kwargs:
+        raise ArgumentError("asc.get_tpipe_ptr() takes no arguments", loc)
+    if not getattr(an, "tpipe_made", False):
+        raise KernelValueError("asc.get_tpipe_ptr() before any asc.TPipe(): there is no TPipe "
+                               "to point to", loc, hint="create the TPipe first: "
+                                                        "pipe = asc.TPipe()")
+    return PipeV()
+
+
+@method(PipeV, "destroy", "reset")
+def _tpipe_release(an, pipe, name, args, kwargs, loc):
+    """TPipe.destroy() / reset(): release every buffer init_buffer reserved (Ascend C's
+    Destroy releases the pipe's resources; Reset also returns it to its initial state); the
+    queues and TBufs must be given buffers again with init_buffer before they are used."""
+    bind_args(f"{name}()", (), args, kwargs, loc)
+    an.emit(ir.Intrinsic("tpipe_release", (), (), loc, (("what", name),)))
+    return NoneV()
+
+
+@method(PipeV, "init")
+def _tpipe_init(an, pipe, name, args, kwargs, loc):
+    """TPipe.init(): (re)initialise the pipe, e.g. after destroy(). Buffers are reserved by
+    init_buffer and released by destroy/reset, so there is nothing else to set up."""
+    bind_args("init()", (), args, kwargs, loc)
+    return NoneV()
 
 
 def _new_queue(an, pos, depth, loc, is_tbuf) -> QueueV:
@@ -270,6 +301,18 @@ def _tbuf_get(an, q: QueueV, name, args, kwargs, loc):
     if b["len"] is not None:
         t = replace(t, size=want_int(b["len"], "len", loc))
     return t
+
+
+@method(QueueV, "get_tensor_count_in_que", "has_tensor_in_que", "has_idle_buffer",
+        "vacant_in_que")
+def _tque_query(an, q: QueueV, name, args, kwargs, loc):
+    """Ascend C's TQue queries, read from the queue's state at this point of the run."""
+    from ...dsl.types import bool_
+    bind_args(f"{name}()", (), args, kwargs, loc)
+    _not_tbuf(q, name, loc)
+    res = ir.Var(name, int32 if name == "get_tensor_count_in_que" else bool_)
+    an.emit(ir.Intrinsic("tque_query", (), (res,), loc, _queue_attrs(q) + (("query", name),)))
+    return RtV(ir.Load(res))
 
 
 def _not_tbuf(q: QueueV, name: str, loc: SourceLoc) -> None:
