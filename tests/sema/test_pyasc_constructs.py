@@ -441,3 +441,25 @@ def test_tpipe_lifecycle_misuse_is_an_error_at_the_line():
     with pytest.raises(asc.KernelCompileError, match=r"get_tpipe_ptr\(\) before any "
                                                      r"asc.TPipe\(\)"):
         tpipe_ptr_first[1]()
+
+
+@asc.kernel
+def gm_phy_addr(x: asc.GlobalAddress, z: asc.GlobalAddress):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x + 8, 56)
+    tail = asc.GlobalTensor()
+    tail.set_global_buffer(xg.get_phy_addr(4), 8)     # x[12:20]
+    zg = asc.GlobalTensor()
+    zg.set_global_buffer(z, 4)
+    dt = asc.DataType("float32")
+    t = asc.LocalTensor(dt, asc.TPosition.VECIN, 0, 8)
+    asc.data_copy(t, tail, 8)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    zg.set_value(0, t(0) + t(3))
+
+
+def test_global_tensor_phy_addr_and_datatype_by_name():
+    x = np.arange(64, dtype=np.float32)
+    z = np.zeros(4, np.float32)
+    gm_phy_addr[1](x, z)
+    assert z[0] == 12 + 15

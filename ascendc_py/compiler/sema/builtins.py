@@ -286,6 +286,14 @@ def call(an, func: SVal, args: list[SVal], kwargs: dict[str, SVal], node) -> SVa
             raise KernelSyntaxError("range(...) can only be used as a for-loop iterable", loc)
         if isinstance(obj, type) and issubclass(obj, np.generic):
             return _numpy_scalar(obj, args, kwargs, loc)
+        if obj is DataType:     # asc.DataType("int32"): a dtype by name
+            (v,) = bind_args("asc.DataType()", ("name",), args, kwargs, loc).values()
+            from ...dsl.types import DTYPES_BY_NAME
+            if not isinstance(v, StrV) or v.value not in DTYPES_BY_NAME:
+                raise KernelValueError(f"asc.DataType() needs a dtype name such as 'int32', got "
+                                       f"{v.describe() if not isinstance(v, StrV) else v.value}",
+                                       loc, hint=f"names: {', '.join(DTYPES_BY_NAME)}")
+            return DTypeV(DTYPES_BY_NAME[v.value])
         shown = getattr(obj, "__name__", None) or repr(obj)
         raise KernelSyntaxError(f"calling '{shown}' is not supported in kernels", loc,
                                 hint="kernels can call asc builtins and other @asc.kernel "

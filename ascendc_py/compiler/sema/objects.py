@@ -62,6 +62,17 @@ def _gt_get_size(an, gt: GmTensorV, name, args, kwargs, loc):
     return RtV(gt.size)
 
 
+@method(GmTensorV, "get_phy_addr")
+def _gt_phy(an, gt: GmTensorV, name, args, kwargs, loc):
+    """Ascend C's GlobalTensor::GetPhyAddr([offset]): the ``__gm__ T*`` of element ``offset``,
+    a GlobalAddress (usable with set_global_buffer and address arithmetic)."""
+    b = bind_args("get_phy_addr()", ("offset",), args, kwargs, loc, {"offset": ConstV(0, int32)})
+    if gt.dtype is None:
+        raise OperandKindError("call set_global_buffer before get_phy_addr", loc)
+    off = want_int(b["offset"], "offset", loc, int64)
+    return GmAddrV(gt.dtype, gt.arg, ir.Bin("add", gt.offset, off, int64), gt.arg_name)
+
+
 @method(GmTensorV, "get_value")
 @method(LocalTensorV, "get_value")
 def _get_value(an, t, name, args, kwargs, loc):
