@@ -372,6 +372,12 @@ def test_pyasc_struct_module_names_are_the_real_objects():
         assert KnownTypes.int32 is asc.int32
         with pytest.raises(ImportError):
             from asc.language.core.struct import NoSuchName   # noqa: F401
+        with pytest.raises(ImportError):   # one of our modules, not a name of pyasc's module
+            from asc.language.basic import adv   # noqa: F401
+        with pytest.raises(ImportError):
+            from asc.language import dsl   # noqa: F401
+        from asc.language import adv as language_adv      # pyasc has asc.language.adv
+        assert language_adv is asc.adv
 
 
 @asc.kernel
