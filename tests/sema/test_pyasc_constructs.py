@@ -469,3 +469,52 @@ def test_global_tensor_phy_addr_and_datatype_by_name():
     z = np.zeros(4, np.float32)
     gm_phy_addr[1](x, z)
     assert z[0] == 12 + 15
+
+
+@asc.kernel
+def event_ids(x: asc.GlobalAddress, z: asc.GlobalAddress, n: int):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+    zg = asc.GlobalTensor()
+    zg.set_global_buffer(z, 16)
+    pipe = asc.TPipe()
+    a = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, 64)
+    first = pipe.alloc_event_id(asc.HardEvent.MTE2_V)
+    second = asc.get_tpipe_ptr().alloc_event_id(event=asc.HardEvent.MTE2_V)
+    other = pipe.alloc_event_id(asc.HardEvent.V_MTE3)          # each event has its own ids
+    zg.set_value(0, first)
+    zg.set_value(1, second)
+    zg.set_value(2, other)
+    zg.set_value(3, pipe.fetch_event_id(asc.HardEvent.MTE2_V))  # not taken
+    pipe.release_event_id(first, asc.HardEvent.MTE2_V)
+    zg.set_value(4, pipe.fetch_event_id(event=asc.HardEvent.MTE2_V))
+    asc.data_copy(a, xg, 64)
+    asc.set_flag(asc.HardEvent.MTE2_V, second)
+    asc.wait_flag(asc.HardEvent.MTE2_V, second)
+    for i in range(n):                                         # ids taken at run time
+        pipe.alloc_event_id(asc.HardEvent.S_V)
+    zg.set_value(5, a(7))
+
+
+def test_tpipe_event_id_pool():
+    x = np.arange(64, dtype=np.float32)
+    z = np.full(16, -1, np.float32)
+    event_ids[1](x, z, 8)
+    assert z[:6].tolist() == [0, 1, 0, 2, 0, 7]
+    with pytest.raises(asc.KernelRuntimeError, match="all 8 event ids of HardEvent.S_V are "
+                                                      "allocated") as info:
+        event_ids[1](x, z, 9)
+    assert info.value.loc.line == _line_of(event_ids, "pipe.alloc_event_id(asc.HardEvent.S_V)")
+
+
+@asc.kernel
+def release_unallocated():
+    pipe = asc.TPipe()
+    pipe.release_event_id(3, asc.HardEvent.V_S)
+
+
+def test_releasing_an_id_not_taken_is_an_error():
+    with pytest.raises(asc.KernelRuntimeError, match="not an allocated event id of "
+                                                      "HardEvent.V_S") as info:
+        release_unallocated[1]()
+    assert info.value.loc.line == _line_of(release_unallocated, "release_event_id(3")

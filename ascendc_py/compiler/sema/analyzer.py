@@ -53,6 +53,7 @@ class Analyzer:
         self.inline_sites: list = []     # (callee, caller, call site) of each active inlining
         self._labels = itertools.count()
         self.scope: FunctionScope = None  # type: ignore[assignment]
+        self.prologue: list = []        # statements run first (e.g. the event-id pool's reset)
         from . import builtins as B
         self.builtins = B
 
@@ -88,6 +89,7 @@ class Analyzer:
             for name, value in env.items():
                 self.bind(name, value, fdef.loc)
             self.stmts(fdef.body)
+        body = self.prologue + body
         fn = ir.Function(fdef.name, (ir.Block(label, tuple(body), fdef.loc),), fdef.loc,
                          tuple(gm_args), tuple(scalar_args), len(self.queues))
         return SemaResult(fn, self.globals_read, [q.name for q in self.queues])
