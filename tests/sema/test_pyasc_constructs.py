@@ -518,3 +518,41 @@ def test_releasing_an_id_not_taken_is_an_error():
                                                       "HardEvent.V_S") as info:
         release_unallocated[1]()
     assert info.value.loc.line == _line_of(release_unallocated, "release_event_id(3")
+
+
+@asc.kernel
+def tensor_setters(x: asc.GlobalAddress, z: asc.GlobalAddress, n: int, grow: int):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+    zg = asc.GlobalTensor()
+    zg.set_global_buffer(z, 16)
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.VECIN, 1)
+    pipe.init_buffer(q, 1, 256)
+    t = q.alloc_tensor(asc.float32)
+    asc.data_copy(t, xg, 64)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    t.set_buffer_len(128)                         # 32 float32 elements
+    zg.set_value(0, t.get_size())
+    if n > 0:
+        t.set_size(n)
+    zg.set_value(1, t.get_size())
+    view = t.reinterpret_cast(asc.int32)
+    view.set_addr_with_offset(t, 10)              # 10 float32 elements into t
+    zg.set_value(2, view.get_size())
+    zg.set_value(3, view.reinterpret_cast(asc.float32)(0))
+    if grow > 0:
+        t.set_size(grow)
+    q.free_tensor(t)
+
+
+def test_local_tensor_setters():
+    x = np.arange(64, dtype=np.float32)
+    z = np.full(16, -1, np.float32)
+    tensor_setters[1](x, z, 20, 0)
+    assert z[:4].tolist() == [32, 20, 10, 10.0]
+    tensor_setters[1](x, z, 0, 0)
+    assert z[:4].tolist() == [32, 32, 22, 10.0]
+    with pytest.raises(asc.KernelRuntimeError, match="can only be made shorter") as info:
+        tensor_setters[1](x, z, 20, 30)
+    assert info.value.loc.line == _line_of(tensor_setters, "t.set_size(grow)")

@@ -551,7 +551,18 @@ class Analyzer:
             func = replace(func, self_val=_named(func.self_val, e.func.value))
         args = [_named(self.expr(a), a) for a in e.args]
         kwargs = {k.name: _named(self.expr(k.value), k.value) for k in e.keywords}
+        self.receiver = e.func.value if isinstance(func, BoundMethodV) and isinstance(
+            e.func, A.Attribute) else None
         return self.builtins.call(self, func, args, kwargs, e)
+
+    def rebind_receiver(self, value: SVal, what: str, loc: SourceLoc) -> None:
+        """Assign ``value`` to the variable a mutating method was called on (``t.set_size(n)``
+        changes ``t``)."""
+        node = getattr(self, "receiver", None)
+        if not isinstance(node, A.Name):
+            raise AssignmentTargetError(f"{what} changes the tensor it is called on: call it on "
+                                        f"a variable (t.{what}(...))", loc)
+        self.assign_to(node, value, loc)
 
     # ------------------------------------------------------------------ inlining
     def inline_call(self, callee, args: list[SVal], kwargs: dict[str, SVal], node) -> SVal:

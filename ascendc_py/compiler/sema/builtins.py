@@ -210,18 +210,7 @@ def subscript(an, base: SVal, index, loc: SourceLoc) -> SVal:
     else:
         off = an.expr(index)
     if isinstance(base, LocalTensorV):
-        o = want_int(off, "the LocalTensor offset", loc)
-        size = base.dtype.sizeof()
-        if isinstance(o, ir.Const):
-            if not 0 <= o.value * size < 1 << 31:
-                raise ConstantRangeError(f"the LocalTensor offset {o.value} is outside "
-                                         f"0..{(1 << 31) // size - 1} elements", loc,
-                                         hint="offsets count elements from the tensor's start")
-        else:   # a run-time offset: negative or past 2**31 bytes stops the kernel (no wrap)
-            an.emit(ir.Intrinsic("check_offset", (o, base.addr), (), loc,
-                                 (("esize", size),)))
-        addr = ir.Bin("add", base.addr, ir.Bin("mul", o, ir.Const(size, int32), int32), int32)
-        return replace(base, addr=addr, size=ir.Bin("sub", base.size, o, int32))
+        return subscript_local(an, base, off, loc)
     if isinstance(base, GmTensorV):
         if base.dtype is None:
             raise KernelTypeError("index a GlobalTensor only after set_global_buffer", loc)
@@ -246,6 +235,23 @@ def subscript(an, base: SVal, index, loc: SourceLoc) -> SVal:
                                      hint=f"use an index in 0..{n - 1}" if n else "")
         return python_to_sval(base.obj[i], loc)
     raise KernelTypeError(f"{base.describe()} cannot be subscripted", loc)
+
+
+def subscript_local(an, base: LocalTensorV, off: SVal, loc: SourceLoc) -> LocalTensorV:
+    """``base[off:]``: the rest of a LocalTensor from element ``off`` (checked: a constant
+    offset at compile time, a run-time one by ``check_offset``)."""
+    o = want_int(off, "the LocalTensor offset", loc)
+    size = base.dtype.sizeof()
+    if isinstance(o, ir.Const):
+        if not 0 <= o.value * size < 1 << 31:
+            raise ConstantRangeError(f"the LocalTensor offset {o.value} is outside "
+                                     f"0..{(1 << 31) // size - 1} elements", loc,
+                                     hint="offsets count elements from the tensor's start")
+    else:   # a run-time offset: negative or past 2**31 bytes stops the kernel (no wrap)
+        an.emit(ir.Intrinsic("check_offset", (o, base.addr), (), loc,
+                             (("esize", size),)))
+    addr = ir.Bin("add", base.addr, ir.Bin("mul", o, ir.Const(size, int32), int32), int32)
+    return replace(base, addr=addr, size=ir.Bin("sub", base.size, o, int32))
 
 
 # ----------------------------------------------------------------------------- calls

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ...dsl.types import Memory, TPosition, int32, int64
+from ...dsl.types import Memory, TPosition, bool_, int32, int64
 from .. import ir
 from ..errors import (ArgumentError, ConstantRangeError, DtypeError, KernelTypeError,
                       KernelValueError, OperandKindError, SourceLoc, UnsupportedConstructError)
@@ -136,6 +136,57 @@ def _lt_phy(an, t, name, args, kwargs, loc):
     off = want_int(b["offset"], "offset", loc)
     return RtV(ir.Bin("add", t.addr, ir.Bin("mul", off, ir.Const(t.dtype.sizeof(), int32),
                                               int32), int32))
+
+
+def _shrink_to(an, t: LocalTensorV, size: ir.Expr, what: str, loc) -> LocalTensorV:
+    """``t`` with ``size`` elements; more than it has stops the kernel at the line (the tensor
+    may not be made to cover memory it was not given)."""
+    ok = ir.Bin("and", ir.Cmp("ge", size, ir.Const(0, int32)), ir.Cmp("le", size, t.size),
+                bool_)
+    an.emit(ir.Intrinsic("kernel_assert", (ok,), (), loc, (
+        ("msg", f"LocalTensor.{what}: the new length is negative or larger than the tensor "
+                f"(a tensor can only be made shorter)"),)))
+    return replace(t, size=size)
+
+
+@method(LocalTensorV, "set_size")
+def _lt_set_size(an, t, name, args, kwargs, loc):
+    """Ascend C's SetSize(size): the tensor now has ``size`` elements."""
+    b = bind_args("set_size()", ("size",), args, kwargs, loc)
+    size = want_int(b["size"], "size", loc)
+    an.rebind_receiver(_shrink_to(an, t, size, name, loc), name, loc)
+    return NoneV()
+
+
+@method(LocalTensorV, "set_buffer_len")
+def _lt_set_buffer_len(an, t, name, args, kwargs, loc):
+    """Ascend C's SetBufferLen(len): the tensor now covers ``len`` bytes."""
+    b = bind_args("set_buffer_len()", ("len",), args, kwargs, loc)
+    length = want_int(b["len"], "len", loc)
+    size = ir.Bin("floordiv", length, ir.Const(t.dtype.sizeof(), int32), int32)
+    an.rebind_receiver(_shrink_to(an, t, size, name, loc), name, loc)
+    return NoneV()
+
+
+@method(LocalTensorV, "set_addr_with_offset")
+def _lt_set_addr_with_offset(an, t, name, args, kwargs, loc):
+    """Ascend C's SetAddrWithOffset(src, offset): this tensor now starts ``offset`` elements
+    (of src's dtype) into ``src``; it covers the rest of src (never more)."""
+    b = bind_args("set_addr_with_offset()", ("src", "offset"), args, kwargs, loc)
+    src = b["src"]
+    if not isinstance(src, LocalTensorV):
+        raise OperandKindError(f"set_addr_with_offset needs a LocalTensor src, got "
+                               f"{src.describe()}", loc)
+    if src.memory != t.memory:
+        raise OperandKindError(f"set_addr_with_offset: src is in {src.memory.name}, this tensor "
+                               f"in {t.memory.name}", loc)
+    from .builtins import subscript_local
+    rest = subscript_local(an, src, b["offset"], loc)
+    nbytes = ir.Bin("mul", rest.size, ir.Const(src.dtype.sizeof(), int32), int32)
+    size = ir.Bin("floordiv", nbytes, ir.Const(t.dtype.sizeof(), int32), int32)
+    new = replace(rest, dtype=t.dtype, size=size, position=t.position)
+    an.rebind_receiver(new, name, loc)
+    return NoneV()
 
 
 @method(LocalTensorV, "get_position")

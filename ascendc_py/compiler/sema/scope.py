@@ -13,6 +13,11 @@ from .scalars import arith_type, to_expr
 from .values import (ConstV, GmAddrV, GmTensorV, LocalTensorV, RtV, Slot, SVal, Undefined)
 
 
+#: Methods that change the tensor they are called on (Ascend C's LocalTensor setters): the
+#: receiver's name is rebound to the changed tensor (sema/objects.py).
+MUTATING_METHODS = frozenset(("set_size", "set_buffer_len", "set_addr_with_offset"))
+
+
 def assigned_names(body: tuple[A.Stmt, ...]) -> dict[str, int]:
     """How many assignment sites each name has in a function body (for targets included)."""
     counts: dict[str, int] = {}
@@ -26,6 +31,10 @@ def assigned_names(body: tuple[A.Stmt, ...]) -> dict[str, int]:
 
     def walk(stmts):
         for s in stmts:
+            if isinstance(s, A.ExprStmt) and isinstance(s.value, A.Call) and isinstance(
+                    s.value.func, A.Attribute) and s.value.func.attr in MUTATING_METHODS \
+                    and isinstance(s.value.func.value, A.Name):
+                target(s.value.func.value)   # `t.set_size(n)` assigns a new tensor to t
             if isinstance(s, A.Assign):
                 for t in s.targets:
                     target(t)
