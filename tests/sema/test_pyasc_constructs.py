@@ -556,3 +556,31 @@ def test_local_tensor_setters():
     with pytest.raises(asc.KernelRuntimeError, match="can only be made shorter") as info:
         tensor_setters[1](x, z, 20, 30)
     assert info.value.loc.line == _line_of(tensor_setters, "t.set_size(grow)")
+
+
+@asc.kernel
+def tbuf_offset(x: asc.GlobalAddress, z: asc.GlobalAddress, off: int):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+    zg = asc.GlobalTensor()
+    zg.set_global_buffer(z, 8)
+    pipe = asc.TPipe()
+    buf = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(buf, 256)
+    whole = buf.get(asc.float32)
+    asc.data_copy(whole, xg, 64)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    part = buf.get_with_offset(size=8, buf_offset=off, dtype=asc.float32)
+    zg.set_value(0, part(0))
+    zg.set_value(1, part.get_size())
+
+
+def test_tbuf_get_with_offset():
+    x = np.arange(64, dtype=np.float32)
+    z = np.zeros(8, np.float32)
+    tbuf_offset[1](x, z, 64)
+    assert z[:2].tolist() == [16.0, 8.0]
+    for bad in (16, 256):             # not 32-byte aligned / past the end of the buffer
+        with pytest.raises(asc.KernelRuntimeError, match="get_with_offset") as info:
+            tbuf_offset[1](x, z, bad)
+        assert info.value.loc.line == _line_of(tbuf_offset, "buf.get_with_offset(")

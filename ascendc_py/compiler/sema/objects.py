@@ -377,6 +377,35 @@ def _tque_query(an, q: QueueV, name, args, kwargs, loc):
     return RtV(ir.Load(res))
 
 
+@method(QueueV, "get_with_offset")
+def _tbuf_get_with_offset(an, q: QueueV, name, args, kwargs, loc):
+    """Ascend C's TBuf::GetWithOffset(size, bufOffset): ``size`` elements starting
+    ``buf_offset`` bytes into the TBuf (a multiple of 32); past the buffer's end stops the
+    kernel at the line."""
+    if not q.is_tbuf:
+        raise OperandKindError("get_with_offset() is a TBuf method", loc)
+    b = bind_args("get_with_offset()", ("size", "buf_offset", "dtype"), args, kwargs, loc)
+    dtype = want_dtype(b["dtype"], "dtype", loc)
+    size = want_int(b["size"], "size", loc)
+    offset = want_int(b["buf_offset"], "buf_offset", loc)
+    if isinstance(offset, ir.Const) and offset.value % 32:
+        raise KernelValueError(f"get_with_offset: buf_offset {offset.value} is not a multiple "
+                               f"of 32 bytes", loc)
+    whole = _tensor_from_queue(an, "tbuf_get", q, dtype, loc)
+    nbytes = ir.Bin("mul", whole.size, ir.Const(dtype.sizeof(), int32), int32)
+    end = ir.Bin("add", offset, ir.Bin("mul", size, ir.Const(dtype.sizeof(), int32), int32),
+                 int32)
+    ok = ir.Bin("and", ir.Bin("and", ir.Cmp("ge", offset, ir.Const(0, int32)),
+                              ir.Cmp("ge", size, ir.Const(0, int32)), bool_),
+                ir.Bin("and", ir.Cmp("le", end, nbytes),
+                       ir.Cmp("eq", ir.Bin("mod", offset, ir.Const(32, int32), int32),
+                              ir.Const(0, int32)), bool_), bool_)
+    an.emit(ir.Intrinsic("kernel_assert", (ok,), (), loc, (
+        ("msg", "TBuf.get_with_offset: buf_offset must be a multiple of 32 and the tensor "
+                "must lie inside the TBuf's buffer"),)))
+    return replace(whole, addr=ir.Bin("add", whole.addr, offset, int32), size=size)
+
+
 def _not_tbuf(q: QueueV, name: str, loc: SourceLoc) -> None:
     if q.is_tbuf:
         raise OperandKindError(f"{name}() is a TQue method; use get(dtype) on a TBuf", loc)
