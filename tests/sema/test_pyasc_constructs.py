@@ -584,3 +584,40 @@ def test_tbuf_get_with_offset():
         with pytest.raises(asc.KernelRuntimeError, match="get_with_offset") as info:
             tbuf_offset[1](x, z, bad)
         assert info.value.loc.line == _line_of(tbuf_offset, "buf.get_with_offset(")
+
+
+@asc.kernel
+def user_tags(z: asc.GlobalAddress, n: int):
+    zg = asc.GlobalTensor()
+    zg.set_global_buffer(z, 8)
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.VECIN, 1)
+    pipe.init_buffer(q, 1, 256)
+    t = q.alloc_tensor(asc.float32)
+    zg.set_value(0, t.get_user_tag())          # 0 until set
+    t.set_user_tag(13)
+    if n > 0:
+        t.set_user_tag(n)
+    zg.set_value(1, t.get_user_tag())
+    rest = t[8:]                               # a part of the tensor keeps its tag
+    zg.set_value(2, rest.get_user_tag())
+    q.free_tensor(t)
+
+
+@asc.kernel
+def untagged(z: asc.GlobalAddress):
+    t = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, 8)
+    zg = asc.GlobalTensor()
+    zg.set_global_buffer(z, 1)
+    zg.set_value(0, t.get_user_tag())
+
+
+def test_local_tensor_user_tags():
+    z = np.full(8, -1, np.int32)
+    user_tags[1](z, 0)
+    assert z[:3].tolist() == [0, 13, 13]
+    user_tags[1](z, 7)
+    assert z[:3].tolist() == [0, 7, 7]
+    with pytest.raises(asc.KernelCompileError, match="user tag was never set") as info:
+        untagged[1](np.zeros(1, np.int32))
+    assert info.value.loc.line == _line_of(untagged, "t.get_user_tag()")

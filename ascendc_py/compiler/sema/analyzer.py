@@ -25,7 +25,7 @@ from ..errors import (ArgumentError, AssignmentTargetError, ConstantRangeError,
 from ..spec import ArgSpec  # noqa: F401  (re-exported)
 from . import scalars as S
 from .scope import (FunctionScope, assigned_names, field_assigned_names, merge_envs, new_slot,
-                    python_to_sval, read_slot, runtime_fields, store_slot)
+                    python_to_sval, read_slot, runtime_fields, store_slot, user_tagged_names)
 from .values import (BoundMethodV, ConstV, DTypeV, EnumV, GmAddrV, GmTensorV, LocalTensorV,
                      NoneV, PyObjV, QueueV, RtV, StrV, StructV, SVal, TupleV, Undefined)
 
@@ -81,6 +81,7 @@ class Analyzer:
         self.scope = FunctionScope(fdef.name, self.kernel.namespace(), {},
                                    {n for n, c in counts.items() if c > 1})
         self.scope.mutable_structs = field_assigned_names(fdef.body)
+        self.scope.user_tagged = user_tagged_names(fdef.body)
         self.inline_stack.append(self.kernel)
         label = self.new_label("return")
         self.scope.return_label = label
@@ -134,6 +135,9 @@ class Analyzer:
         if isinstance(value, Undefined):
             scope.env[name] = value
             return
+        if name in scope.user_tagged and isinstance(value, LocalTensorV) and \
+                value.user_tag is None:   # its tag is a variable from here on (0 until set)
+            value = replace(value, user_tag=ir.Const(0, int32))
         if name in scope.mutable_structs and isinstance(value, StructV):
             from .structs import struct_storage   # its fields become variables (assignable)
             scope.env[name] = struct_storage(self, name, value, loc)
@@ -600,6 +604,7 @@ class Analyzer:
         self.scope = FunctionScope(fdef.name, callee.namespace(), {},
                                    {n for n, c in counts.items() if c > 1})
         self.scope.mutable_structs = field_assigned_names(fdef.body)
+        self.scope.user_tagged = user_tagged_names(fdef.body)
         self.scope.return_label = self.new_label(f"ret_{fdef.name}_")
         self.scope.simple_return = _returns_only_at_end(fdef.body)
         saved_static = getattr(self, "_static_labels", None)

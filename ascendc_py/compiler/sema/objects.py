@@ -189,6 +189,25 @@ def _lt_set_addr_with_offset(an, t, name, args, kwargs, loc):
     return NoneV()
 
 
+@method(LocalTensorV, "set_user_tag")
+def _lt_set_user_tag(an, t, name, args, kwargs, loc):
+    """Ascend C's SetUserTag(tag): an int32 the program attaches to the tensor."""
+    b = bind_args("set_user_tag()", ("tag",), args, kwargs, loc)
+    an.rebind_receiver(replace(t, user_tag=want_int(b["tag"], "tag", loc)), name, loc)
+    return NoneV()
+
+
+@method(LocalTensorV, "get_user_tag")
+def _lt_get_user_tag(an, t, name, args, kwargs, loc):
+    """Ascend C's GetUserTag(): the tag set_user_tag attached (0 for a tensor held in a variable
+    that is tagged later)."""
+    bind_args("get_user_tag()", (), args, kwargs, loc)
+    if t.user_tag is None:
+        raise KernelValueError("get_user_tag(): this tensor's user tag was never set", loc,
+                               hint="call t.set_user_tag(tag) on the variable first")
+    return RtV(t.user_tag)
+
+
 @method(LocalTensorV, "get_position")
 def _lt_pos(an, t, name, args, kwargs, loc):
     return ConstV(int(t.position), int32)

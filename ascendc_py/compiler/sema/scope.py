@@ -5,7 +5,7 @@ from dataclasses import replace, dataclass, field
 from typing import Any, Optional
 
 from ... import dsl
-from ...dsl.types import DataType, bool_
+from ...dsl.types import DataType, bool_, int32
 from .. import ast as A
 from .. import ir
 from ..errors import (KernelTypeError, ReassignmentError, SourceLoc)
@@ -15,7 +15,26 @@ from .values import (ConstV, GmAddrV, GmTensorV, LocalTensorV, RtV, Slot, SVal, 
 
 #: Methods that change the tensor they are called on (Ascend C's LocalTensor setters): the
 #: receiver's name is rebound to the changed tensor (sema/objects.py).
-MUTATING_METHODS = frozenset(("set_size", "set_buffer_len", "set_addr_with_offset"))
+MUTATING_METHODS = frozenset(("set_size", "set_buffer_len", "set_addr_with_offset",
+                              "set_user_tag"))
+
+
+def user_tagged_names(body: tuple[A.Stmt, ...]) -> set[str]:
+    """Names a function calls ``set_user_tag`` on: their tensors carry a user tag variable
+    (0 until set)."""
+    names: set[str] = set()
+
+    def walk(stmts):
+        for s in stmts:
+            if isinstance(s, A.ExprStmt) and isinstance(s.value, A.Call) and isinstance(
+                    s.value.func, A.Attribute) and s.value.func.attr == "set_user_tag" \
+                    and isinstance(s.value.func.value, A.Name):
+                names.add(s.value.func.value.id)
+            for child in ("body", "orelse"):
+                walk(getattr(s, child, ()) or ())
+
+    walk(body)
+    return names
 
 
 def assigned_names(body: tuple[A.Stmt, ...]) -> dict[str, int]:
@@ -104,6 +123,7 @@ class FunctionScope:
     loop_depth: int = 0
     simple_return: bool = False
     mutable_structs: set = field(default_factory=set)   # names whose fields are assigned
+    user_tagged: set = field(default_factory=set)       # names set_user_tag is called on
 
 
 def runtime_fields(v: SVal) -> Optional[tuple[ir.Expr, ...]]:
@@ -111,6 +131,8 @@ def runtime_fields(v: SVal) -> Optional[tuple[ir.Expr, ...]]:
     if isinstance(v, (ConstV, RtV)):
         return (to_expr(v, v.dtype),)
     if isinstance(v, LocalTensorV):
+        if v.user_tag is not None:
+            return (v.addr, v.size, v.tag, v.user_tag)
         return (v.addr, v.size, v.tag)
     if isinstance(v, GmAddrV):
         return (v.arg, v.offset)
@@ -130,7 +152,8 @@ def read_slot(slot: Slot) -> SVal:
     if isinstance(t, (ConstV, RtV)):
         return RtV(loads[0])
     if isinstance(t, LocalTensorV):
-        return replace(t, addr=loads[0], size=loads[1], tag=loads[2])
+        return replace(t, addr=loads[0], size=loads[1], tag=loads[2],
+                       user_tag=loads[3] if len(loads) > 3 else None)
     if isinstance(t, GmAddrV):
         return GmAddrV(t.dtype, loads[0], loads[1], t.arg_name)
     if isinstance(t, GmTensorV):
@@ -145,7 +168,7 @@ def new_slot(name: str, value: SVal) -> Slot:
         template = RtV(ir.Const(0, dtype))
         return Slot(template, (ir.Var(name, dtype),))
     fields = runtime_fields(value)
-    suffixes = {LocalTensorV: ("addr", "size", "tag"), GmAddrV: ("arg", "off"),
+    suffixes = {LocalTensorV: ("addr", "size", "tag", "user_tag"), GmAddrV: ("arg", "off"),
                 GmTensorV: ("arg", "off", "size")}[type(value)]
     return Slot(value, tuple(ir.Var(f"{name}.{s}", e.dtype) for s, e in zip(suffixes, fields)))
 
@@ -194,7 +217,10 @@ def store_slot(slot: Slot, name: str, value: SVal, loc: SourceLoc) -> list[ir.As
     if isinstance(value, LocalTensorV) and (value.origin, value.made_by) != (
             slot.template.origin, slot.template.made_by):
         slot.template = replace(slot.template, origin=None, made_by="")  # several origins
-    return [ir.Assign(var, e, loc) for var, e in zip(slot.vars, runtime_fields(value))]
+    fields = runtime_fields(value)
+    if isinstance(value, LocalTensorV) and len(fields) < len(slot.vars):   # a user tag slot
+        fields = fields + (ir.Const(0, int32),)
+    return [ir.Assign(var, e, loc) for var, e in zip(slot.vars, fields)]
 
 
 def merge_envs(base: dict[str, SVal], branches: list[dict[str, SVal]], what: str) -> dict:

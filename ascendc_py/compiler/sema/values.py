@@ -168,6 +168,7 @@ class LocalTensorV(SVal):
     name: str = field(default="", compare=False)
     origin: Optional[SourceLoc] = field(default=None, compare=False)
     made_by: str = field(default="", compare=False)
+    user_tag: Optional[ir.Expr] = None   # int32, from set_user_tag (None: never set)
 
     @property
     def memory(self) -> Memory:
