@@ -212,7 +212,7 @@ def tiling_fields(out: asc.GlobalAddress, tiling: asc.adv.TCubeTiling, flag: int
     og = asc.GlobalTensor()
     og.set_global_buffer(out, 8)
     before = tiling.share_l1_size
-    tiling.share_l1_size = asc.property(asc.TOTAL_L1_SIZE) if False else 512 * 1024
+    tiling.share_l1_size = 512 * 1024
     if flag > 0:                                 # assigned on one path only
         tiling.base_m = tiling.base_m * 2
     for i in range(3):
