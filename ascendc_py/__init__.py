@@ -21,6 +21,7 @@ from .dsl.api import (BUILTINS as _BUILTINS, ConstExpr, GlobalAddress, GlobalTen
                       TBuf, TPipe, TQue, ceildiv)
 from .dsl.kernel import Kernel, kernel, jit
 from .dsl.kernel_types import KernelType
+from .dsl.struct import Field, KnownTypes, Struct, StructField  # pyasc core.struct / dtype
 from .dsl.types import (CMPMODE, SELMODE, CmpMode, DataType, HardEvent, MaskMode, PipeID,
                         QuePosition,
                         RoundMode, SelMode, TPosition, bfloat16, bool_, float16, float32,

@@ -76,9 +76,31 @@ def resources(fn: ir.Function) -> tuple[bool, bool, bool]:
     return cube, vector, matmul
 
 
+#: The options ``@asc.kernel(...)`` / ``@asc.jit(...)`` accept: pyasc's (its codegen, compile
+#: and launch option names). Only ``kernel_type`` and ``matmul_cube_only`` change what is
+#: compiled here; the others (``opt_level``, ``debug``, ``auto_sync``, ``insert_sync``, …)
+#: steer pyasc's own pipeline (bisheng, MLIR passes) and are accepted without effect.
+KNOWN_OPTIONS = frozenset((
+    "capture_exceptions", "ir_multithreading",                                   # codegen
+    "debug", "strip_loc", "verify_sync", "print_ir_before_all", "run_passes", "kernel_type",
+    "opt_level", "auto_sync", "auto_sync_log", "bisheng_options", "always_compile",
+    "matmul_cube_only", "insert_sync",                                           # compile
+    "core_num", "stream"))                                                       # launch
+
+
 def check_options(options: Mapping[str, Any], loc) -> None:
-    """Validate the kernel-type options of ``@asc.kernel(...)`` (a KernelValueError at the
-    kernel's ``def`` line: ``loc``, a SourceLoc or a function returning one)."""
+    """Validate the options of ``@asc.kernel(...)`` (a KernelValueError at the kernel's
+    ``def`` line: ``loc``, a SourceLoc or a function returning one): every name must be one of
+    :data:`KNOWN_OPTIONS` (as pyasc refuses unknown option names), and ``kernel_type`` valid."""
+    unknown = sorted(set(options) - KNOWN_OPTIONS)
+    if unknown:
+        import difflib
+        close = difflib.get_close_matches(unknown[0], KNOWN_OPTIONS, n=1)
+        raise KernelValueError(
+            f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} "
+            f"for @asc.kernel / @asc.jit", loc() if callable(loc) else loc,
+            hint=(f"did you mean '{close[0]}'? " if close else "") +
+                 f"the options are: {', '.join(sorted(KNOWN_OPTIONS))}")
     try:
         parse_kernel_type(options.get("kernel_type"))
     except ValueError as exc:
@@ -101,4 +123,5 @@ def kernel_type(fn: ir.Function, options: Mapping[str, Any]) -> str:
     return KernelType.AIV_ONLY.name
 
 
-__all__ = ["kernel_type", "resources", "check_options", "options_key", "CUBE_MEMORIES"]
+__all__ = ["kernel_type", "resources", "check_options", "options_key", "CUBE_MEMORIES",
+           "KNOWN_OPTIONS"]

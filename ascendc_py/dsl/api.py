@@ -59,19 +59,25 @@ class LocalTensor(_KernelClass):
 
 
 class TPipe(_KernelClass):
-    """Owner of local-memory allocation: ``init_buffer(que, num, len)``, ``init_buffer(buf, len)``."""
+    """Owner of local-memory allocation: ``init_buffer(que, num, len)``, ``init_buffer(buf, len)``;
+    ``destroy()`` / ``reset()`` release every buffer (init_buffer may then be called again),
+    ``init()`` re-initialises after ``destroy()``; ``asc.get_tpipe_ptr()`` returns it."""
 
     asc_name = "TPipe"
 
 
 class TQue(_KernelClass):
-    """``TQue(position, depth)``: ``alloc_tensor``, ``enque``, ``deque``, ``free_tensor``."""
+    """``TQue(position, depth)``: ``alloc_tensor``, ``enque``, ``deque``, ``free_tensor``,
+    and the queries ``get_tensor_count_in_que``, ``has_tensor_in_que``, ``has_idle_buffer``,
+    ``vacant_in_que``."""
 
     asc_name = "TQue"
 
 
 class TBuf(_KernelClass):
-    """``TBuf(position)``: scratch local memory, ``get(dtype[, len])``."""
+    """``TBuf(position)``: scratch local memory, ``get(dtype[, len])``; ``alloc_tensor(dtype)``
+    (the whole buffer, as ``get``) and ``free_tensor(t)`` (no effect), as pyasc's TBuf inherits
+    them."""
 
     asc_name = "TBuf"
 
@@ -121,6 +127,8 @@ _SYSTEM_BUILTINS = {
     "ascend_is_aic": "True when this code runs on the cube core (AIC) of its AI Core.",
     "ascend_is_aiv": "True when this code runs on a vector core (AIV).",
     "get_system_cycle": "The simulated cycle counter of this core.",
+    "get_tpipe_ptr": "get_tpipe_ptr(): the kernel's TPipe (Ascend C's GetTPipePtr); an error "
+                     "before asc.TPipe() is made",
     "set_flag": "set_flag(HardEvent, event_id)",
     "wait_flag": "wait_flag(HardEvent, event_id)",
     "pipe_barrier": "pipe_barrier(PipeID)",

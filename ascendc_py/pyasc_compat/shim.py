@@ -263,7 +263,13 @@ class _AliasModule(types.ModuleType):
         if name.startswith("__"):
             raise AttributeError(name)
         try:
-            return getattr(self._target, name)
+            value = getattr(self._target, name)
+            if isinstance(value, types.ModuleType) and self.__name__.startswith("asc.language") \
+                    and f"{self.__name__}.{name}" not in LANGUAGE_MODULES:
+                # one of ascendc_py's modules, which pyasc's module does not have: `from
+                # asc.language.basic import dsl` is an ImportError, as with pyasc
+                raise AttributeError(name)
+            return value
         except AttributeError:
             raise AttributeError(f"module '{self.__name__}' has no attribute '{name}' "
                                  f"(ascendc_py does not provide asc.{name}; see "

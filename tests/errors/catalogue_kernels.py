@@ -49,7 +49,7 @@ def k_UnsupportedConstructError(x: asc.GlobalAddress):
 
 @asc.kernel
 def k_AssignmentTargetError(x: asc.GlobalAddress):
-    """Item assignment on a tensor: kernels assign only to names; use ``t.set_value(i, v)``."""
+    """Item assignment on a tensor: assign names and struct fields; use ``t.set_value(i, v)``."""
     xg = asc.GlobalTensor()
     xg.set_global_buffer(x, 64)
     xg[0] = 1.0  # <-

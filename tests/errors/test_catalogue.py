@@ -25,7 +25,8 @@ FORBIDDEN = ("lark", "llvmlite", "Traceback", "site-packages")
 EXPECT = {
     "KernelSyntaxError": ["tensor slices take only a start offset", "t[offset:]"],
     "UnsupportedConstructError": ["list comprehensions are not supported", "hint:", "for"],
-    "AssignmentTargetError": ["only plain names can be assigned", "hint:", "set_value"],
+    "AssignmentTargetError": ["only plain names and struct fields can be assigned", "hint:",
+                              "set_value"],
     "UndefinedNameError": ["'block_lenght' is not defined", "hint:",
                            "did you mean 'block_length'"],
     "MaybeUndefinedError": ["'scale'", "only some paths", "hint:"],

@@ -391,7 +391,8 @@ UNSUPPORTED = [
     (":=", "def f():\n    if (n := g()) > 1:\n        pass\n", 2),
     ("raise", "def f():\n    raise ValueError(1)\n", 2),
     ("f-string", "def f():\n    asc.printf(f'{x}')\n", 2),
-    ("Ellipsis", "def f():\n    ...\n", 2),
+    ("Ellipsis", "def f():\n    x = ...\n", 2),
+    ("Ellipsis", "def f():\n    g(...)\n", 2),
     ("bytes", "def f():\n    x = b'1'\n", 2),
     ("complex", "def f():\n    x = 2j\n", 2),
 ]
@@ -672,3 +673,11 @@ def _shape(node):
     if isinstance(node, A.BoolOp):
         return (node.op, *map(_shape, node.values))
     return ("cmp", _shape(node.left), node.ops, *map(_shape, node.comparators))
+
+
+def test_ellipsis_statement_is_a_placeholder_like_pass():
+    """`...` alone on a line (pyasc's tests use it as an empty `with` body) is a no-op."""
+    (stmt,) = body("...\n")
+    assert type(stmt) is A.Pass and stmt.loc.line == FIRST_LINE + 1
+    first, second = body("if x:\n    ...\n...\n")
+    assert type(first.body[0]) is A.Pass and type(second) is A.Pass

@@ -374,7 +374,7 @@ def bad_kernel(x: asc.GlobalAddress, CASE: asc.ConstExpr[str]):
     elif CASE == "repeat":
         asc.whole_reduce_min(f, f, 64, 300, 1, 1, 8)  # repeat-line
     elif CASE == "bits":
-        asc.block_reduce_sum(f, f, 1, [1, 2], 1, 1, 8)  # bits-line
+        asc.block_reduce_sum(f, f, 1, [1, 2, 3], 1, 1, 8)  # bits-line
     elif CASE == "order":
         asc.whole_reduce_max(h, h, 128, 1, 1, 1, 8, 1)  # order-line
     elif CASE == "cal_index":
@@ -405,7 +405,7 @@ ERRORS = [
      ["asc.reduce_min does not support int32"]),
     ("mixed", np.float32, asc.KernelTypeError, "mixed-line", ["src is float32 but dst is float16"]),
     ("repeat", np.float32, asc.KernelValueError, "repeat-line", ["repeat_time is 300", "0..255"]),
-    ("bits", np.float32, asc.KernelTypeError, "bits-line", ["bit mask for float32", "1 uint64"]),
+    ("bits", np.float32, asc.KernelTypeError, "bits-line", ["bit mask for float32", "1 or 2 uint64", "got 3"]),
     ("order", np.float32, asc.KernelTypeError, "order-line", ["ReduceOrder"]),
     ("cal_index", np.float32, asc.KernelTypeError, "kwarg-line",
      ["unexpected keyword argument 'cal_index'"]),

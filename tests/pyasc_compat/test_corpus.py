@@ -23,26 +23,37 @@ PYASC_REPO = os.environ.get(corpus.REPO_ENV)
 SKIP = "set PYASC_REPO to a checkout of hicann/pyasc to run these"
 
 _GEN = "python/test/generalization/basic/"
+_GEN_ADV = "python/test/generalization/adv/"
 _LANG = "python/test/unit/language/"
 _HOST = "python/test/unit/lib/host/"
 
 #: corpus -> {file: cases of it that pass today (a floor)}
 PASSING = {
-    "kernels": {"python/test/kernels/test_vadd.py": 1},
+    "kernels": {"python/test/kernels/test_vadd.py": 1,
+                "python/test/kernels/test_matmul_torch.py": 1},
     "generalization": {_GEN + "test_duplicate.py": 2, _GEN + "test_vadd.py": 2,
-                       _GEN + "test_vadd_l0.py": 3, _GEN + "test_vadds.py": 2,
-                       _GEN + "test_vsqrt.py": 1},
+                       _GEN + "test_vadd_bits.py": 1, _GEN + "test_vadd_l0.py": 3,
+                       _GEN + "test_vadd_sw.py": 1, _GEN + "test_vadd_tiling.py": 2,
+                       _GEN + "test_vadds.py": 2, _GEN + "test_vsqrt.py": 1,
+                       _GEN_ADV + "test_matmul_iterate_all.py": 1},
     "generalization-lenient": {_GEN + "test_duplicate.py": 5, _GEN + "test_vadd.py": 7,
-                               _GEN + "test_vadd_l0.py": 7, _GEN + "test_vadds.py": 7,
-                               _GEN + "test_vsqrt.py": 4},
+                               _GEN + "test_vadd_bits.py": 5, _GEN + "test_vadd_l0.py": 7,
+                               _GEN + "test_vadd_sw.py": 5, _GEN + "test_vadd_tiling.py": 7,
+                               _GEN + "test_vadds.py": 7,
+                               _GEN + "test_vsqrt.py": 4,
+                               _GEN_ADV + "test_matmul_iterate_all.py": 1},
     "lib-host": {_HOST + "test_batch_matmul_tiling.py": 28,
                  _HOST + "test_matmul_api_tiling.py": 27,
                  _HOST + "test_multi_core_matmul_tiling.py": 34},
-    "language": {_LANG + "adv/test_matmul.py": 2, _LANG + "basic/test_common_api.py": 17,
-                 _LANG + "basic/test_mm.py": 1, _LANG + "basic/test_vector_cmpsel.py": 1,
-                 _LANG + "core/test_global_tensor.py": 5, _LANG + "core/test_local_tensor.py": 8,
-                 _LANG + "core/test_types.py": 4, _LANG + "fwk/test_tbuf.py": 2,
-                 _LANG + "fwk/test_tpipe.py": 1, _LANG + "fwk/test_tque.py": 4},
+    "language": {_LANG + "adv/test_matmul.py": 3, _LANG + "basic/test_common_api.py": 23,
+                 _LANG + "basic/test_mm.py": 2, _LANG + "basic/test_vector_binary.py": 8,
+                 _LANG + "basic/test_vector_cmpsel.py": 2, _LANG + "basic/test_vector_reduce.py": 7,
+                 _LANG + "basic/test_vector_scalar.py": 7,
+                 _LANG + "basic/test_vector_ternary.py": 1,
+                 _LANG + "basic/test_vector_unary.py": 9,
+                 _LANG + "core/test_global_tensor.py": 7, _LANG + "core/test_local_tensor.py": 13,
+                 _LANG + "core/test_types.py": 4, _LANG + "fwk/test_tbuf.py": 3,
+                 _LANG + "fwk/test_tpipe.py": 8, _LANG + "fwk/test_tque.py": 8},
 }
 
 

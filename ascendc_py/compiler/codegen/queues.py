@@ -74,6 +74,60 @@ def lower_tbuf_get(cg: Codegen, s: ir.Intrinsic) -> None:
     _tensor_results(cg, s)
 
 
+@lowering("tque_query")
+def lower_tque_query(cg: Codegen, s: ir.Intrinsic) -> None:
+    """The queue's counters, read from its record: an uninitialised queue has none (count 0,
+    no idle buffer, not vacant)."""
+    from llvmlite import ir as L
+    b, q, nq = cg.b, s.attr("queue"), cg.nq
+    inited = b.icmp_signed("!=", cg.ld(abi.queue_slot(nq, q, abi.Q_INITED)), cg.i64(0))
+    count = cg.ld(abi.queue_slot(nq, q, abi.Q_COUNT))
+    query = s.attr("query")
+    if query == "get_tensor_count_in_que":
+        value = count
+    elif query == "has_tensor_in_que":
+        value = b.icmp_signed(">", count, cg.i64(0))
+    elif query == "vacant_in_que":
+        value = b.and_(inited, b.icmp_signed("<", count, cg.i64(max(s.attr("depth"), 1))))
+    else:   # has_idle_buffer
+        num = cg.ld(abi.queue_slot(nq, q, abi.Q_NUM))
+        value = L.Constant(L.IntType(1), 0)
+        for k in range(abi.Q_MAX_BUFFERS):
+            free = b.icmp_signed("==", cg.ld(abi.queue_slot(nq, q, abi.Q_STATE + k)),
+                                 cg.i64(abi.BUF_FREE))
+            value = b.or_(value, b.and_(free, b.icmp_signed("<", cg.i64(k), num)))
+        value = b.and_(value, inited)
+    (var,) = s.results      # int32 for the count, bool (i1) for the others
+    if query == "get_tensor_count_in_que":
+        value = b.trunc(value, I32)
+    b.store(value, cg.var(var))
+    cg.scalar_cost(2)
+
+
+@lowering("tpipe_release")
+def lower_tpipe_release(cg: Codegen, s: ir.Intrinsic) -> None:
+    """TPipe.destroy / reset: every queue and TBuf uninitialised and empty, every buffer's
+    generation bumped (a tensor handed out before is stale: using or freeing it is an error),
+    the allocation pointers of the memories and the live-tensor counts back to zero."""
+    from ...dsl.types import Memory, TPosition
+    zero = cg.i64(0)
+    site = cg.i64(cg.site(s.attr("what") or "destroy", ()))   # a stale tensor's error names it
+    for q in range(cg.nq):
+        for field in (abi.Q_INITED, abi.Q_COUNT, abi.Q_HEAD, abi.Q_CURSOR):
+            cg.st(abi.queue_slot(cg.nq, q, field), zero)
+        for k in range(abi.Q_MAX_BUFFERS):
+            cg.st(abi.queue_slot(cg.nq, q, abi.Q_STATE + k), cg.i64(abi.BUF_FREE))
+            gen = abi.queue_slot(cg.nq, q, abi.Q_GEN + k)
+            cg.st(gen, cg.b.and_(cg.b.add(cg.ld(gen), cg.i64(1)), cg.i64(abi.TAG_GEN_MASK)))
+            cg.st(abi.queue_slot(cg.nq, q, abi.Q_FREE_SITE + k), site)
+    for mem in Memory:
+        if mem != Memory.GM:
+            cg.st(abi.ALLOC_PTR + int(mem), zero)
+    for pos in TPosition:
+        cg.st(abi.POS_LIVE + int(pos), zero)
+    cg.scalar_cost(4)
+
+
 @lowering("set_flag", "wait_flag")
 def lower_flag(cg: Codegen, s: ir.Intrinsic) -> None:
     event, eid = s.args

@@ -364,7 +364,10 @@ class _Builder:
         return loc
 
     def expr_stmt(self, t):
-        return A.ExprStmt(self.loc(t), self.expr(t.children[0]))
+        child = t.children[0]
+        if getattr(child, "data", None) == "ellipsis":   # `...` alone: a placeholder, as `pass`
+            return A.Pass(self.loc(t))
+        return A.ExprStmt(self.loc(t), self.expr(child))
 
     def assign(self, t):
         *targets, value = [self.expr(c) for c in t.children]

@@ -29,7 +29,16 @@ for _name, _doc in (("init_buffer", "Reserve num buffers of len bytes (rounded u
                     ("enque", "Hand a tensor to the consumer side of the queue."),
                     ("deque", "Take the oldest enqueued tensor."),
                     ("free_tensor", "Return the tensor's buffer to the queue."),
-                    ("tbuf_get", "The TBuf's memory as a LocalTensor.")):
+                    ("tbuf_get", "The TBuf's memory as a LocalTensor."),
+                    ("tque_query", "A TQue query: get_tensor_count_in_que (tensors enqueued "
+                                   "and not yet dequeued), has_tensor_in_que (that count > 0), "
+                                   "has_idle_buffer (a buffer alloc_tensor could take), "
+                                   "vacant_in_que (an enque would not exceed the depth)."),
+                    ("tpipe_release", "TPipe.destroy() / TPipe.reset(): release every buffer "
+                                      "init_buffer reserved (every queue and TBuf becomes "
+                                      "uninitialised, the memories' allocation starts over, "
+                                      "tensors handed out before are stale), so init_buffer "
+                                      "may be called again.")):
     register(OpSpec(_name, Family.QUEUE, None, CostClass.SCALAR, (), (), doc=_doc,
                     flops_per_elem=0))
 

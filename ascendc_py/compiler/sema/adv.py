@@ -441,6 +441,7 @@ def _property(an, args, kwargs, loc):
                           f"got {p.describe()}", loc)
 
 
-from .structs import _register_methods  # noqa: E402
+from .structs import _register_constructors, _register_methods  # noqa: E402
 
 _register_methods()
+_register_constructors()

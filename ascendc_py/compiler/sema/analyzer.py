@@ -24,10 +24,10 @@ from ..errors import (ArgumentError, AssignmentTargetError, ConstantRangeError,
                       UnsupportedConstructError)
 from ..spec import ArgSpec  # noqa: F401  (re-exported)
 from . import scalars as S
-from .scope import (FunctionScope, assigned_names, merge_envs, new_slot, python_to_sval,
-                    read_slot, runtime_fields, store_slot)
+from .scope import (FunctionScope, assigned_names, field_assigned_names, merge_envs, new_slot,
+                    python_to_sval, read_slot, runtime_fields, store_slot, user_tagged_names)
 from .values import (BoundMethodV, ConstV, DTypeV, EnumV, GmAddrV, GmTensorV, LocalTensorV,
-                     NoneV, PyObjV, QueueV, RtV, StrV, SVal, TupleV, Undefined)
+                     NoneV, PyObjV, QueueV, RtV, StrV, StructV, SVal, TupleV, Undefined)
 
 MAX_INLINE_DEPTH = 32
 MAX_UNROLL = 4096
@@ -53,6 +53,7 @@ class Analyzer:
         self.inline_sites: list = []     # (callee, caller, call site) of each active inlining
         self._labels = itertools.count()
         self.scope: FunctionScope = None  # type: ignore[assignment]
+        self.prologue: list = []        # statements run first (e.g. the event-id pool's reset)
         from . import builtins as B
         self.builtins = B
 
@@ -79,6 +80,8 @@ class Analyzer:
             counts[p.name] = counts.get(p.name, 0) + 1
         self.scope = FunctionScope(fdef.name, self.kernel.namespace(), {},
                                    {n for n, c in counts.items() if c > 1})
+        self.scope.mutable_structs = field_assigned_names(fdef.body)
+        self.scope.user_tagged = user_tagged_names(fdef.body)
         self.inline_stack.append(self.kernel)
         label = self.new_label("return")
         self.scope.return_label = label
@@ -87,6 +90,7 @@ class Analyzer:
             for name, value in env.items():
                 self.bind(name, value, fdef.loc)
             self.stmts(fdef.body)
+        body = self.prologue + body
         fn = ir.Function(fdef.name, (ir.Block(label, tuple(body), fdef.loc),), fdef.loc,
                          tuple(gm_args), tuple(scalar_args), len(self.queues))
         return SemaResult(fn, self.globals_read, [q.name for q in self.queues])
@@ -130,6 +134,13 @@ class Analyzer:
         scope = self.scope
         if isinstance(value, Undefined):
             scope.env[name] = value
+            return
+        if name in scope.user_tagged and isinstance(value, LocalTensorV) and \
+                value.user_tag is None:   # its tag is a variable from here on (0 until set)
+            value = replace(value, user_tag=ir.Const(0, int32))
+        if name in scope.mutable_structs and isinstance(value, StructV):
+            from .structs import struct_storage   # its fields become variables (assignable)
+            scope.env[name] = struct_storage(self, name, value, loc)
             return
         fields = runtime_fields(value)
         if name in scope.reassigned and fields is not None:
@@ -210,6 +221,10 @@ class Analyzer:
         self.assign_to(s.target, value, s.loc)
 
     def s_augassign(self, s: A.AugAssign) -> None:
+        if isinstance(s.target, A.Attribute):   # `tiling.m += 16`: a struct field
+            value = self.binop(s.op, self.expr(s.target), self.expr(s.value), s.loc)
+            self.assign_to(s.target, value, s.loc)
+            return
         if not isinstance(s.target, A.Name):
             raise AssignmentTargetError("augmented assignment needs a plain variable name",
                                     s.target.loc)
@@ -228,9 +243,13 @@ class Analyzer:
             value = self._snapshot(value, loc)
             for t, v in zip(target.elts, value.items):
                 self.assign_to(t, v, loc)
+        elif isinstance(target, A.Attribute):
+            from .structs import assign_field   # `tiling.share_l1_size = …`
+            assign_field(self, target, value, loc)
         else:
-            raise AssignmentTargetError("only plain names can be assigned in kernels", target.loc,
-                                    hint="to write a tensor element use t.set_value(i, v)")
+            raise AssignmentTargetError("only plain names and struct fields can be assigned in "
+                                        "kernels", target.loc,
+                                        hint="to write a tensor element use t.set_value(i, v)")
 
     def _snapshot(self, value: SVal, loc: SourceLoc) -> SVal:
         """The value with every runtime part copied into fresh variables (tuples recursively)."""
@@ -536,7 +555,18 @@ class Analyzer:
             func = replace(func, self_val=_named(func.self_val, e.func.value))
         args = [_named(self.expr(a), a) for a in e.args]
         kwargs = {k.name: _named(self.expr(k.value), k.value) for k in e.keywords}
+        self.receiver = e.func.value if isinstance(func, BoundMethodV) and isinstance(
+            e.func, A.Attribute) else None
         return self.builtins.call(self, func, args, kwargs, e)
+
+    def rebind_receiver(self, value: SVal, what: str, loc: SourceLoc) -> None:
+        """Assign ``value`` to the variable a mutating method was called on (``t.set_size(n)``
+        changes ``t``)."""
+        node = getattr(self, "receiver", None)
+        if not isinstance(node, A.Name):
+            raise AssignmentTargetError(f"{what} changes the tensor it is called on: call it on "
+                                        f"a variable (t.{what}(...))", loc)
+        self.assign_to(node, value, loc)
 
     # ------------------------------------------------------------------ inlining
     def inline_call(self, callee, args: list[SVal], kwargs: dict[str, SVal], node) -> SVal:
@@ -573,6 +603,8 @@ class Analyzer:
         outer = self.scope
         self.scope = FunctionScope(fdef.name, callee.namespace(), {},
                                    {n for n, c in counts.items() if c > 1})
+        self.scope.mutable_structs = field_assigned_names(fdef.body)
+        self.scope.user_tagged = user_tagged_names(fdef.body)
         self.scope.return_label = self.new_label(f"ret_{fdef.name}_")
         self.scope.simple_return = _returns_only_at_end(fdef.body)
         saved_static = getattr(self, "_static_labels", None)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import enum
+
+import numpy as np
 from typing import Callable
 
 from ...dsl import api
@@ -21,7 +23,7 @@ from ..errors import (ConstantRangeError, KernelSyntaxError, KernelTypeError, Ke
 from ..ops import REGISTRY, Family, OpSpec
 from . import scalars as S
 from .values import (BoundMethodV, ConstV, DTypeV, EnumV, GmAddrV, GmTensorV, LocalTensorV,
-                     NoneV, PipeV, PyObjV, QueueV, RtV, StrV, SVal, TupleV)
+                     NoneV, PipeV, PyObjV, QueueV, RtV, StrV, SVal, TupleV, WideIntV)
 
 FUNCTIONS: dict[str, Callable] = {}
 METHODS: dict[tuple[type, str], Callable] = {}
@@ -75,6 +77,8 @@ def want_int(v: SVal, what: str, loc: SourceLoc, dtype=int32) -> ir.Expr:
     narrowed by a checked cast (the kernel stops with ValueRangeError at the line if it does
     not fit). 64-bit fields also take unsigned constants up to 2**64 - 1 (bit masks)."""
     v = S.numeric(v)
+    if isinstance(v, WideIntV):
+        raise S.wide_error(v, loc, f"{what} is an")
     if not isinstance(v, (ConstV, RtV)) or v.dtype.is_float or v.dtype == bool_:
         raise KernelTypeError(f"{what} must be an integer, got {v.describe()}", loc)
     if isinstance(v, ConstV):
@@ -98,6 +102,8 @@ def _int_range(dtype) -> tuple[int, int]:
 
 
 def want_const_int(v: SVal, what: str, loc: SourceLoc) -> int:
+    if isinstance(v, WideIntV):
+        raise S.wide_error(v, loc, f"{what} is an")
     if not isinstance(v, ConstV) or v.dtype.is_float:
         raise KernelValueError(f"{what} must be a compile-time integer, got {v.describe()}", loc,
                                hint="use a literal, a module constant or a ConstExpr parameter")
@@ -117,6 +123,25 @@ def want_enum(v: SVal, cls: type, what: str, loc: SourceLoc):
                               f"asc.{cls.__name__}.{next(iter(cls)).name}), got "
                               f"{v.describe()}", loc)
     return v.member
+
+
+#: Ascend C's ``pipe_t`` numbering (what an int pipe id means, as in pyasc's PipeID values):
+#: 7..9 (PIPE_MTE4, PIPE_MTE5, PIPE_V2) do not exist on A2/A3.
+PIPE_T = {0: PipeID.PIPE_S, 1: PipeID.PIPE_V, 2: PipeID.PIPE_M, 3: PipeID.PIPE_MTE1,
+          4: PipeID.PIPE_MTE2, 5: PipeID.PIPE_MTE3, 6: PipeID.PIPE_ALL, 10: PipeID.PIPE_FIX}
+
+
+def want_pipe(v: SVal, what: str, loc: SourceLoc) -> PipeID:
+    """A pipe: a PipeID member, or a compile-time int in Ascend C's ``pipe_t`` numbering
+    (``asc.pipe_barrier(0)`` is PIPE_S, 6 is PIPE_ALL, 10 is PIPE_FIX)."""
+    if isinstance(v, ConstV) and v.dtype.is_int and v.dtype != bool_:
+        pipe = PIPE_T.get(int(v.value))
+        if pipe is None:
+            known = ", ".join(f"{k} ({p.name})" for k, p in PIPE_T.items())
+            raise KernelValueError(f"{what} {v.value} is not a pipe of A2/A3; pipe ids: {known}",
+                                   loc)
+        return pipe
+    return want_enum(v, PipeID, what, loc)
 
 
 def want_local(v: SVal, what: str, loc: SourceLoc, memory: Memory | None = UB_MEMORY
@@ -185,18 +210,7 @@ def subscript(an, base: SVal, index, loc: SourceLoc) -> SVal:
     else:
         off = an.expr(index)
     if isinstance(base, LocalTensorV):
-        o = want_int(off, "the LocalTensor offset", loc)
-        size = base.dtype.sizeof()
-        if isinstance(o, ir.Const):
-            if not 0 <= o.value * size < 1 << 31:
-                raise ConstantRangeError(f"the LocalTensor offset {o.value} is outside "
-                                         f"0..{(1 << 31) // size - 1} elements", loc,
-                                         hint="offsets count elements from the tensor's start")
-        else:   # a run-time offset: negative or past 2**31 bytes stops the kernel (no wrap)
-            an.emit(ir.Intrinsic("check_offset", (o, base.addr), (), loc,
-                                 (("esize", size),)))
-        addr = ir.Bin("add", base.addr, ir.Bin("mul", o, ir.Const(size, int32), int32), int32)
-        return replace(base, addr=addr, size=ir.Bin("sub", base.size, o, int32))
+        return subscript_local(an, base, off, loc)
     if isinstance(base, GmTensorV):
         if base.dtype is None:
             raise KernelTypeError("index a GlobalTensor only after set_global_buffer", loc)
@@ -223,9 +237,40 @@ def subscript(an, base: SVal, index, loc: SourceLoc) -> SVal:
     raise KernelTypeError(f"{base.describe()} cannot be subscripted", loc)
 
 
+def subscript_local(an, base: LocalTensorV, off: SVal, loc: SourceLoc) -> LocalTensorV:
+    """``base[off:]``: the rest of a LocalTensor from element ``off`` (checked: a constant
+    offset at compile time, a run-time one by ``check_offset``)."""
+    o = want_int(off, "the LocalTensor offset", loc)
+    size = base.dtype.sizeof()
+    if isinstance(o, ir.Const):
+        if not 0 <= o.value * size < 1 << 31:
+            raise ConstantRangeError(f"the LocalTensor offset {o.value} is outside "
+                                     f"0..{(1 << 31) // size - 1} elements", loc,
+                                     hint="offsets count elements from the tensor's start")
+    else:   # a run-time offset: negative or past 2**31 bytes stops the kernel (no wrap)
+        an.emit(ir.Intrinsic("check_offset", (o, base.addr), (), loc,
+                             (("esize", size),)))
+    addr = ir.Bin("add", base.addr, ir.Bin("mul", o, ir.Const(size, int32), int32), int32)
+    return replace(base, addr=addr, size=ir.Bin("sub", base.size, o, int32))
+
+
 # ----------------------------------------------------------------------------- calls
+def _no_wide_arguments(args: list[SVal], kwargs: dict[str, SVal], node) -> None:
+    """An integer outside 64 bits (:class:`WideIntV`) may not reach a builtin: an error at the
+    argument that carries it (list arguments such as masks included)."""
+    nodes = list(node.args) + [k.value for k in node.keywords]
+    for v, arg in zip(list(args) + list(kwargs.values()), nodes):
+        items = v.items if isinstance(v, TupleV) else (v,)
+        for item in items:
+            if isinstance(item, WideIntV):
+                raise S.wide_error(item, arg.loc, "the argument is an")
+
+
 def call(an, func: SVal, args: list[SVal], kwargs: dict[str, SVal], node) -> SVal:
     loc = node.loc
+    if not (isinstance(func, PyObjV) and (_is_kernel(func.obj) or
+                                          PYTHON_FUNCS.get(func.obj) in _EXACT_FUNCS)):
+        _no_wide_arguments(args, kwargs, node)
     if isinstance(func, BoundMethodV):
         if isinstance(func.self_val, DTypeV) and func.name == "sizeof":
             return ConstV(func.self_val.dtype.sizeof(), int32)
@@ -245,11 +290,47 @@ def call(an, func: SVal, args: list[SVal], kwargs: dict[str, SVal], node) -> SVa
             return vector_op(an, REGISTRY[name], args, kwargs, loc)
         if name == "range":
             raise KernelSyntaxError("range(...) can only be used as a for-loop iterable", loc)
+        if isinstance(obj, type) and issubclass(obj, np.generic):
+            return _numpy_scalar(obj, args, kwargs, loc)
+        if obj is DataType:     # asc.DataType("int32"): a dtype by name
+            (v,) = bind_args("asc.DataType()", ("name",), args, kwargs, loc).values()
+            from ...dsl.types import DTYPES_BY_NAME
+            if not isinstance(v, StrV) or v.value not in DTYPES_BY_NAME:
+                raise KernelValueError(f"asc.DataType() needs a dtype name such as 'int32', got "
+                                       f"{v.describe() if not isinstance(v, StrV) else v.value}",
+                                       loc, hint=f"names: {', '.join(DTYPES_BY_NAME)}")
+            return DTypeV(DTYPES_BY_NAME[v.value])
         shown = getattr(obj, "__name__", None) or repr(obj)
         raise KernelSyntaxError(f"calling '{shown}' is not supported in kernels", loc,
                                 hint="kernels can call asc builtins and other @asc.kernel "
                                      "functions")
+    if isinstance(func, (LocalTensorV, GmTensorV)):
+        # Ascend C's operator()(index): the element at index (a scalar read on PIPE_S)
+        return METHODS[(type(func), "get_value")](an, func, "get_value", args, kwargs, loc)
     raise KernelTypeError(f"{func.describe()} is not callable", loc)
+
+
+def _numpy_scalar(cls, args, kwargs, loc) -> SVal:
+    """``np.float16(2.2)``, ``np.int32(n)``: the value converted to that type (a constant
+    stays a constant, rounded or wrapped as numpy and a store of that type do)."""
+    from ...dsl.types import as_dtype
+    try:
+        dtype = as_dtype(cls)
+    except (TypeError, ValueError, KeyError):
+        raise KernelTypeError(f"np.{cls.__name__} is not a kernel scalar type", loc) from None
+    (v,) = bind_args(f"np.{cls.__name__}()", ("value",), args, kwargs, loc).values()
+    v = S.numeric(v)
+    if isinstance(v, ConstV) and dtype.is_int and v.dtype.is_int and v.dtype != bool_:
+        lo, hi = _int_range(dtype)
+        if not lo <= int(v.value) <= hi:    # numpy refuses it too (OverflowError)
+            raise ConstantRangeError(f"np.{cls.__name__}({v.value}): {v.value} is outside "
+                                     f"{dtype.name} ({lo}..{hi})", loc)
+    return S.cast(v, dtype, loc)
+
+
+def _is_kernel(obj) -> bool:
+    from ...dsl.kernel import Kernel
+    return isinstance(obj, Kernel)
 
 
 # ----------------------------------------------------------------------------- Python builtins
@@ -258,6 +339,8 @@ import builtins as _py  # noqa: E402
 PYTHON_FUNCS = {_py.min: "py_min", _py.max: "py_max", _py.abs: "py_abs", _py.int: "py_int",
                 _py.float: "py_float", _py.bool: "py_bool", _py.range: "range",
                 _py.len: "py_len", _py.print: "printf"}
+#: Python builtins that compute on exact compile-time integers (wide ones included)
+_EXACT_FUNCS = ("py_min", "py_max", "py_abs", "py_int", "py_float", "py_bool")
 
 
 @function("py_min")
@@ -278,7 +361,11 @@ def _max(an, args, kwargs, loc):
 def _abs(an, args, kwargs, loc):
     (v,) = bind_args("abs()", ("x",), args, kwargs, loc).values()
     v = S.numeric(v)
+    if isinstance(v, WideIntV):
+        return S.int_const(abs(v.value), loc)
     if isinstance(v, ConstV):
+        if v.dtype.is_int and v.dtype != bool_:   # exact: abs(-2**63) is 2**63
+            return S.int_const(abs(int(v.value)), loc, narrow=v.dtype == int32)
         return ConstV(abs(v.value), v.dtype)
     if not isinstance(v, RtV):
         raise KernelTypeError(f"abs() needs a number, got {v.describe()}", loc)
@@ -290,6 +377,8 @@ def _abs(an, args, kwargs, loc):
 def _int(an, args, kwargs, loc):
     (v,) = bind_args("int()", ("x",), args, kwargs, loc).values()
     v = S.numeric(v)
+    if isinstance(v, WideIntV):
+        return v
     if isinstance(v, ConstV):
         return S.const_of(int(v.value), loc)
     return S.cast(v, int32 if v.dtype.bits <= 32 else int64, loc)
@@ -389,7 +478,7 @@ def _flag_op(an, name, args, kwargs, loc):
 @function("pipe_barrier")
 def _pipe_barrier(an, args, kwargs, loc):
     b = bind_args("asc.pipe_barrier()", ("pipe",), args, kwargs, loc)
-    pipe = want_enum(b["pipe"], PipeID, "the pipe", loc)
+    pipe = want_pipe(b["pipe"], "the pipe", loc)
     an.emit(ir.Intrinsic("pipe_barrier", (int(pipe),), (), loc))
     return NoneV()
 
@@ -455,16 +544,23 @@ def vector_op(an, spec: OpSpec, args, kwargs, loc) -> SVal:
 
 
 def mask_operand(v: SVal, dtype, op: str, loc: SourceLoc):
-    """(kind, lo, hi) of a mask argument: an int count (kind 0) or a list bit mask (kind 1)."""
+    """(kind, lo, hi) of a mask argument: an int count (kind 0) or a list bit mask (kind 1).
+
+    A bit mask is Ascend C's ``uint64_t mask[2]``: ``[low, high]``, lanes 0..63 and 64..127.
+    For 8/16-bit dtypes (128 lanes) both words are needed. For 32/64-bit dtypes (64/32
+    lanes) the low word alone may be given, or both as the documentation's two-word array:
+    the high word covers no lane of a 256-byte repeat and is ignored, as the hardware does
+    (the documentation asks for 0 there; pyasc's tests pass ``[2**64 - 1, 2**64 - 1]``)."""
     lanes = 256 // dtype.sizeof()
     if isinstance(v, TupleV):
-        words = 2 if lanes > 64 else 1
-        if len(v.items) != words:
-            raise KernelTypeError(f"asc.{op}: a bit mask for {dtype.name} is a list of {words} "
-                                  f"uint64 value{'s' if words > 1 else ''} ({lanes} lanes), got "
-                                  f"{len(v.items)}", loc)
+        allowed = (2,) if lanes > 64 else (1, 2)
+        if len(v.items) not in allowed:
+            shown = "2 uint64 values" if lanes > 64 else "1 or 2 uint64 values"
+            raise KernelTypeError(f"asc.{op}: a bit mask for {dtype.name} is a list of {shown} "
+                                  f"([low, high]; {lanes} lanes), got {len(v.items)}", loc)
         parts = [want_int(x, "a mask word", loc, int64) for x in v.items]
-        return ir.Const(1, int64), parts[0], parts[1] if words > 1 else ir.Const(0, int64)
+        hi = parts[1] if lanes > 64 else ir.Const(0, int64)
+        return ir.Const(1, int64), parts[0], hi
     # the range [1, lanes] is checked at run time: in counter mode the mask is a count
     if isinstance(v, ConstV) and not v.dtype.is_float and int(v.value) < 0:
         raise KernelValueError(f"asc.{op}: mask {v.value} is negative", loc)
@@ -487,3 +583,4 @@ def repeat_strides(v: SVal, binary: bool, loc: SourceLoc) -> tuple:
 
 
 from . import objects, convert, reduce, movement, debug, cube, adv, crosscore, cube_init  # noqa: E402,F401,E501  (registrations)
+from . import event_ids  # noqa: E402,F401  (TPipe event-id pool)

@@ -33,7 +33,8 @@ def _mode(v: SVal, op: str, loc: SourceLoc) -> int:
 
 
 def _pipe(v: SVal, op: str, loc: SourceLoc) -> PipeID:
-    pipe = want_enum(v, PipeID, f"asc.{op} pipe", loc)
+    from .builtins import want_pipe
+    pipe = want_pipe(v, f"asc.{op} pipe", loc)
     if pipe == PipeID.PIPE_ALL:
         raise KernelValueError(f"asc.{op}: pipe cannot be PIPE_ALL", loc,
                                hint="name the pipe whose earlier work the flag waits for, e.g. "

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ...dsl.types import Memory, TPosition, int32, int64
+from ...dsl.types import Memory, TPosition, bool_, int32, int64
 from .. import ir
 from ..errors import (ArgumentError, ConstantRangeError, DtypeError, KernelTypeError,
                       KernelValueError, OperandKindError, SourceLoc, UnsupportedConstructError)
@@ -60,6 +60,17 @@ def _set_global_buffer(an, gt: GmTensorV, name, args, kwargs, loc):
 def _gt_get_size(an, gt: GmTensorV, name, args, kwargs, loc):
     bind_args("get_size()", (), args, kwargs, loc)
     return RtV(gt.size)
+
+
+@method(GmTensorV, "get_phy_addr")
+def _gt_phy(an, gt: GmTensorV, name, args, kwargs, loc):
+    """Ascend C's GlobalTensor::GetPhyAddr([offset]): the ``__gm__ T*`` of element ``offset``,
+    a GlobalAddress (usable with set_global_buffer and address arithmetic)."""
+    b = bind_args("get_phy_addr()", ("offset",), args, kwargs, loc, {"offset": ConstV(0, int32)})
+    if gt.dtype is None:
+        raise OperandKindError("call set_global_buffer before get_phy_addr", loc)
+    off = want_int(b["offset"], "offset", loc, int64)
+    return GmAddrV(gt.dtype, gt.arg, ir.Bin("add", gt.offset, off, int64), gt.arg_name)
 
 
 @method(GmTensorV, "get_value")
@@ -127,6 +138,76 @@ def _lt_phy(an, t, name, args, kwargs, loc):
                                               int32), int32))
 
 
+def _shrink_to(an, t: LocalTensorV, size: ir.Expr, what: str, loc) -> LocalTensorV:
+    """``t`` with ``size`` elements; more than it has stops the kernel at the line (the tensor
+    may not be made to cover memory it was not given)."""
+    ok = ir.Bin("and", ir.Cmp("ge", size, ir.Const(0, int32)), ir.Cmp("le", size, t.size),
+                bool_)
+    an.emit(ir.Intrinsic("kernel_assert", (ok,), (), loc, (
+        ("msg", f"LocalTensor.{what}: the new length is negative or larger than the tensor "
+                f"(a tensor can only be made shorter)"),)))
+    return replace(t, size=size)
+
+
+@method(LocalTensorV, "set_size")
+def _lt_set_size(an, t, name, args, kwargs, loc):
+    """Ascend C's SetSize(size): the tensor now has ``size`` elements."""
+    b = bind_args("set_size()", ("size",), args, kwargs, loc)
+    size = want_int(b["size"], "size", loc)
+    an.rebind_receiver(_shrink_to(an, t, size, name, loc), name, loc)
+    return NoneV()
+
+
+@method(LocalTensorV, "set_buffer_len")
+def _lt_set_buffer_len(an, t, name, args, kwargs, loc):
+    """Ascend C's SetBufferLen(len): the tensor now covers ``len`` bytes."""
+    b = bind_args("set_buffer_len()", ("len",), args, kwargs, loc)
+    length = want_int(b["len"], "len", loc)
+    size = ir.Bin("floordiv", length, ir.Const(t.dtype.sizeof(), int32), int32)
+    an.rebind_receiver(_shrink_to(an, t, size, name, loc), name, loc)
+    return NoneV()
+
+
+@method(LocalTensorV, "set_addr_with_offset")
+def _lt_set_addr_with_offset(an, t, name, args, kwargs, loc):
+    """Ascend C's SetAddrWithOffset(src, offset): this tensor now starts ``offset`` elements
+    (of src's dtype) into ``src``; it covers the rest of src (never more)."""
+    b = bind_args("set_addr_with_offset()", ("src", "offset"), args, kwargs, loc)
+    src = b["src"]
+    if not isinstance(src, LocalTensorV):
+        raise OperandKindError(f"set_addr_with_offset needs a LocalTensor src, got "
+                               f"{src.describe()}", loc)
+    if src.memory != t.memory:
+        raise OperandKindError(f"set_addr_with_offset: src is in {src.memory.name}, this tensor "
+                               f"in {t.memory.name}", loc)
+    from .builtins import subscript_local
+    rest = subscript_local(an, src, b["offset"], loc)
+    nbytes = ir.Bin("mul", rest.size, ir.Const(src.dtype.sizeof(), int32), int32)
+    size = ir.Bin("floordiv", nbytes, ir.Const(t.dtype.sizeof(), int32), int32)
+    new = replace(rest, dtype=t.dtype, size=size, position=t.position)
+    an.rebind_receiver(new, name, loc)
+    return NoneV()
+
+
+@method(LocalTensorV, "set_user_tag")
+def _lt_set_user_tag(an, t, name, args, kwargs, loc):
+    """Ascend C's SetUserTag(tag): an int32 the program attaches to the tensor."""
+    b = bind_args("set_user_tag()", ("tag",), args, kwargs, loc)
+    an.rebind_receiver(replace(t, user_tag=want_int(b["tag"], "tag", loc)), name, loc)
+    return NoneV()
+
+
+@method(LocalTensorV, "get_user_tag")
+def _lt_get_user_tag(an, t, name, args, kwargs, loc):
+    """Ascend C's GetUserTag(): the tag set_user_tag attached (0 for a tensor held in a variable
+    that is tagged later)."""
+    bind_args("get_user_tag()", (), args, kwargs, loc)
+    if t.user_tag is None:
+        raise KernelValueError("get_user_tag(): this tensor's user tag was never set", loc,
+                               hint="call t.set_user_tag(tag) on the variable first")
+    return RtV(t.user_tag)
+
+
 @method(LocalTensorV, "get_position")
 def _lt_pos(an, t, name, args, kwargs, loc):
     return ConstV(int(t.position), int32)
@@ -146,7 +227,38 @@ def _reinterpret(an, t, name, args, kwargs, loc):
 def _tpipe(an, args, kwargs, loc):
     if args or kwargs:
         raise ArgumentError("asc.TPipe() takes no arguments", loc)
+    an.tpipe_made = True
     return PipeV()
+
+
+@function("get_tpipe_ptr")
+def _get_tpipe_ptr(an, args, kwargs, loc):
+    """Ascend C's GetTPipePtr(): the kernel's TPipe (made earlier with asc.TPipe())."""
+    if args or kwargs:
+        raise ArgumentError("asc.get_tpipe_ptr() takes no arguments", loc)
+    if not getattr(an, "tpipe_made", False):
+        raise KernelValueError("asc.get_tpipe_ptr() before any asc.TPipe(): there is no TPipe "
+                               "to point to", loc, hint="create the TPipe first: "
+                                                        "pipe = asc.TPipe()")
+    return PipeV()
+
+
+@method(PipeV, "destroy", "reset")
+def _tpipe_release(an, pipe, name, args, kwargs, loc):
+    """TPipe.destroy() / reset(): release every buffer init_buffer reserved (Ascend C's
+    Destroy releases the pipe's resources; Reset also returns it to its initial state); the
+    queues and TBufs must be given buffers again with init_buffer before they are used."""
+    bind_args(f"{name}()", (), args, kwargs, loc)
+    an.emit(ir.Intrinsic("tpipe_release", (), (), loc, (("what", name),)))
+    return NoneV()
+
+
+@method(PipeV, "init")
+def _tpipe_init(an, pipe, name, args, kwargs, loc):
+    """TPipe.init(): (re)initialise the pipe, e.g. after destroy(). Buffers are reserved by
+    init_buffer and released by destroy/reset, so there is nothing else to set up."""
+    bind_args("init()", (), args, kwargs, loc)
+    return NoneV()
 
 
 def _new_queue(an, pos, depth, loc, is_tbuf) -> QueueV:
@@ -220,8 +332,25 @@ def _tensor_from_queue(an, op, q: QueueV, dtype, loc, extra=()) -> LocalTensorV:
 @method(QueueV, "alloc_tensor")
 def _alloc(an, q: QueueV, name, args, kwargs, loc):
     b = bind_args("alloc_tensor()", ("dtype",), args, kwargs, loc)
-    _not_tbuf(q, name, loc)
-    return _tensor_from_queue(an, "alloc_tensor", q, want_dtype(b["dtype"], "dtype", loc), loc)
+    dtype = want_dtype(b["dtype"], "dtype", loc)
+    if q.is_tbuf:
+        # TBuf inherits AllocTensor from TQueBind: its one buffer, whole, as `get(dtype)`
+        # (a TBuf has no hand-over events: nothing to wait for)
+        return _tensor_from_queue(an, "tbuf_get", q, dtype, loc)
+    return _tensor_from_queue(an, "alloc_tensor", q, dtype, loc)
+
+
+@method(QueueV, "free_tensor")
+def _free(an, q: QueueV, name, args, kwargs, loc):
+    if not q.is_tbuf:
+        return _enque_free(an, q, name, args, kwargs, loc)
+    b = bind_args("free_tensor()", ("tensor",), args, kwargs, loc)
+    t = b["tensor"]
+    if not isinstance(t, LocalTensorV) or t.memory != q.position.memory:
+        raise OperandKindError(f"TBuf.free_tensor needs a LocalTensor of this TBuf (from its "
+                               f"alloc_tensor or get, in {q.position.memory.name}), got "
+                               f"{t.describe()}", loc)
+    return NoneV()   # a TBuf's buffer is not pooled: releasing it has no effect
 
 
 @method(QueueV, "deque")
@@ -231,7 +360,7 @@ def _deque(an, q: QueueV, name, args, kwargs, loc):
     return _tensor_from_queue(an, "deque", q, want_dtype(b["dtype"], "dtype", loc), loc)
 
 
-@method(QueueV, "enque", "free_tensor")
+@method(QueueV, "enque")
 def _enque_free(an, q: QueueV, name, args, kwargs, loc):
     b = bind_args(f"{name}()", ("tensor",), args, kwargs, loc)
     _not_tbuf(q, name, loc)
@@ -253,6 +382,47 @@ def _tbuf_get(an, q: QueueV, name, args, kwargs, loc):
     if b["len"] is not None:
         t = replace(t, size=want_int(b["len"], "len", loc))
     return t
+
+
+@method(QueueV, "get_tensor_count_in_que", "has_tensor_in_que", "has_idle_buffer",
+        "vacant_in_que")
+def _tque_query(an, q: QueueV, name, args, kwargs, loc):
+    """Ascend C's TQue queries, read from the queue's state at this point of the run."""
+    from ...dsl.types import bool_
+    bind_args(f"{name}()", (), args, kwargs, loc)
+    _not_tbuf(q, name, loc)
+    res = ir.Var(name, int32 if name == "get_tensor_count_in_que" else bool_)
+    an.emit(ir.Intrinsic("tque_query", (), (res,), loc, _queue_attrs(q) + (("query", name),)))
+    return RtV(ir.Load(res))
+
+
+@method(QueueV, "get_with_offset")
+def _tbuf_get_with_offset(an, q: QueueV, name, args, kwargs, loc):
+    """Ascend C's TBuf::GetWithOffset(size, bufOffset): ``size`` elements starting
+    ``buf_offset`` bytes into the TBuf (a multiple of 32); past the buffer's end stops the
+    kernel at the line."""
+    if not q.is_tbuf:
+        raise OperandKindError("get_with_offset() is a TBuf method", loc)
+    b = bind_args("get_with_offset()", ("size", "buf_offset", "dtype"), args, kwargs, loc)
+    dtype = want_dtype(b["dtype"], "dtype", loc)
+    size = want_int(b["size"], "size", loc)
+    offset = want_int(b["buf_offset"], "buf_offset", loc)
+    if isinstance(offset, ir.Const) and offset.value % 32:
+        raise KernelValueError(f"get_with_offset: buf_offset {offset.value} is not a multiple "
+                               f"of 32 bytes", loc)
+    whole = _tensor_from_queue(an, "tbuf_get", q, dtype, loc)
+    nbytes = ir.Bin("mul", whole.size, ir.Const(dtype.sizeof(), int32), int32)
+    end = ir.Bin("add", offset, ir.Bin("mul", size, ir.Const(dtype.sizeof(), int32), int32),
+                 int32)
+    ok = ir.Bin("and", ir.Bin("and", ir.Cmp("ge", offset, ir.Const(0, int32)),
+                              ir.Cmp("ge", size, ir.Const(0, int32)), bool_),
+                ir.Bin("and", ir.Cmp("le", end, nbytes),
+                       ir.Cmp("eq", ir.Bin("mod", offset, ir.Const(32, int32), int32),
+                              ir.Const(0, int32)), bool_), bool_)
+    an.emit(ir.Intrinsic("kernel_assert", (ok,), (), loc, (
+        ("msg", "TBuf.get_with_offset: buf_offset must be a multiple of 32 and the tensor "
+                "must lie inside the TBuf's buffer"),)))
+    return replace(whole, addr=ir.Bin("add", whole.addr, offset, int32), size=size)
 
 
 def _not_tbuf(q: QueueV, name: str, loc: SourceLoc) -> None:

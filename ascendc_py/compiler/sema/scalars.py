@@ -18,10 +18,12 @@ from ...dsl.types import (DataType, bool_, float16, float32, float64, int32, int
 from .. import ir
 from ..errors import (ConstantRangeError, KernelTypeError, KernelValueError, NotConstantError,
                       OperandKindError, SourceLoc)
-from .values import ConstV, EnumV, RtV, SVal
+from .values import ConstV, EnumV, RtV, SVal, WideIntV
 
 INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+#: exact compile-time integers may grow to this many bits before folding gives up
+WIDE_INT_BITS = 1024
 
 BINOP_NAMES = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv",
                "%": "mod", "**": "pow", "<<": "shl", ">>": "shr", "&": "and", "|": "or",
@@ -34,17 +36,33 @@ def const_of(value, loc: SourceLoc) -> ConstV:
     if isinstance(value, (bool, np.bool_)):
         return ConstV(bool(value), bool_)
     if isinstance(value, (int, np.integer)):
-        value = int(value)
-        if INT32_MIN <= value <= INT32_MAX:
-            return ConstV(value, int32)
-        if INT64_MIN <= value <= INT64_MAX:
-            return ConstV(value, int64)
-        if 0 <= value < 2 ** 64:  # e.g. a full 64-lane mask word 0xFFFFFFFFFFFFFFFF
-            return ConstV(value - 2 ** 64, int64)
-        raise ConstantRangeError(f"integer {value} does not fit in 64 bits", loc)
+        return int_const(int(value), loc)
     if isinstance(value, (float, np.floating)):
         return ConstV(float(value), float32)
     raise OperandKindError(f"{type(value).__name__} value {value!r} is not a kernel scalar", loc)
+
+
+def int_const(value: int, loc: SourceLoc, narrow: bool = True) -> SVal:
+    """The exact compile-time integer ``value``: int32 when it fits and ``narrow``, else int64,
+    uint64 for 2**63..2**64-1 (a full mask word ``2**64 - 1`` keeps its value), else a
+    :class:`WideIntV` that only further compile-time arithmetic may use."""
+    if narrow and INT32_MIN <= value <= INT32_MAX:
+        return ConstV(value, int32)
+    if INT64_MIN <= value <= INT64_MAX:
+        return ConstV(value, int64)
+    if 0 <= value < 2 ** 64:
+        return ConstV(value, uint64)
+    if value.bit_length() > WIDE_INT_BITS:
+        raise ConstantRangeError(f"a compile-time integer grows beyond {WIDE_INT_BITS} bits "
+                                 f"({value.bit_length()} bits)", loc)
+    return WideIntV(value)
+
+
+def wide_error(v: WideIntV, loc: SourceLoc, what: str = "") -> ConstantRangeError:
+    """The error for a use of an out-of-range compile-time integer other than arithmetic."""
+    return ConstantRangeError(f"{what + ' ' if what else ''}{v.describe()}", loc,
+                              hint="compile-time integers are exact, but the value used must "
+                                   "fit in 64 bits (-2**63..2**64-1)")
 
 
 def arith_type(t: DataType) -> DataType:
@@ -143,6 +161,8 @@ def binary(op_text: str, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
     """``a <op> b`` for scalar values."""
     op = BINOP_NAMES.get(op_text, op_text)
     a, b = numeric(a), numeric(b)
+    if isinstance(a, WideIntV) or isinstance(b, WideIntV):
+        return _wide_binary(op_text, op, a, b, loc)
     for v in (a, b):
         if not isinstance(v, (ConstV, RtV)):
             raise OperandKindError(f"operator '{op_text}' needs numbers, got {v.describe()}", loc)
@@ -159,13 +179,41 @@ def binary(op_text: str, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
                 raise ConstantRangeError("division by zero in a compile-time expression", loc)
             return ConstV(convert_const(a.value / b.value, dtype), dtype)
         value = _fold_const(op, a.value, b.value, dtype, loc)
-        if dtype.is_int:
-            return const_of(int(value), loc) if dtype == int32 else ConstV(
-                convert_const(value, int64), int64)
+        if dtype.is_int:   # exact, as in Python; the range is checked where the value is used
+            return int_const(int(value), loc, narrow=dtype == int32)
         return ConstV(convert_const(value, dtype), dtype)
     if op == "pow":
         return _runtime_pow(a, b, dtype, loc)
     return RtV(ir.Bin(op, to_expr(a, dtype), to_expr(b, dtype), dtype))
+
+
+def _const_operand(v: SVal, wide: WideIntV, loc: SourceLoc):
+    """The Python number of a compile-time operand next to a wide integer."""
+    if isinstance(v, WideIntV):
+        return v.value
+    if isinstance(v, ConstV) and v.dtype != bool_:
+        return v.value
+    if isinstance(v, ConstV):
+        return int(v.value)
+    if isinstance(v, RtV):
+        raise wide_error(wide, loc, "a run-time value cannot be combined with the")
+    raise OperandKindError(f"{wide.describe()} needs a number, got {v.describe()}", loc)
+
+
+def _wide_binary(op_text: str, op: str, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
+    """Compile-time arithmetic with an operand outside the 64-bit range (exact for ints)."""
+    wide = a if isinstance(a, WideIntV) else b
+    x, y = _const_operand(a, wide, loc), _const_operand(b, wide, loc)
+    if isinstance(x, float) or isinstance(y, float) or op == "truediv":
+        if op in ("shl", "shr", "and", "or", "xor"):
+            raise OperandKindError(f"operator '{op_text}' needs integers", loc)
+        if op == "truediv":
+            if y == 0:
+                raise ConstantRangeError("division by zero in a compile-time expression", loc)
+            return ConstV(convert_const(x / y, float32), float32)
+        value = _fold_const(op, x, y, float32, loc)
+        return ConstV(convert_const(value, float32), float32)
+    return int_const(int(_fold_const(op, x, y, int64, loc)), loc)
 
 
 def _runtime_pow(a: SVal, b: SVal, dtype: DataType, loc: SourceLoc) -> SVal:
@@ -184,21 +232,27 @@ def _runtime_pow(a: SVal, b: SVal, dtype: DataType, loc: SourceLoc) -> SVal:
 def compare(op_text: str, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
     op = CMPOP_NAMES[op_text]
     a, b = numeric(a), numeric(b)
+    if isinstance(a, WideIntV) or isinstance(b, WideIntV):
+        wide = a if isinstance(a, WideIntV) else b
+        x, y = _const_operand(a, wide, loc), _const_operand(b, wide, loc)
+        return ConstV(bool(_CMP_FUNCS[op](x, y)), bool_)
     for v in (a, b):
         if not isinstance(v, (ConstV, RtV)):
             raise OperandKindError(f"cannot compare {a.describe()} with {b.describe()}", loc)
     dtype = promote(a.dtype, b.dtype)
     if isinstance(a, ConstV) and isinstance(b, ConstV):
-        fn = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
-              "eq": operator.eq, "ne": operator.ne}[op]
-        return ConstV(bool(fn(a.value, b.value)), bool_)
+        return ConstV(bool(_CMP_FUNCS[op](a.value, b.value)), bool_)
     return RtV(ir.Cmp(op, to_expr(a, dtype), to_expr(b, dtype)))
+
+
+_CMP_FUNCS = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+              "eq": operator.eq, "ne": operator.ne}
 
 
 def truth(v: SVal, loc: SourceLoc) -> SVal:
     """The value as a bool (Python truthiness for numbers)."""
     v = numeric(v)
-    if isinstance(v, ConstV):
+    if isinstance(v, (ConstV, WideIntV)):
         return ConstV(bool(v.value), bool_)
     if isinstance(v, RtV):
         if v.dtype == bool_:
@@ -215,6 +269,8 @@ def unary(op: str, v: SVal, loc: SourceLoc) -> SVal:
             return ConstV(not t.value, bool_)
         return RtV(ir.Un("not", t.expr, bool_))
     v = numeric(v)
+    if isinstance(v, WideIntV):
+        return int_const({"-": -v.value, "+": v.value, "~": ~v.value}[op], loc)
     if not isinstance(v, (ConstV, RtV)):
         raise OperandKindError(f"unary '{op}' needs a number, got {v.describe()}", loc)
     dtype = arith_type(v.dtype)
@@ -264,6 +320,10 @@ def select(cond: SVal, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
 
 def cast(v: SVal, dtype: DataType, loc: SourceLoc) -> SVal:
     v = numeric(v)
+    if isinstance(v, WideIntV):
+        if dtype.is_float:
+            return ConstV(convert_const(float(v.value), dtype), dtype)
+        raise wide_error(v, loc, f"cannot convert to {dtype.name}:")
     if isinstance(v, ConstV):
         return ConstV(convert_const(v.value, dtype), dtype)
     if isinstance(v, RtV):
@@ -275,12 +335,20 @@ def min_max(name: str, values: list[SVal], loc: SourceLoc) -> SVal:
     values = [numeric(v) for v in values]
     result = values[0]
     for v in values[1:]:
+        if isinstance(v, WideIntV) or isinstance(result, WideIntV):
+            wide = v if isinstance(v, WideIntV) else result
+            x, y = _const_operand(result, wide, loc), _const_operand(v, wide, loc)
+            value = (min if name == "min" else max)(x, y)
+            result = int_const(value, loc) if isinstance(value, int) else \
+                ConstV(convert_const(value, float32), float32)
+            continue
         if not isinstance(v, (ConstV, RtV)) or not isinstance(result, (ConstV, RtV)):
             raise OperandKindError(f"{name}() needs numbers", loc)
         dtype = promote(result.dtype, v.dtype)
         if isinstance(result, ConstV) and isinstance(v, ConstV):
             value = (min if name == "min" else max)(result.value, v.value)
-            result = ConstV(convert_const(value, dtype), dtype)
+            result = int_const(int(value), loc, narrow=dtype == int32) if dtype.is_int else \
+                ConstV(convert_const(value, dtype), dtype)
         else:
             result = RtV(ir.Bin(name, to_expr(result, dtype), to_expr(v, dtype), dtype))
     return result

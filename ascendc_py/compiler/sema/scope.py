@@ -5,12 +5,36 @@ from dataclasses import replace, dataclass, field
 from typing import Any, Optional
 
 from ... import dsl
-from ...dsl.types import DataType, bool_
+from ...dsl.types import DataType, bool_, int32
 from .. import ast as A
 from .. import ir
 from ..errors import (KernelTypeError, ReassignmentError, SourceLoc)
 from .scalars import arith_type, to_expr
 from .values import (ConstV, GmAddrV, GmTensorV, LocalTensorV, RtV, Slot, SVal, Undefined)
+
+
+#: Methods that change the tensor they are called on (Ascend C's LocalTensor setters): the
+#: receiver's name is rebound to the changed tensor (sema/objects.py).
+MUTATING_METHODS = frozenset(("set_size", "set_buffer_len", "set_addr_with_offset",
+                              "set_user_tag"))
+
+
+def user_tagged_names(body: tuple[A.Stmt, ...]) -> set[str]:
+    """Names a function calls ``set_user_tag`` on: their tensors carry a user tag variable
+    (0 until set)."""
+    names: set[str] = set()
+
+    def walk(stmts):
+        for s in stmts:
+            if isinstance(s, A.ExprStmt) and isinstance(s.value, A.Call) and isinstance(
+                    s.value.func, A.Attribute) and s.value.func.attr == "set_user_tag" \
+                    and isinstance(s.value.func.value, A.Name):
+                names.add(s.value.func.value.id)
+            for child in ("body", "orelse"):
+                walk(getattr(s, child, ()) or ())
+
+    walk(body)
+    return names
 
 
 def assigned_names(body: tuple[A.Stmt, ...]) -> dict[str, int]:
@@ -26,6 +50,10 @@ def assigned_names(body: tuple[A.Stmt, ...]) -> dict[str, int]:
 
     def walk(stmts):
         for s in stmts:
+            if isinstance(s, A.ExprStmt) and isinstance(s.value, A.Call) and isinstance(
+                    s.value.func, A.Attribute) and s.value.func.attr in MUTATING_METHODS \
+                    and isinstance(s.value.func.value, A.Name):
+                target(s.value.func.value)   # `t.set_size(n)` assigns a new tensor to t
             if isinstance(s, A.Assign):
                 for t in s.targets:
                     target(t)
@@ -50,6 +78,36 @@ def assigned_names(body: tuple[A.Stmt, ...]) -> dict[str, int]:
     return counts
 
 
+def field_assigned_names(body: tuple[A.Stmt, ...]) -> set[str]:
+    """Names whose fields a function body assigns (``tiling.share_l1_size = …``,
+    ``config.tile.tile_num = …``: the name at the root of the target)."""
+    names: set[str] = set()
+
+    def target(t):
+        if isinstance(t, A.Attribute):
+            root = t.value
+            while isinstance(root, A.Attribute):
+                root = root.value
+            if isinstance(root, A.Name):
+                names.add(root.id)
+        elif isinstance(t, (A.Tuple, A.List)):
+            for e in t.elts:
+                target(e)
+
+    def walk(stmts):
+        for s in stmts:
+            if isinstance(s, A.Assign):
+                for t in s.targets:
+                    target(t)
+            elif isinstance(s, (A.AnnAssign, A.AugAssign)):
+                target(s.target)
+            for child in ("body", "orelse"):
+                walk(getattr(s, child, ()) or ())
+
+    walk(body)
+    return names
+
+
 @dataclass
 class FunctionScope:
     """One function being analysed (the kernel, or an inlined device function)."""
@@ -64,6 +122,8 @@ class FunctionScope:
     returned: list = field(default_factory=list)
     loop_depth: int = 0
     simple_return: bool = False
+    mutable_structs: set = field(default_factory=set)   # names whose fields are assigned
+    user_tagged: set = field(default_factory=set)       # names set_user_tag is called on
 
 
 def runtime_fields(v: SVal) -> Optional[tuple[ir.Expr, ...]]:
@@ -71,6 +131,8 @@ def runtime_fields(v: SVal) -> Optional[tuple[ir.Expr, ...]]:
     if isinstance(v, (ConstV, RtV)):
         return (to_expr(v, v.dtype),)
     if isinstance(v, LocalTensorV):
+        if v.user_tag is not None:
+            return (v.addr, v.size, v.tag, v.user_tag)
         return (v.addr, v.size, v.tag)
     if isinstance(v, GmAddrV):
         return (v.arg, v.offset)
@@ -90,7 +152,8 @@ def read_slot(slot: Slot) -> SVal:
     if isinstance(t, (ConstV, RtV)):
         return RtV(loads[0])
     if isinstance(t, LocalTensorV):
-        return replace(t, addr=loads[0], size=loads[1], tag=loads[2])
+        return replace(t, addr=loads[0], size=loads[1], tag=loads[2],
+                       user_tag=loads[3] if len(loads) > 3 else None)
     if isinstance(t, GmAddrV):
         return GmAddrV(t.dtype, loads[0], loads[1], t.arg_name)
     if isinstance(t, GmTensorV):
@@ -105,7 +168,7 @@ def new_slot(name: str, value: SVal) -> Slot:
         template = RtV(ir.Const(0, dtype))
         return Slot(template, (ir.Var(name, dtype),))
     fields = runtime_fields(value)
-    suffixes = {LocalTensorV: ("addr", "size", "tag"), GmAddrV: ("arg", "off"),
+    suffixes = {LocalTensorV: ("addr", "size", "tag", "user_tag"), GmAddrV: ("arg", "off"),
                 GmTensorV: ("arg", "off", "size")}[type(value)]
     return Slot(value, tuple(ir.Var(f"{name}.{s}", e.dtype) for s, e in zip(suffixes, fields)))
 
@@ -154,7 +217,10 @@ def store_slot(slot: Slot, name: str, value: SVal, loc: SourceLoc) -> list[ir.As
     if isinstance(value, LocalTensorV) and (value.origin, value.made_by) != (
             slot.template.origin, slot.template.made_by):
         slot.template = replace(slot.template, origin=None, made_by="")  # several origins
-    return [ir.Assign(var, e, loc) for var, e in zip(slot.vars, runtime_fields(value))]
+    fields = runtime_fields(value)
+    if isinstance(value, LocalTensorV) and len(fields) < len(slot.vars):   # a user tag slot
+        fields = fields + (ir.Const(0, int32),)
+    return [ir.Assign(var, e, loc) for var, e in zip(slot.vars, fields)]
 
 
 def merge_envs(base: dict[str, SVal], branches: list[dict[str, SVal]], what: str) -> dict:

@@ -35,6 +35,21 @@ class ConstV(SVal):
 
 
 @dataclass(frozen=True)
+class WideIntV(SVal):
+    """An exact compile-time integer outside the 64-bit range (``2**64`` in ``2**64 - 1``).
+
+    Compile-time integer arithmetic is exact, as in Python: an intermediate result may leave
+    the 64-bit range as long as the value finally used fits. A ``WideIntV`` may only take part
+    in further compile-time arithmetic and comparisons; anything else (an op operand, a
+    run-time operand, a store) is an error at that line."""
+
+    value: int
+
+    def describe(self) -> str:
+        return f"integer constant {self.value}, which does not fit in 64 bits"
+
+
+@dataclass(frozen=True)
 class RtV(SVal):
     expr: ir.Expr
 
@@ -153,6 +168,7 @@ class LocalTensorV(SVal):
     name: str = field(default="", compare=False)
     origin: Optional[SourceLoc] = field(default=None, compare=False)
     made_by: str = field(default="", compare=False)
+    user_tag: Optional[ir.Expr] = None   # int32, from set_user_tag (None: never set)
 
     @property
     def memory(self) -> Memory:
