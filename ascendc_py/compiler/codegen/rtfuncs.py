@@ -699,7 +699,8 @@ def define_masked_vector_op(module: L.Module, spec, dtype, src_dtype=None) -> No
     base = fb.ld(abi.MEM_BASE + int(Memory.UB))
     contiguous_layout = L.Constant(I1, 1)
     extents = []
-    check_strides(fb, site, [(w, o[2], o[3]) for w, o in enumerate(operands)])
+    check_strides(fb, site, [(w, o[2], o[3]) for w, o in enumerate(operands)],
+                  spec.max_repeat_stride)
     span = lane_span(fb, counter, lo, hi, total, repeats, epr)
     for which, (_, addr, blk, rep, ek) in enumerate(operands):
         bpr = epr * ek // 32  # blocks of this operand per repeat

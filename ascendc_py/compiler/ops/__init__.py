@@ -84,6 +84,8 @@ class OpSpec:
     flops_per_elem: int = 1
     #: (dst dtype, src dtype) pairs allowed besides one dtype for all (mixed-precision axpy)
     mixed: tuple = ()
+    #: largest repeat stride of the masked form (8-bit fields; Copy's repeat sizes are 12-bit)
+    max_repeat_stride: int = 255
 
 
 REGISTRY: dict[str, OpSpec] = {}
@@ -131,3 +133,4 @@ def vector_ops() -> list[OpSpec]:
 
 
 from . import vector, system, convert, reduce, movement, debug, cube, matmul, crosscore, cube_init  # noqa: E402,F401,E501  (order = op index)
+from . import vcopy  # noqa: E402,F401  (after the others: appended op indices)

@@ -1,0 +1,16 @@
+"""Kernel-language names of the op families of ``compiler/ops/vcopy.py``, ``atomic.py`` and
+``fused.py`` that are not element-wise registry entries (those get their ``asc.<name>`` from
+the registry): parameter records and mode switches, merged into ``dsl.api.BUILTINS``."""
+from __future__ import annotations
+
+_DOCS = {
+    "CopyRepeatParams": "CopyRepeatParams(dst_stride=1, src_stride=1, dst_repeat_size=8, "
+                        "src_repeat_size=8): strides of asc.copy in 32-byte blocks (block "
+                        "strides 0..65535, repeat sizes 0..4095)",
+}
+
+
+def builtins() -> dict:
+    """``{name: Builtin}`` of these names (called by ``dsl.api`` once it defines Builtin)."""
+    from .api import Builtin
+    return {name: Builtin(name, doc) for name, doc in _DOCS.items()}
