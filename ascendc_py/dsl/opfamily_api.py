@@ -7,6 +7,12 @@ _DOCS = {
     "CopyRepeatParams": "CopyRepeatParams(dst_stride=1, src_stride=1, dst_repeat_size=8, "
                         "src_repeat_size=8): strides of asc.copy in 32-byte blocks (block "
                         "strides 0..65535, repeat sizes 0..4095)",
+    "set_atomic_add": "set_atomic_add(dtype): UB->GM copies add to GM in dtype until "
+                      "set_atomic_none()",
+    "set_atomic_max": "set_atomic_max(dtype): UB->GM copies keep max(GM, data) in dtype",
+    "set_atomic_min": "set_atomic_min(dtype): UB->GM copies keep min(GM, data) in dtype",
+    "set_atomic_type": "set_atomic_type(dtype): the dtype of the atomic mode, which is kept",
+    "set_atomic_none": "set_atomic_none(): UB->GM copies store again",
 }
 
 

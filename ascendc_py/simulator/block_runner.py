@@ -25,6 +25,7 @@ import time
 import numpy as np
 
 from . import abi, runtime, timing_params
+from ..compiler.ops.atomic import runs_blocks_in_order
 from .faults import build_fault
 
 #: a launch runs on the launching thread alone when its blocks last took under this host time
@@ -133,7 +134,7 @@ def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool
     costs = timing_params.cost_table(platform)
     budget = abi.loop_budget()
     own_thread = runtime.runs_blocks_itself()
-    serial = block_dim == 1 or \
+    serial = block_dim == 1 or runs_blocks_in_order(compiled) or \
         compiled.__dict__.get("_block_seconds", 1.0) * block_dim < SERIAL_SECONDS
     threads = 1 if serial else min(runtime.WORKERS, block_dim)
     scalars = _scalar_words(scalar_values)
