@@ -601,7 +601,7 @@ def _san_vector(fb: FnBuilder, addrs, extents, spec, site) -> None:
     v, ub = fb.i64(int(PipeID.PIPE_V)), fb.i64(int(Memory.UB))
     call_rt(fb, "san_issue", v, site)
     reads = list(zip(addrs, extents))[1:]
-    if spec.family == Family.AXPY:
+    if spec.family in (Family.AXPY, Family.TERNARY):   # dst is read too
         reads.append((addrs[0], extents[0]))
     for addr, extent in reads:
         call_rt(fb, "san_access", v, ub, addr, extent, fb.i64(0), site)

@@ -46,6 +46,7 @@ class CostClass(enum.Enum):
     SYNC = "sync"
     SCALAR = "scalar"
     NONE = "none"
+    FMA = "fma"                        # fused_mul_add, mul_add_dst, fused_mul_add_relu (VMADD/VMLA)
 
 
 class Family(enum.Enum):
@@ -56,6 +57,7 @@ class Family(enum.Enum):
     SCALAR = "scalar"          # op(dst, src, scalar, count)
     DUPLICATE = "duplicate"    # op(dst, scalar, count)
     AXPY = "axpy"              # op(dst, src, scalar, count), dst is also read
+    TERNARY = "ternary"        # op(dst, src0, src1, count), dst is also read (ops/fused.py)
     DATA_COPY = "data_copy"
     SYNC = "sync"
     QUEUE = "queue"
@@ -133,4 +135,4 @@ def vector_ops() -> list[OpSpec]:
 
 
 from . import vector, system, convert, reduce, movement, debug, cube, matmul, crosscore, cube_init  # noqa: E402,F401,E501  (order = op index)
-from . import vcopy, atomic  # noqa: E402,F401  (after the others: appended op indices)
+from . import vcopy, atomic, fused  # noqa: E402,F401  (after the others: appended op indices)

@@ -9,8 +9,8 @@ its address; masked-off lanes leave dst untouched. Block strides are 16-bit fiel
 repeat sizes 12-bit (0..4095), unlike the 8-bit repeat strides of the arithmetic ops. The move
 is a bit copy, so every 16- and 32-bit dtype Ascend C lists for A2/A3 is accepted.
 
-Timing: one vector instruction of the SIMPLE class (1 cycle per 256-byte repeat, as Huawei's
-CA table prices MOV UB->UB and msKPP measures for one-input vector ops).
+Timing: one vector instruction priced by the ``copy`` row of the vector costs (cost class DMA):
+Huawei's CA table's MOV UB->UB, 1 cycle per 256-byte repeat and a delay of 12.
 """
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def copy_reference(dst: np.ndarray, src: np.ndarray, mask, repeat_times: int,
     return out
 
 
-register(OpSpec("copy", Family.UNARY, PipeID.PIPE_V, CostClass.SIMPLE, COPY_TYPES, (COPY_FORM,),
+register(OpSpec("copy", Family.UNARY, PipeID.PIPE_V, CostClass.DMA, COPY_TYPES, (COPY_FORM,),
                 copy_reference, lambda eb, a: a,
                 "copy(dst, src, mask, repeat_times, CopyRepeatParams(...)): UB -> UB vector copy "
                 "(Ascend C Copy), masked, with DataBlock strides and repeat sizes", 0,
