@@ -13,6 +13,11 @@ _DOCS = {
     "set_atomic_min": "set_atomic_min(dtype): UB->GM copies keep min(GM, data) in dtype",
     "set_atomic_type": "set_atomic_type(dtype): the dtype of the atomic mode, which is kept",
     "set_atomic_none": "set_atomic_none(): UB->GM copies store again",
+    "add_relu_cast": "add_relu_cast(dst, src0, src1, count | mask, repeat_times, "
+                     "BinaryRepeatParams): max(src0 + src1, 0) converted to dst's dtype "
+                     "(float->half, half->int8, int16->int8)",
+    "sub_relu_cast": "sub_relu_cast(dst, src0, src1, ...): max(src0 - src1, 0) converted",
+    "mul_cast": "mul_cast(dst, src0, src1, ...): src0 * src1 (half) converted to int8/uint8",
 }
 
 

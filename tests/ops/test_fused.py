@@ -265,3 +265,134 @@ def test_sanitizer_sees_the_dst_read():
         racy_dst[1](x, z, False, sanitize=True)
     first = str(info.value).splitlines()[0]
     assert f":{_line(racy_dst, '# the-fma')}:" in first
+
+
+# ----------------------------------------------------------------------------- fused casts
+@asc.kernel
+def cast_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress,
+                n: asc.ConstExpr[int], OP: asc.ConstExpr[str], MASKED: asc.ConstExpr[bool],
+                mask: int, repeat: int, d_blk: int, s0_blk: int, s1_blk: int, d_rep: int,
+                s0_rep: int, s1_rep: int):
+    xg = asc.GlobalTensor()
+    yg = asc.GlobalTensor()
+    zg = asc.GlobalTensor()
+    xg.set_global_buffer(x, n)
+    yg.set_global_buffer(y, n)
+    zg.set_global_buffer(z, n)
+    a = asc.LocalTensor(x.dtype, asc.TPosition.VECIN, 0, n)
+    b = asc.LocalTensor(y.dtype, asc.TPosition.VECIN, UB // 2, n)
+    c = asc.LocalTensor(z.dtype, asc.TPosition.VECOUT, UB, n)
+    asc.data_copy(a, xg, n)
+    asc.data_copy(b, yg, n)
+    asc.data_copy(c, zg, n)
+    asc.set_flag(asc.HardEvent.MTE2_V, 0)
+    asc.wait_flag(asc.HardEvent.MTE2_V, 0)
+    p = asc.BinaryRepeatParams(d_blk, s0_blk, s1_blk, d_rep, s0_rep, s1_rep)
+    if OP == "add_relu_cast":
+        if MASKED:
+            asc.add_relu_cast(c, a, b, mask, repeat, p)
+        else:
+            asc.add_relu_cast(c, a, b, n)
+    elif OP == "sub_relu_cast":
+        if MASKED:
+            asc.sub_relu_cast(c, a, b, mask, repeat, p)
+        else:
+            asc.sub_relu_cast(c, a, b, n)
+    elif OP == "mul_cast":
+        if MASKED:
+            asc.mul_cast(c, a, b, mask, repeat, p)
+        else:
+            asc.mul_cast(c, a, b, n)
+    asc.set_flag(asc.HardEvent.V_MTE3, 0)
+    asc.wait_flag(asc.HardEvent.V_MTE3, 0)
+    asc.data_copy(zg, c, n)
+
+
+CAST_CASES = [(op, s.numpy, d.numpy) for op in ("add_relu_cast", "sub_relu_cast", "mul_cast")
+              for d, s in REGISTRY[op].mixed]
+
+
+def _cast_inputs(sdt, n, seed):
+    rng = np.random.default_rng(seed)
+    if np.dtype(sdt).kind == "i":    # int16: sums that wrap and that saturate int8
+        return (rng.integers(-32768, 32767, n, endpoint=True).astype(sdt),
+                rng.integers(-400, 400, n).astype(sdt))
+    x = (rng.standard_normal(n) * 40).astype(sdt)
+    y = (rng.standard_normal(n) * 40).astype(sdt)
+    specials = [np.nan, np.inf, -np.inf, 0.5, 1.5, 2.5, -0.5, 127.5, 300.0]
+    x[:len(specials)] = specials
+    y[:len(specials)] = 1
+    if np.dtype(sdt) == np.float32:
+        x[len(specials)] = 70000.0        # past half's range: inf, as asc.cast RINT gives
+    return x, y
+
+
+def _cid(c):
+    return f"{c[0]}-{np.dtype(c[1]).name}-{np.dtype(c[2]).name}"
+
+
+@pytest.mark.parametrize("op,sdt,ddt", CAST_CASES, ids=[_cid(c) for c in CAST_CASES])
+def test_fused_cast_count_form(op, sdt, ddt):
+    for n in (64, 3 * 64, 4096 + 64):
+        x, y = _cast_inputs(sdt, n, n)
+        if op == "mul_cast":
+            y = (y / 8).astype(sdt)
+        z = np.zeros(n, ddt)
+        cast_kernel[1](x, y, z, n, op, False, 0, 0, 1, 1, 1, 8, 8, 8)
+        np.testing.assert_array_equal(z, REGISTRY[op].reference(x, y, ddt))
+
+
+def test_fused_cast_rounds_to_nearest_even_and_saturates():
+    x = np.array([0.5, 1.5, 2.5, -3.0, 126.5, 127.5, 1000.0, np.nan] * 8, np.float16)
+    y = np.zeros(64, np.float16)
+    z = np.zeros(64, np.int8)
+    cast_kernel[1](x, y, z, 64, "add_relu_cast", False, 0, 0, 1, 1, 1, 8, 8, 8)
+    np.testing.assert_array_equal(z[:8], np.array([0, 2, 2, 0, 126, 127, 127, 0], np.int8))
+
+
+@pytest.mark.parametrize("op,sdt,ddt", CAST_CASES, ids=[_cid(c) for c in CAST_CASES])
+@pytest.mark.parametrize("mask,repeat,layout", [("full", 3, "contiguous"),
+                                                (23, 4, "strided")])
+def test_fused_cast_masked_form(op, sdt, ddt, mask, repeat, layout):
+    es, ed = np.dtype(sdt).itemsize, np.dtype(ddt).itemsize
+    lanes = 256 // es
+    n = 8192 // es
+    x, y = _cast_inputs(sdt, n, 5)
+    z = np.full(n, 3, ddt)
+    m = lanes if mask == "full" else mask
+    dst_blocks = 8 * ed // es             # the dst part of a repeat, in 32-byte blocks
+    if layout == "contiguous":
+        strides = (1, 1, 1, dst_blocks, 8, 8)
+    else:
+        strides = (2, 1, 2, 2 * dst_blocks, 8, 16)
+    want = z.copy()
+    on = mask_lanes(m, lanes)
+    s0 = strided_offsets(es, repeat, strides[1], strides[4])
+    s1 = strided_offsets(es, repeat, strides[2], strides[5])
+    per, lane = 32 // ed, np.arange(lanes)   # dst lane j: element j of the repeat's dst part
+    for r in range(repeat):
+        doff = (r * strides[3] + (lane // per) * strides[0]) * per + lane % per
+        want[doff[on]] = REGISTRY[op].reference(x[s0[r][on]], y[s1[r][on]], ddt)
+    cast_kernel[1](x, y, z, n, op, True, m, repeat, *strides)
+    np.testing.assert_array_equal(z, want)
+
+
+@asc.kernel
+def bad_cast(CASE: asc.ConstExpr[int]):
+    f = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, 256)
+    h = asc.LocalTensor(asc.float16, asc.TPosition.VECIN, 1024, 256)
+    i8 = asc.LocalTensor(asc.int8, asc.TPosition.VECOUT, 2048, 256)
+    if CASE == 0:
+        asc.add_relu_cast(i8, f, f, 64)  # case-pair
+    elif CASE == 1:
+        asc.mul_cast(i8, h, f, 64)  # case-sources
+
+
+@pytest.mark.parametrize("case,marker,text", [
+    (0, "case-pair", "add_relu_cast does not convert float32 to int8"),
+    (1, "case-sources", "src1 is float32 but src0 is float16"),
+])
+def test_fused_cast_errors_name_the_line(case, marker, text):
+    with pytest.raises(asc.KernelTypeError, match=text) as info:
+        bad_cast[1](case)
+    assert f":{_line(bad_cast, marker)}:" in str(info.value).splitlines()[0]

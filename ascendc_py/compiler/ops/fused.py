@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...dsl.types import PipeID, float16, float32, int16
+from ...dsl.types import PipeID, float16, float32, int8, int16, uint8
 from . import CostClass, Family, OpSpec, register
 from .vector import BINARY_FORMS
 
@@ -86,3 +86,57 @@ register(OpSpec("mul_add_dst", Family.TERNARY, PipeID.PIPE_V, CostClass.FMA, FMA
                 "dst[i] = src0[i] * src1[i] + dst[i] (Ascend C MulAddDst): half/half, "
                 "float/float, and half sources with a float dst", 2,
                 mixed=((float32, float16),)))
+
+
+# ----------------------------------------------------------------------------- fused casts
+#: (src, dst) pairs of add_relu_cast / sub_relu_cast and of mul_cast (Ascend C on A2/A3)
+RELU_CAST_PAIRS = ((float16, int8), (float32, float16), (int16, int8))
+MUL_CAST_PAIRS = ((float16, int8), (float16, uint8))
+CAST_BINARY_FORMS = (("dst", "src0", "src1", "count"),
+                     ("dst", "src0", "src1", "mask", "repeat_times", "repeat_params",
+                      "is_set_mask"))
+
+
+def narrow(values: np.ndarray, dst) -> np.ndarray:
+    """The conversion the fused casts end with (CAST_NONE, i.e. round to nearest even where
+    precision is lost): to a float type as IEEE rounding does (overflow: inf, as asc.cast's
+    RINT), to an integer type rounded and saturated (NaN: 0)."""
+    target = np.dtype(dst)
+    if target.kind == "f":
+        with np.errstate(over="ignore"):
+            return values.astype(target)
+    info = np.iinfo(target)
+    with np.errstate(invalid="ignore"):
+        r = np.rint(values.astype(np.float64)) if values.dtype.kind == "f" else \
+            values.astype(np.float64)
+        r = np.where(np.isnan(r), 0, np.clip(r, info.min, info.max))
+    return r.astype(target)
+
+
+def _cast_ref(op, relu: bool):
+    def ref(src0, src1, dst_dtype):
+        """``op`` in the sources' dtype (rounded; integers wrap), relu, then ``narrow``."""
+        with np.errstate(all="ignore"):
+            if src0.dtype.kind == "i":
+                r = op(src0.astype(np.int64), src1.astype(np.int64)).astype(src0.dtype)
+            else:
+                r = op(src0, src1).astype(src0.dtype)
+        if relu:
+            r = np.maximum(r, r.dtype.type(0))
+        return narrow(r, dst_dtype)
+    return ref
+
+
+def _cast_spec(name, ref, pairs, cost, doc):
+    register(OpSpec(name, Family.BINARY, PipeID.PIPE_V, cost, tuple(dict.fromkeys(
+        s for s, _ in pairs)), CAST_BINARY_FORMS, ref, None, doc, 2,
+        mixed=tuple((d, s) for s, d in pairs)))
+
+
+_cast_spec("add_relu_cast", _cast_ref(np.add, True), RELU_CAST_PAIRS, CostClass.SIMPLE,
+           "dst[i] = cast(max(src0[i] + src1[i], 0)) (Ascend C AddReluCast): float->half, "
+           "half->int8, int16->int8")
+_cast_spec("sub_relu_cast", _cast_ref(np.subtract, True), RELU_CAST_PAIRS, CostClass.SIMPLE,
+           "dst[i] = cast(max(src0[i] - src1[i], 0)) (Ascend C SubReluCast)")
+_cast_spec("mul_cast", _cast_ref(np.multiply, False), MUL_CAST_PAIRS, CostClass.MUL,
+           "dst[i] = cast(src0[i] * src1[i]) (Ascend C MulCast): half->int8, half->uint8")
