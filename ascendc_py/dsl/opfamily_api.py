@@ -18,10 +18,18 @@ _DOCS = {
                      "(float->half, half->int8, int16->int8)",
     "sub_relu_cast": "sub_relu_cast(dst, src0, src1, ...): max(src0 - src1, 0) converted",
     "mul_cast": "mul_cast(dst, src0, src1, ...): src0 * src1 (half) converted to int8/uint8",
+    "transpose": "transpose(dst, src): 16 x 16 transpose of 2-byte elements; transpose(dst, "
+                 "src, shared_tmp_buffer, TransposeParamsExt(...)): also [N,C,H,W] <-> "
+                 "[N,H,W,C]",
+    "TransposeParamsExt": "TransposeParamsExt(n_size=0, c_size=0, h_size=0, w_size=0, "
+                          "transpose_type=TransposeType.TRANSPOSE_ND2ND_B16)",
 }
 
 
 def builtins() -> dict:
     """``{name: Builtin}`` of these names (called by ``dsl.api`` once it defines Builtin)."""
+    from ..compiler.ops.transpose import TransposeType
     from .api import Builtin
-    return {name: Builtin(name, doc) for name, doc in _DOCS.items()}
+    names = {name: Builtin(name, doc) for name, doc in _DOCS.items()}
+    names["TransposeType"] = TransposeType     # an enum, exported as asc.TransposeType
+    return names

@@ -135,4 +135,4 @@ def vector_ops() -> list[OpSpec]:
 
 
 from . import vector, system, convert, reduce, movement, debug, cube, matmul, crosscore, cube_init  # noqa: E402,F401,E501  (order = op index)
-from . import vcopy, atomic, fused  # noqa: E402,F401  (after the others: appended op indices)
+from . import vcopy, atomic, fused, transpose  # noqa: E402,F401  (after the others: appended op indices)
