@@ -23,6 +23,11 @@ _DOCS = {
                  "[N,H,W,C]",
     "TransposeParamsExt": "TransposeParamsExt(n_size=0, c_size=0, h_size=0, w_size=0, "
                           "transpose_type=TransposeType.TRANSPOSE_ND2ND_B16)",
+    "trans_data_to_5hd": "trans_data_to_5hd(dst_list, src_list, TransDataTo5HDParams(...)): "
+                         "16 source blocks to 16 destination blocks (NCHW -> NC1HWC0); lists "
+                         "of 16 LocalTensors, of 16 UB addresses, or uint64 address tensors",
+    "TransDataTo5HDParams": "TransDataTo5HDParams(dst_high_half=False, src_high_half=False, "
+                            "repeat_times=1, dst_rep_stride=0, src_rep_stride=0)",
 }
 
 

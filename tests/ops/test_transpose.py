@@ -183,3 +183,141 @@ def test_sanitizer_sees_transpose():
     with pytest.raises(asc.DataRaceError) as info:
         racy_tr[1](x, z, False, sanitize=True)
     assert f":{_line(racy_tr, '# the-transpose')}:" in str(info.value).splitlines()[0]
+
+
+# ----------------------------------------------------------------------------- trans_data_to_5hd
+from ascendc_py.compiler.ops.transpose import trans5hd_reference  # noqa: E402
+
+UBN = 32768
+
+
+@asc.kernel
+def t5hd(x: asc.GlobalAddress, z: asc.GlobalAddress, dt: asc.ConstExpr, d0: int, dstep: int,
+         s0: int, sstep: int, rep: int, drs: int, srs: int, DH: asc.ConstExpr[bool],
+         SH: asc.ConstExpr[bool]):
+    """The address-list form over one uint8 view of UB (data in, UB out)."""
+    xg = asc.GlobalTensor()
+    zg = asc.GlobalTensor()
+    xg.set_global_buffer(x, UBN)
+    zg.set_global_buffer(z, UBN)
+    ub = asc.LocalTensor(asc.uint8, asc.TPosition.VECIN, 0, UBN)
+    asc.data_copy(ub, xg, UBN)
+    asc.set_flag(asc.HardEvent.MTE2_V, 0)
+    asc.wait_flag(asc.HardEvent.MTE2_V, 0)
+    p = asc.TransDataTo5HDParams(DH, SH, rep, drs, srs)
+    asc.trans_data_to_5hd(
+        [d0, d0 + dstep, d0 + 2 * dstep, d0 + 3 * dstep, d0 + 4 * dstep, d0 + 5 * dstep,
+         d0 + 6 * dstep, d0 + 7 * dstep, d0 + 8 * dstep, d0 + 9 * dstep, d0 + 10 * dstep,
+         d0 + 11 * dstep, d0 + 12 * dstep, d0 + 13 * dstep, d0 + 14 * dstep, d0 + 15 * dstep],
+        [s0, s0 + sstep, s0 + 2 * sstep, s0 + 3 * sstep, s0 + 4 * sstep, s0 + 5 * sstep,
+         s0 + 6 * sstep, s0 + 7 * sstep, s0 + 8 * sstep, s0 + 9 * sstep, s0 + 10 * sstep,
+         s0 + 11 * sstep, s0 + 12 * sstep, s0 + 13 * sstep, s0 + 14 * sstep, s0 + 15 * sstep],
+        p, dtype=dt)
+    asc.set_flag(asc.HardEvent.V_MTE3, 0)
+    asc.wait_flag(asc.HardEvent.V_MTE3, 0)
+    asc.data_copy(zg, ub, UBN)
+
+
+@pytest.mark.parametrize("dt,es", [(asc.int8, 1), (asc.float16, 2), (asc.float32, 4)],
+                         ids=["b8", "b16", "b32"])
+@pytest.mark.parametrize("rep,drs,srs,dstep,sstep,dh,sh", [
+    (1, 0, 0, 32, 32, False, False),        # one 16-block transpose
+    (1, 2, 3, 32, 64, True, False),          # a single repeat is moved by one stride
+    (4, 16, 1, 32, 1024, False, True),       # NCHW -> NC1HWC0 shape: planes 1 KiB apart
+    (3, 20, 2, 64, 96, True, True),          # scattered blocks
+])
+def test_trans_data_to_5hd_against_reference(dt, es, rep, drs, srs, dstep, sstep, dh, sh):
+    rng = np.random.default_rng(rep * 31 + es)
+    ub = rng.integers(0, 256, UBN).astype(np.uint8)
+    d0, s0 = 16384, 0
+    want = trans5hd_reference(ub, [d0 + k * dstep for k in range(16)],
+                              [s0 + k * sstep for k in range(16)], es, rep, drs, srs, dh, sh)
+    z = np.zeros(UBN, np.uint8)
+    t5hd[1](ub, z, dt, d0, dstep, s0, sstep, rep, drs, srs, dh, sh)
+    np.testing.assert_array_equal(z, want)
+
+
+def test_nchw_to_nc1hwc0_example():
+    """Ascend C's documented use: C = 16 planes of H*W half values -> [H*W, 16] (C0 = 16)."""
+    hw = 64
+    x = np.arange(16 * hw, dtype=np.float16)
+    ub = np.zeros(UBN, np.uint8)
+    ub[:x.nbytes] = x.view(np.uint8)
+    z = np.zeros(UBN, np.uint8)
+    # srcList: plane starts (hw elements apart); dstList: consecutive blocks; repeats cover HW
+    t5hd[1](ub, z, asc.float16, 16384, 32, 0, hw * 2, hw // 16, 16, 1, False, False)
+    out = z[16384:16384 + x.nbytes].view(np.float16).reshape(hw, 16)
+    np.testing.assert_array_equal(out, x.reshape(16, hw).T)
+
+
+@asc.kernel
+def t5hd_tables(x: asc.GlobalAddress, z: asc.GlobalAddress):
+    """The uint64 address-tensor form, addresses from get_phy_addr (dtype inferred)."""
+    xg = asc.GlobalTensor()
+    zg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 256)
+    zg.set_global_buffer(z, 256)
+    a = asc.LocalTensor(asc.int16, asc.TPosition.VECIN, 0, 256)
+    c = asc.LocalTensor(asc.int16, asc.TPosition.VECOUT, 1024, 256)
+    dt = asc.LocalTensor(asc.uint64, asc.TPosition.VECCALC, 2048, 16)
+    st = asc.LocalTensor(asc.uint64, asc.TPosition.VECCALC, 2176, 16)
+    asc.data_copy(a, xg, 256)
+    for i in range(16):
+        dt.set_value(i, c[i * 16].get_phy_addr())
+        st.set_value(i, a[i * 16].get_phy_addr())
+    asc.set_flag(asc.HardEvent.MTE2_V, 0)
+    asc.wait_flag(asc.HardEvent.MTE2_V, 0)
+    asc.set_flag(asc.HardEvent.S_V, 0)
+    asc.wait_flag(asc.HardEvent.S_V, 0)
+    asc.trans_data_to_5hd(dt, st, asc.TransDataTo5HDParams(repeat_times=1))
+    asc.set_flag(asc.HardEvent.V_MTE3, 0)
+    asc.wait_flag(asc.HardEvent.V_MTE3, 0)
+    asc.data_copy(zg, c, 256)
+
+
+def test_address_tensor_form():
+    x = np.arange(256, dtype=np.int16)
+    z = np.zeros(256, np.int16)
+    t5hd_tables[1](x, z)
+    np.testing.assert_array_equal(z, x.reshape(16, 16).T.reshape(-1))
+    z[:] = 0
+    t5hd_tables[1](x, z, sanitize=True)      # the tables and blocks it touches are synchronised
+    np.testing.assert_array_equal(z, x.reshape(16, 16).T.reshape(-1))
+
+
+@asc.kernel
+def bad_5hd(CASE: asc.ConstExpr[int], rep: int):
+    a = asc.LocalTensor(asc.float16, asc.TPosition.VECIN, 0, 256)
+    b = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 1024, 256)
+    p = asc.TransDataTo5HDParams(repeat_times=rep)
+    if CASE == 0:
+        asc.trans_data_to_5hd([a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a],
+                              [a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, b], p)  # case-mix
+    elif CASE == 1:
+        asc.trans_data_to_5hd([0, 32], [64, 96], p, dtype=asc.float16)  # case-count
+    elif CASE == 2:
+        asc.trans_data_to_5hd([0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384,
+                               416, 448, 480], [0, 32, 64, 96, 128, 160, 192, 224, 256, 288,
+                                                320, 352, 384, 416, 448, 480], p)  # case-dtype
+    elif CASE == 3:
+        asc.trans_data_to_5hd([0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384,
+                               416, 448, 480], [0, 32, 64, 96, 128, 160, 192, 224, 256, 288,
+                                                320, 352, 384, 416, 448, 480], p,
+                              dtype=asc.float16)  # case-repeat
+
+
+@pytest.mark.parametrize("case,marker,text", [
+    (0, "case-mix", "the tensors of src_list must have one dtype"),
+    (1, "case-count", "must list 16 addresses or tensors, got 2"),
+    (2, "case-dtype", "cannot tell the data dtype"),
+])
+def test_5hd_compile_errors(case, marker, text):
+    with pytest.raises(asc.KernelTypeError, match=text):
+        bad_5hd[1](case, 1)
+
+
+def test_5hd_repeat_range_is_checked_at_run_time():
+    with pytest.raises(asc.KernelRuntimeError, match="repeat_times 300 is outside 0..255") as e:
+        bad_5hd[1](3, 300)
+    assert f":{_line(bad_5hd, 'CASE == 3') + 1}:" in str(e.value).splitlines()[0]
+    bad_5hd[1](3, 2)

@@ -119,3 +119,108 @@ def lower_transpose(cg: Codegen, s: ir.Intrinsic) -> None:
              cg.i64(TP.OP_INDEX["transpose"])]
     call_checked(cg, runtime_lib.declare_rt(cg.module, "transpose"), args, "transpose",
                  ("dst", "src", "shared_tmp_buffer"), operands=s.args[:3])
+
+
+# ----------------------------------------------------------------------------- trans_data_to_5hd
+_ADDR = tuple(f"d{k}" for k in range(16)) + tuple(f"s{k}" for k in range(16))
+
+
+@rt("dtab", "stab", *_ADDR, "dst_high", "src_high", "repeat", "dst_rep", "src_rep", "esize",
+    "fam", "op")
+def trans5hd(fb: FnBuilder, **a):
+    """VNCHWCONV (``ops/transpose.py``): addresses in the arguments, or (``dtab`` >= 0) read as
+    uint64 from the two address tensors at UB offsets dtab and stab."""
+    dtab, stab = a["dtab"], a["stab"]
+    dst_high, src_high, repeat = a["dst_high"], a["src_high"], a["repeat"]
+    dst_rep, src_rep, esize, fam, op, site = (a[k] for k in ("dst_rep", "src_rep", "esize", "fam",
+                                                              "op", "site"))
+    b = fb.b
+    ub, v = fb.i64(UB), fb.i64(int(PipeID.PIPE_V))
+    base = fb.ld(abi.MEM_BASE + UB)
+    fb.fail_with(b.or_(b.icmp_signed("<", repeat, fb.i64(0)),
+                       b.icmp_signed(">", repeat, fb.i64(255))),
+                 abi.ErrorCode.REPEAT_RANGE, site, repeat)
+    sanitize = b.icmp_signed("!=", fb.ld(abi.SANITIZE), fb.i64(0))
+    with b.if_then(sanitize):
+        call_rt(fb, "san_issue", v, site)
+    addrs = fb.alloca_builder.alloca(I64, size=fb.i64(32), name="addrs")
+    table = b.icmp_signed(">=", dtab, fb.i64(0))
+    with b.if_else(table) as (tab, lst):
+        with tab:
+            for which, t in ((0, dtab), (1, stab)):
+                call_rt(fb, "check_local", ub, t, fb.i64(128), fb.i64(1), fb.i64(which), site)
+                with b.if_then(sanitize):
+                    call_rt(fb, "san_access", v, ub, t, fb.i64(128), fb.i64(0), site)
+            for k in range(16):
+                for i, t in enumerate((dtab, stab)):
+                    val = b.load(b.inttoptr(b.add(base, b.add(t, fb.i64(8 * k))), PTR), typ=I64)
+                    b.store(val, b.gep(addrs, [fb.i64(16 * i + k)], source_etype=I64))
+        with lst:
+            for k, name in enumerate(_ADDR):
+                b.store(a[name], b.gep(addrs, [fb.i64(k)], source_etype=I64))
+    addr = (lambda k: b.load(b.gep(addrs, [k], source_etype=I64), typ=I64))
+    one = b.icmp_signed("==", repeat, fb.i64(1))
+    blocks = fb.alloca_builder.alloca(I64, size=fb.i64(64), name="blocks")   # 512 bytes
+    buf = b.inttoptr(b.ptrtoint(blocks, I64), PTR)     # untyped: read back as i8/i16/i32
+    d_off16 = b.select(b.icmp_signed("!=", dst_high, fb.i64(0)), fb.i64(16), fb.i64(0))
+    s_off16 = b.select(b.icmp_signed("!=", src_high, fb.i64(0)), fb.i64(16), fb.i64(0))
+    dst_bytes = b.select(b.icmp_signed("==", esize, fb.i64(1)), fb.i64(16), fb.i64(32))
+
+    def per_repeat(r):
+        step = b.select(one, fb.i64(1), r)
+        so, do = b.mul(b.mul(step, src_rep), fb.i64(32)), b.mul(b.mul(step, dst_rep), fb.i64(32))
+
+        def gather(k):
+            at = b.add(addr(b.add(k, fb.i64(16))), so)
+            call_rt(fb, "check_local", ub, at, fb.i64(32), fb.i64(1), fb.i64(2), site)
+            with b.if_then(sanitize):
+                call_rt(fb, "san_access", v, ub, at, fb.i64(32), fb.i64(0), site)
+            src_p = b.inttoptr(b.add(base, at), PTR)
+            for q in range(4):      # 32 bytes as 4 x i64
+                val = b.load(b.gep(src_p, [fb.i64(q)], source_etype=I64), typ=I64)
+                b.store(val, b.gep(buf, [b.add(b.mul(k, fb.i64(32)), fb.i64(8 * q))],
+                                   source_etype=L.IntType(8)))
+        counted(fb, fb.i64(16), gather)
+
+        def scatter(k):
+            block = b.add(addr(k), do)
+            call_rt(fb, "check_local", ub, block, fb.i64(32), fb.i64(1), fb.i64(3), site)
+            part = b.add(block, b.select(b.icmp_signed("==", esize, fb.i64(1)), d_off16,
+                                         fb.i64(0)))    # 8-bit: the half block written
+            with b.if_then(sanitize):
+                call_rt(fb, "san_access", v, ub, part, dst_bytes, fb.i64(1), site)
+            dst_p = b.inttoptr(b.add(base, part), PTR)
+            for es in (1, 2, 4):
+                t = L.IntType(8 * es)
+                with b.if_then(b.icmp_signed("==", esize, fb.i64(es))):
+                    for j in range(16 if es < 4 else 8):
+                        if es == 4:    # dst block k = 2 * kk + h: element j of source 8h + j
+                            kk, h = b.sdiv(k, fb.i64(2)), b.srem(k, fb.i64(2))
+                            at = b.add(b.mul(b.add(b.mul(h, fb.i64(8)), fb.i64(j)),
+                                             fb.i64(32)), b.mul(kk, fb.i64(4)))
+                        elif es == 2:  # dst block k: element k of each source j
+                            at = b.add(fb.i64(32 * j), b.mul(k, fb.i64(2)))
+                        else:          # a half block: byte k (+16) of each source j
+                            at = b.add(fb.i64(32 * j), b.add(s_off16, k))
+                        val = b.load(b.gep(buf, [at], source_etype=L.IntType(8)), typ=t)
+                        b.store(val, b.gep(dst_p, [fb.i64(j)], source_etype=t))
+        counted(fb, fb.i64(16), scatter)
+    counted(fb, repeat, per_repeat)
+    moved = b.sdiv(b.mul(repeat, fb.i64(512)), esize)
+    call_tm(fb, "vec", op, fb.i64(TP.class_index(_cost())), fam, moved, esize, fb.i64(0),
+            fb.i64(-1), site)
+
+
+@lowering("trans_data_to_5hd")
+def lower_trans5hd(cg: Codegen, s: ir.Intrinsic) -> None:
+    dtype = s.attr("dtype")
+    dref, sref = s.args[:2]
+    tabs = [cg.b.sext(cg.expr(r.addr), I64) if r is not None else cg.i64(-1)
+            for r in (dref, sref)]
+    rest = [cg._as_i64(cg.expr(e)) for e in s.args[2:]]
+    args = tabs + rest + [cg.i64(dtype.sizeof()), cg.i64(TP.family(dtype)),
+                          cg.i64(TP.OP_INDEX["trans_data_to_5hd"])]
+    # operands 0 and 1: the address tensors (windowed); 2 and 3: the blocks they name
+    call_checked(cg, runtime_lib.declare_rt(cg.module, "trans5hd"), args, "trans_data_to_5hd",
+                 ("dst_list", "src_list", "a source block", "a destination block"),
+                 operands=(dref, sref) if dref is not None else ())

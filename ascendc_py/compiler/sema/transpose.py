@@ -1,15 +1,17 @@
-"""Semantic analysis of ``transpose`` and its record ``TransposeParamsExt`` (semantics:
-``ops/transpose.py``). Compile-time sizes are checked here; run-time ones by an assertion at
-the call's line (the kernel stops there)."""
+"""Semantic analysis of ``transpose``, ``trans_data_to_5hd`` and their records
+``TransposeParamsExt`` and ``TransDataTo5HDParams`` (semantics: ``ops/transpose.py``).
+Compile-time sizes are checked here; run-time ones by an assertion at the call's line (the
+kernel stops there)."""
 from __future__ import annotations
 
-from ...dsl.types import bool_, int64
+from ...dsl.types import bool_, int64, uint64
 from .. import ir
 from ..errors import ConstantRangeError, KernelTypeError, KernelValueError
 from ..ops.transpose import (BASIC_TYPES, EXT_B16_TYPES, LAYOUT_TYPES, MAX_C, MAX_HW, PARAMS,
-                             TransposeType)
-from .builtins import bind_args, function, want_enum, want_int, want_local
-from .values import ConstV, EnumV, NoneV, StructV
+                             TRANS5HD_PARAMS, TRANS5HD_TYPES, TransposeType)
+from . import scalars as S
+from .builtins import METHODS, bind_args, function, want_dtype, want_enum, want_int, want_local
+from .values import ConstV, EnumV, LocalTensorV, NoneV, StructV, TupleV
 
 T = TransposeType
 _NAMES = tuple(n for n, _ in PARAMS)
@@ -120,3 +122,119 @@ def _transpose(an, args, kwargs, loc):
     an.emit(ir.Intrinsic("transpose", refs + tuple(sizes) + (tmp_bytes,), (), loc,
                          (("dtype", dst.dtype), ("kind", int(kind)))))
     return NoneV()
+
+
+# ----------------------------------------------------------------------------- trans_data_to_5hd
+
+_5HD_NAMES = tuple(n for n, _ in TRANS5HD_PARAMS)
+
+
+@function("TransDataTo5HDParams")
+def _params_5hd(an, args, kwargs, loc):
+    """TransDataTo5HDParams(dst_high_half=False, src_high_half=False, repeat_times=1,
+    dst_rep_stride=0, src_rep_stride=0)."""
+    defaults = {n: ConstV(d, bool_ if isinstance(d, bool) else int64)
+                for n, d in TRANS5HD_PARAMS}
+    b = bind_args("asc.TransDataTo5HDParams()", _5HD_NAMES, args, kwargs, loc, defaults)
+    fields = []
+    for n in _5HD_NAMES:
+        if n.endswith("high_half"):
+            fields.append((n, S.truth(b[n], loc)))
+            continue
+        want_int(b[n], f"TransDataTo5HDParams.{n}", loc, int64)
+        v = b[n]
+        limit = 255 if n == "repeat_times" else 65535
+        if isinstance(v, ConstV) and not 0 <= int(v.value) <= limit:
+            raise ConstantRangeError(f"TransDataTo5HDParams.{n} is {v.value}; the field holds "
+                                     f"0..{limit}", loc)
+        fields.append((n, v))
+    return StructV("TransDataTo5HDParams", tuple(fields))
+
+
+_PHY = "_trans5hd_phy_dtypes"
+
+
+def _record_phy_dtype(original):
+    def handler(an, t, name, args, kwargs, loc):
+        an.__dict__.setdefault(_PHY, []).append(t.dtype)   # for trans_data_to_5hd's dtype
+        return original(an, t, name, args, kwargs, loc)
+    return handler
+
+
+def _address_dtype(an, given, loc):
+    """The data dtype of the address forms: ``dtype=`` when given, else the dtype of the
+    tensors the kernel took get_phy_addr of (as pyasc infers it), which must be one."""
+    if given is not None:
+        return want_dtype(given, "asc.trans_data_to_5hd dtype", loc)
+    seen = set(an.__dict__.get(_PHY, []))
+    if len(seen) != 1:
+        raise KernelTypeError("asc.trans_data_to_5hd with addresses: cannot tell the data "
+                              "dtype (pyasc infers it from the get_phy_addr of the data "
+                              "tensors; here " + (f"{len(seen)} dtypes were used" if seen else
+                                                  "none was called") + ")", loc,
+                              hint="pass dtype=asc.float16 (or the data's dtype)")
+    return next(iter(seen))
+
+
+def _addresses(an, v, what, loc):
+    """(kind, [16 address expressions] | table LocalTensorV, dtype or None)."""
+    if isinstance(v, TupleV):
+        if len(v.items) != 16:
+            raise KernelTypeError(f"asc.trans_data_to_5hd: {what} must list 16 addresses or "
+                                  f"tensors, got {len(v.items)}", loc)
+        if all(isinstance(x, LocalTensorV) for x in v.items):
+            dtypes = {x.dtype for x in v.items}
+            if len(dtypes) != 1:
+                raise KernelTypeError(f"asc.trans_data_to_5hd: the tensors of {what} must have "
+                                      f"one dtype", loc)
+            tensors = [want_local(x, f"asc.trans_data_to_5hd {what}", loc) for x in v.items]
+            return "list", [ir.Cast(t.addr, int64) for t in tensors], dtypes.pop()
+        return "list", [want_int(x, f"asc.trans_data_to_5hd {what} address", loc, int64)
+                        for x in v.items], None
+    t = want_local(v, f"asc.trans_data_to_5hd {what}", loc)
+    if t.dtype != uint64:
+        raise KernelTypeError(f"asc.trans_data_to_5hd: {what} as a LocalTensor holds the 16 "
+                              f"addresses and must be uint64, got {t.dtype.name}", loc,
+                              hint="or pass lists of 16 LocalTensors")
+    return "table", t, None
+
+
+@function("trans_data_to_5hd")
+def _trans_data_to_5hd(an, args, kwargs, loc):
+    kwargs = dict(kwargs)
+    given = kwargs.pop("dtype", None)
+    b = bind_args("asc.trans_data_to_5hd()", ("dst_list", "src_list", "params"), args, kwargs,
+                  loc)
+    dk, d, ddt = _addresses(an, b["dst_list"], "dst_list", loc)
+    sk, s, sdt = _addresses(an, b["src_list"], "src_list", loc)
+    if dk != sk:
+        raise KernelTypeError("asc.trans_data_to_5hd: dst_list and src_list must be of one "
+                              "form (16 tensors, 16 addresses, or uint64 address tensors)", loc)
+    dtype = ddt or sdt
+    if ddt is not None and sdt is not None and ddt != sdt:
+        raise KernelTypeError(f"asc.trans_data_to_5hd: dst tensors are {ddt.name} but src "
+                              f"tensors are {sdt.name}", loc)
+    if dtype is None:
+        dtype = _address_dtype(an, given, loc)
+    if dtype not in TRANS5HD_TYPES:
+        names = ", ".join(x.name for x in TRANS5HD_TYPES)
+        raise KernelTypeError(f"asc.trans_data_to_5hd does not support {dtype.name} on Ascend "
+                              f"910B (A2/A3); supported: {names}", loc)
+    p = b["params"]
+    if not isinstance(p, StructV) or p.kind != "TransDataTo5HDParams":
+        raise KernelTypeError(f"asc.trans_data_to_5hd: params must be "
+                              f"asc.TransDataTo5HDParams(...), got {p.describe()}", loc)
+    f = dict(p.fields)
+    fields = [S.to_expr(f[n], int64) if n.endswith("high_half") else
+              want_int(f[n], n, loc, int64) for n in _5HD_NAMES]
+    if dk == "table":
+        operands = (d.ref(), s.ref()) + (ir.Const(-1, int64),) * 32
+    else:
+        operands = (None, None) + tuple(d) + tuple(s)
+    an.emit(ir.Intrinsic("trans_data_to_5hd", operands + tuple(fields), (), loc,
+                         (("dtype", dtype),)))
+    return NoneV()
+
+
+METHODS[(LocalTensorV, "get_phy_addr")] = _record_phy_dtype(
+    METHODS[(LocalTensorV, "get_phy_addr")])
