@@ -3,8 +3,10 @@
 The registry is one dict; the declarations are grouped by family in the modules of this package
 (``vector.py``: element-wise ops; ``system.py``: contiguous data_copy, sync, queues, scalar
 access, masks; ``convert.py``: cast/compare/select; ``reduce.py``: reductions; ``movement.py``:
-strided and padded copies; ``debug.py``: printf/dump_tensor), imported at the bottom of this
-file in a fixed order (the order is the op index the timing model's counters use).
+strided and padded copies; ``debug.py``: printf/dump_tensor; ``vcopy.py``: copy; ``atomic.py``:
+set_atomic_*; ``fused.py``: fused vector ops and casts; ``transpose.py``: transpose and
+trans_data_to_5hd), imported at the bottom of this file in a fixed order (the order is the op
+index the timing model's counters use).
 
 An ``OpSpec`` gives the op's name, its call forms (parameter names), the dtypes it accepts, the
 pipe it issues to, its cost class (read by the timing model), a NumPy reference and the name of
@@ -135,4 +137,5 @@ def vector_ops() -> list[OpSpec]:
 
 
 from . import vector, system, convert, reduce, movement, debug, cube, matmul, crosscore, cube_init  # noqa: E402,F401,E501  (order = op index)
-from . import vcopy, atomic, fused, transpose  # noqa: E402,F401  (after the others: appended op indices)
+# issue 15 op families, after the others (their op indices are appended)
+from . import vcopy, atomic, fused, transpose  # noqa: E402,F401
