@@ -13,6 +13,9 @@ _DOCS = {
     "set_atomic_min": "set_atomic_min(dtype): UB->GM copies keep min(GM, data) in dtype",
     "set_atomic_type": "set_atomic_type(dtype): the dtype of the atomic mode, which is kept",
     "set_atomic_none": "set_atomic_none(): UB->GM copies store again",
+    "set_store_atomic_config": "set_store_atomic_config(AtomicDtype.X, AtomicOp.ATOMIC_SUM): "
+                               "atomic add in that dtype (ATOMIC_NONE: off)",
+    "get_store_atomic_config": "get_store_atomic_config() -> (atomic_type, atomic_op)",
     "add_relu_cast": "add_relu_cast(dst, src0, src1, count | mask, repeat_times, "
                      "BinaryRepeatParams): max(src0 + src1, 0) converted to dst's dtype "
                      "(float->half, half->int8, int16->int8)",
@@ -33,8 +36,10 @@ _DOCS = {
 
 def builtins() -> dict:
     """``{name: Builtin}`` of these names (called by ``dsl.api`` once it defines Builtin)."""
+    from ..compiler.ops.atomic import AtomicDtype, AtomicOp
     from ..compiler.ops.transpose import TransposeType
     from .api import Builtin
     names = {name: Builtin(name, doc) for name, doc in _DOCS.items()}
-    names["TransposeType"] = TransposeType     # an enum, exported as asc.TransposeType
+    for enum_class in (TransposeType, AtomicDtype, AtomicOp):     # asc.TransposeType, …
+        names[enum_class.__name__] = enum_class
     return names

@@ -225,3 +225,50 @@ def test_sanitizer_reports_a_plain_write_among_atomic_ones():
     with pytest.raises(asc.BlockOverlapError) as info:
         mixed_writes[3](x, z, sanitize=True)
     assert f":{_line(mixed_writes, 'the-write')}:" in str(info.value).splitlines()[0]
+
+
+# ----------------------------------------------------------------------------- store atomic config
+@asc.kernel
+def store_config(x: asc.GlobalAddress, z: asc.GlobalAddress, info: asc.GlobalAddress):
+    """set_store_atomic_config(ATOMIC_F32, ATOMIC_SUM) accumulates like set_atomic_add; the
+    getter reports (type, op) after each switch."""
+    xg = asc.GlobalTensor()
+    zg = asc.GlobalTensor()
+    ig = asc.GlobalTensor()
+    xg.set_global_buffer(x + asc.get_block_idx() * 64, 64)
+    zg.set_global_buffer(z, 64)
+    ig.set_global_buffer(info + asc.get_block_idx() * 6, 6)
+    a = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, 64)
+    asc.data_copy(a, xg, 64)
+    asc.set_flag(asc.HardEvent.MTE2_MTE3, 0)
+    asc.wait_flag(asc.HardEvent.MTE2_MTE3, 0)
+    asc.set_store_atomic_config(asc.AtomicDtype.ATOMIC_F32, asc.AtomicOp.ATOMIC_SUM)
+    t, o = asc.get_store_atomic_config()
+    ig.set_value(0, t)
+    ig.set_value(1, o)
+    asc.data_copy(zg, a, 64)
+    asc.set_atomic_max(asc.float16)
+    t, o = asc.get_store_atomic_config()
+    ig.set_value(2, t)
+    ig.set_value(3, o)
+    asc.set_store_atomic_config(asc.AtomicDtype.ATOMIC_NONE, asc.AtomicOp.ATOMIC_SUM)
+    t, o = asc.get_store_atomic_config()
+    ig.set_value(4, t)
+    ig.set_value(5, o)
+
+
+def test_store_atomic_config_and_its_getter():
+    x = np.random.default_rng(9).standard_normal(3 * 64).astype(np.float32)
+    z = np.ones(64, np.float32)
+    info = np.full(18, -1, np.int32)
+    store_config[3](x, z, info)
+    np.testing.assert_array_equal(z, _expected_n(np.ones(64, np.float32), x, 64, 3))
+    # F32 = 1 with the sum (0); set_atomic_max(half): F16 = 2, op 1 (max); ATOMIC_NONE: (0, 0)
+    np.testing.assert_array_equal(info.reshape(3, 6), [[1, 0, 2, 1, 0, 0]] * 3)
+
+
+def _expected_n(z0, x, n, blocks):
+    out = z0.copy()
+    for b in range(blocks):
+        out = atomic_reference(out, x[b * n:(b + 1) * n], "add")
+    return out

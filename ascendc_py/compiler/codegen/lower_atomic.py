@@ -20,11 +20,25 @@ from .rtfuncs import call_rt, counted, rt
 from .types import I1, I64, PTR, ElemBuilder, convert, intrinsic, memory_type
 
 _OP_MODE = {"set_atomic_add": MODES["add"], "set_atomic_max": MODES["max"],
-            "set_atomic_min": MODES["min"], "set_atomic_none": MODES["none"]}
+            "set_atomic_min": MODES["min"], "set_atomic_none": MODES["none"],
+            "set_store_atomic_config": MODES["add"]}
+
+
+@lowering("get_store_atomic_config")
+def lower_get_store_atomic_config(cg: Codegen, s: ir.Intrinsic) -> None:
+    """(AtomicDtype value, op): the dtype code is the AtomicDtype value (ATOMIC_TYPES' order),
+    0 with no mode; op = mode - 1 (0 = sum)."""
+    mode, code = cg.ld(abi.ATOMIC_MODE), cg.ld(abi.ATOMIC_DTYPE)
+    on = cg.b.icmp_signed("!=", mode, cg.i64(0))
+    kind = cg.b.select(on, code, cg.i64(0))
+    op = cg.b.select(on, cg.b.sub(mode, cg.i64(1)), cg.i64(0))
+    for var, value in zip(s.results, (kind, op)):
+        cg.b.store(cg.b.trunc(value, L.IntType(32)), cg.var(var))
+    cg.scalar_cost(2)
 
 
 @lowering("set_atomic_add", "set_atomic_max", "set_atomic_min", "set_atomic_none",
-          "set_atomic_type")
+          "set_atomic_type", "set_store_atomic_config")
 def lower_set_atomic(cg: Codegen, s: ir.Intrinsic) -> None:
     cg.site(s.op)          # the launch reads the kernel's sites to see that it uses atomics
     if s.op != "set_atomic_type":

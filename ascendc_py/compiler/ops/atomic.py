@@ -22,14 +22,36 @@ reference tables give no figure for the read-modify-write).
 """
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
 from ...dsl.types import PipeID, bfloat16, float16, float32, int8, int16, int32
 from . import CostClass, Family, OpSpec, register
 
-#: dtypes SetAtomicAdd/Max/Min accept on A2/A3; the code stored in ctx is index + 1
-ATOMIC_TYPES = (float32, float16, bfloat16, int32, int16, int8)
+#: dtypes SetAtomicAdd/Max/Min accept on A2/A3; the code stored in ctx is index + 1, which is
+#: also the AtomicDtype value of SetStoreAtomicConfig
+ATOMIC_TYPES = (float32, float16, int16, int32, int8, bfloat16)
 MODES = {"none": 0, "add": 1, "max": 2, "min": 3}
+
+
+class AtomicDtype(enum.IntEnum):
+    """pyasc's ``asc.AtomicDtype`` (Ascend C's, same values): the dtype of
+    ``set_store_atomic_config``; ATOMIC_NONE switches accumulation off."""
+
+    ATOMIC_NONE = 0
+    ATOMIC_F32 = 1
+    ATOMIC_F16 = 2
+    ATOMIC_S16 = 3
+    ATOMIC_S32 = 4
+    ATOMIC_S8 = 5
+    ATOMIC_BF16 = 6
+
+
+class AtomicOp(enum.IntEnum):
+    """pyasc's ``asc.AtomicOp``: only the sum exists."""
+
+    ATOMIC_SUM = 0
 
 
 def atomic_reference(gm: np.ndarray, src: np.ndarray, mode: str) -> np.ndarray:
@@ -59,6 +81,14 @@ _switch("set_atomic_none", "none", "set_atomic_none(): GM writes store again")
 register(OpSpec("set_atomic_type", Family.SYSTEM, PipeID.PIPE_S, CostClass.SCALAR, ATOMIC_TYPES,
                 (), atomic_reference, None, "set_atomic_type(dtype): the atomic mode's dtype",
                 flops_per_elem=0))
+register(OpSpec("set_store_atomic_config", Family.SYSTEM, PipeID.PIPE_S, CostClass.SCALAR,
+                ATOMIC_TYPES, (), (lambda gm, src, _m="add": atomic_reference(gm, src, _m)),
+                None, "set_store_atomic_config(AtomicDtype, AtomicOp): atomic add in that dtype "
+                "(ATOMIC_NONE: off)", flops_per_elem=0))
+register(OpSpec("get_store_atomic_config", Family.SYSTEM, PipeID.PIPE_S, CostClass.SCALAR, (),
+                (), None, None, "get_store_atomic_config() -> (AtomicDtype value, AtomicOp "
+                "value): 0 when no mode is set; the op is 0 for add (1 max, 2 min)",
+                flops_per_elem=0))
 
 
 def runs_blocks_in_order(compiled) -> bool:
@@ -67,6 +97,7 @@ def runs_blocks_in_order(compiled) -> bool:
     cached = compiled.__dict__.get("_atomic_in_order")
     if cached is None:
         cached = compiled._atomic_in_order = any(
-            s.op in ("set_atomic_add", "set_atomic_max", "set_atomic_min", "set_atomic_type")
+            s.op in ("set_atomic_add", "set_atomic_max", "set_atomic_min", "set_atomic_type",
+                     "set_store_atomic_config")
             for s in compiled.sites)
     return cached

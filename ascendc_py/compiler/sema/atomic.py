@@ -2,11 +2,12 @@
 ``set_atomic_none()`` (semantics: ``ops/atomic.py``)."""
 from __future__ import annotations
 
+from ...dsl.types import int32
 from .. import ir
 from ..errors import ArgumentError, KernelTypeError
-from ..ops.atomic import ATOMIC_TYPES
-from .builtins import bind_args, function, want_dtype
-from .values import NoneV
+from ..ops.atomic import ATOMIC_TYPES, AtomicDtype, AtomicOp
+from .builtins import bind_args, function, want_dtype, want_enum
+from .values import NoneV, RtV, TupleV
 
 
 def _with_dtype(op: str):
@@ -35,3 +36,29 @@ def _set_atomic_none(an, args, kwargs, loc):
         raise ArgumentError("asc.set_atomic_none() takes no arguments", loc)
     an.emit(ir.Intrinsic("set_atomic_none", (), (), loc))
     return NoneV()
+
+
+@function("set_store_atomic_config")
+def _set_store_atomic_config(an, args, kwargs, loc):
+    """set_store_atomic_config(atomic_type, atomic_op): Ascend C's template arguments, so both
+    must be compile-time members of asc.AtomicDtype / asc.AtomicOp."""
+    b = bind_args("asc.set_store_atomic_config()", ("atomic_type", "atomic_op"), args, kwargs,
+                  loc)
+    kind = AtomicDtype(want_enum(b["atomic_type"], AtomicDtype, "atomic_type", loc))
+    want_enum(b["atomic_op"], AtomicOp, "atomic_op", loc)
+    if kind == AtomicDtype.ATOMIC_NONE:
+        an.emit(ir.Intrinsic("set_atomic_none", (), (), loc))
+    else:
+        an.emit(ir.Intrinsic("set_store_atomic_config", (), (), loc,
+                             (("dtype", ATOMIC_TYPES[int(kind) - 1]),)))
+    return NoneV()
+
+
+@function("get_store_atomic_config")
+def _get_store_atomic_config(an, args, kwargs, loc):
+    """(atomic_type, atomic_op) as run-time integers."""
+    if args or kwargs:
+        raise ArgumentError("asc.get_store_atomic_config() takes no arguments", loc)
+    kind, op = ir.Var("atomic_type", int32), ir.Var("atomic_op", int32)
+    an.emit(ir.Intrinsic("get_store_atomic_config", (), (kind, op), loc))
+    return TupleV((RtV(ir.Load(kind)), RtV(ir.Load(op))))
