@@ -56,6 +56,11 @@ def counted_loop(b: L.IRBuilder, func: L.Function, n: L.Value, body) -> None:
     b.position_at_end(done)
 
 
+#: branch weights of a branch to an error exit (taken 1 time in 100), as ``if_then``'s
+#: ``likely=False`` sets them
+_UNLIKELY = [1, 99]
+
+
 class FnBuilder:
     """An LLVM function whose first argument is the ctx array (kernels and runtime functions).
 
@@ -132,21 +137,24 @@ class FnBuilder:
     def fail_with(self, cond: L.Value, code: abi.ErrorCode, site: L.Value, a=None, b=None,
                   c=None) -> None:
         """If ``cond`` holds at run time, record the error and return its code."""
-        with self.b.if_then(cond, likely=False):
-            self.st(abi.ERR_CODE, self.i64(int(code)))
-            self.st(abi.ERR_SITE, site)
-            for slot, v in ((abi.ERR_A, a), (abi.ERR_B, b), (abi.ERR_C, c)):
-                if v is not None:
-                    self.st(slot, v)
-            self.b.branch(self.fail_block)
-            # if_then expects the block to fall through; give it an unreachable continuation
-            self.b.position_at_end(self.func.append_basic_block("dead"))
+        err = self.func.append_basic_block("err")
+        ok = self.func.append_basic_block("ok")
+        self.b.cbranch(cond, err, ok).set_weights(_UNLIKELY)
+        self.b.position_at_end(err)
+        self.st(abi.ERR_CODE, self.i64(int(code)))
+        self.st(abi.ERR_SITE, site)
+        for slot, v in ((abi.ERR_A, a), (abi.ERR_B, b), (abi.ERR_C, c)):
+            if v is not None:
+                self.st(slot, v)
+        self.b.branch(self.fail_block)
+        self.b.position_at_end(ok)
 
     def leave_on_error(self, rc: L.Value) -> None:
         """After a call to a runtime function: leave if it reported an error."""
-        with self.b.if_then(self.b.icmp_signed("!=", rc, self.i64(0)), likely=False):
-            self.b.branch(self.fail_block)
-            self.b.position_at_end(self.func.append_basic_block("dead"))
+        ok = self.func.append_basic_block("ok")
+        self.b.cbranch(self.b.icmp_signed("!=", rc, self.i64(0)), self.fail_block,
+                       ok).set_weights(_UNLIKELY)
+        self.b.position_at_end(ok)
 
     def finish(self) -> None:
         """Terminate the entry and fail blocks (call after the body returned)."""
