@@ -58,7 +58,7 @@ def counted_loop(b: L.IRBuilder, func: L.Function, n: L.Value, body) -> None:
 
 #: branch weights of a branch to an error exit (taken 1 time in 100), as ``if_then``'s
 #: ``likely=False`` sets them
-_UNLIKELY = [1, 99]
+_UNLIKELY = (1, 99)
 
 
 class FnBuilder:
@@ -139,7 +139,7 @@ class FnBuilder:
         """If ``cond`` holds at run time, record the error and return its code."""
         err = self.func.append_basic_block("err")
         ok = self.func.append_basic_block("ok")
-        self.b.cbranch(cond, err, ok).set_weights(_UNLIKELY)
+        self.unlikely(self.b.cbranch(cond, err, ok))
         self.b.position_at_end(err)
         self.st(abi.ERR_CODE, self.i64(int(code)))
         self.st(abi.ERR_SITE, site)
@@ -152,9 +152,19 @@ class FnBuilder:
     def leave_on_error(self, rc: L.Value) -> None:
         """After a call to a runtime function: leave if it reported an error."""
         ok = self.func.append_basic_block("ok")
-        self.b.cbranch(self.b.icmp_signed("!=", rc, self.i64(0)), self.fail_block,
-                       ok).set_weights(_UNLIKELY)
+        self.unlikely(self.b.cbranch(self.b.icmp_signed("!=", rc, self.i64(0)),
+                                     self.fail_block, ok))
         self.b.position_at_end(ok)
+
+    def unlikely(self, branch) -> None:
+        """Mark a conditional branch's true edge as taken 1 time in 100 (the metadata node
+        ``set_weights`` would make, built once per module instead of once per branch)."""
+        md = getattr(self.module, "_asc_unlikely", None)
+        if md is None:
+            md = self.module._asc_unlikely = self.module.add_metadata(
+                [L.MetaDataString(self.module, "branch_weights")] +
+                [L.Constant(I32, w) for w in _UNLIKELY])
+        branch.set_metadata("prof", md)
 
     def finish(self) -> None:
         """Terminate the entry and fail blocks (call after the body returned)."""
