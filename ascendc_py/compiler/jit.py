@@ -266,22 +266,23 @@ def kernel_module_texts(module, entry_name: str) -> tuple[str, Optional[str], Op
     None when there are none; the names of the functions to make internal again after
     linking). A module that defines global variables is not split: (its text, None, None)."""
     from llvmlite import ir as L
+    from .codegen.irtext import module_text
     if any(isinstance(g, L.GlobalVariable) for g in module.globals.values()):
-        return str(module), None, None
+        return module_text(module), None, None
     helpers = [f for f in module.functions if f.name != entry_name and f.blocks]
     if not helpers:
-        return str(module), None, []
+        return module_text(module), None, []
     entry = module.get_global(entry_name)
     saved = [(f, f.blocks, f.linkage) for f in helpers] + [(entry, entry.blocks, entry.linkage)]
     try:
         for f in helpers:
             f.linkage = ""
         entry.blocks = []
-        helper_text = str(module)
+        helper_text = module_text(module)
         entry.blocks = saved[-1][1]
         for f in helpers:
             f.blocks = []
-        kernel_text = str(module)
+        kernel_text = module_text(module)
     finally:
         for f, blocks, linkage in saved:
             f.blocks, f.linkage = blocks, linkage
