@@ -265,40 +265,73 @@ def kernel_module_texts(module, entry_name: str) -> tuple[str, Optional[str], Op
     declared; the other functions defined with external linkage and the kernel declared, or
     None when there are none; the names of the functions to make internal again after
     linking). A module that defines global variables is not split: (its text, None, None)."""
+    helper_text, internal = helper_module_text(module, entry_name)
+    return kernel_function_text(module, entry_name, internal), helper_text, internal
+
+
+def helper_module_text(module, entry_name: str) -> tuple[Optional[str], Optional[list]]:
+    """The first half of ``kernel_module_texts``: (the helpers' text or None, the names to
+    make internal again, or None when the module is not split)."""
     from llvmlite import ir as L
-    from .codegen.irtext import module_text
     if any(isinstance(g, L.GlobalVariable) for g in module.globals.values()):
-        return module_text(module), None, None
+        return None, None
     helpers = [f for f in module.functions if f.name != entry_name and f.blocks]
     if not helpers:
-        return module_text(module), None, []
+        return None, []
+    internal = [f.name for f in helpers if f.linkage == "internal"]
+    with _printing(module, entry_name, helpers_defined=True) as text:
+        return text(), internal
+
+
+def kernel_function_text(module, entry_name: str, internal: Optional[list]) -> str:
+    """The second half of ``kernel_module_texts``: the kernel function's text (``internal``
+    from ``helper_module_text``; None: the whole module's)."""
+    if internal is None:
+        from .codegen.irtext import module_text
+        return module_text(module)
+    with _printing(module, entry_name, helpers_defined=False) as text:
+        return text()
+
+
+@contextlib.contextmanager
+def _printing(module, entry_name: str, helpers_defined: bool):
+    """Print ``module`` with either its helpers (every function but the kernel) defined, with
+    external linkage, and the kernel declared, or the kernel defined and the helpers declared;
+    the module is restored afterwards."""
+    from .codegen.irtext import module_text
+    helpers = [f for f in module.functions if f.name != entry_name and f.blocks]
     entry = module.get_global(entry_name)
-    saved = [(f, f.blocks, f.linkage) for f in helpers] + [(entry, entry.blocks, entry.linkage)]
+    saved = [(f, f.blocks, f.linkage) for f in helpers + [entry]]
     try:
         for f in helpers:
             f.linkage = ""
-        entry.blocks = []
-        helper_text = module_text(module)
-        entry.blocks = saved[-1][1]
-        for f in helpers:
-            f.blocks = []
-        kernel_text = module_text(module)
+            if not helpers_defined:
+                f.blocks = []
+        if helpers_defined:
+            entry.blocks = []
+        yield lambda: module_text(module)
     finally:
         for f, blocks, linkage in saved:
             f.blocks, f.linkage = blocks, linkage
-    return kernel_text, helper_text, [f.name for f in helpers if f.linkage == "internal"]
 
 
-def optimize_kernel_module(kernel_text: str, helper_text: Optional[str],
-                           internal: Optional[list], entry_name: str,
-                           times: Optional[dict] = None):
+def optimized_helper_module(helper_text: str):
+    """The helpers' module (``helper_module_text``) parsed and optimised by the O2 pipeline
+    with vectorisation."""
+    helpers = _parse_module(helper_text)
+    _module_pipeline(helpers, KERNEL_SPEED_LEVEL)
+    return helpers
+
+
+def optimize_kernel_module(kernel_text: str, helper_text, internal: Optional[list],
+                           entry_name: str, times: Optional[dict] = None):
     """Parse and optimise a kernel module split by ``kernel_module_texts`` (see
-    KERNEL_FUNCTION_LEVEL); returns the linked llvmlite binding module. ``times`` gets
+    KERNEL_FUNCTION_LEVEL); returns the linked llvmlite binding module. ``helper_text`` may
+    also be a ``Background`` job computing ``optimized_helper_module``. ``times`` gets
     ``llvm_parse`` and ``optimize``."""
     llvm, tm = _llvm()
     t0 = time.perf_counter()
     mod = _parse_module(kernel_text)
-    helpers = _parse_module(helper_text) if helper_text is not None else None
     t1 = time.perf_counter()
     if internal is None:             # not split: the whole module through the O2 pipeline
         _module_pipeline(mod, KERNEL_SPEED_LEVEL)
@@ -306,8 +339,9 @@ def optimize_kernel_module(kernel_text: str, helper_text: Optional[str],
         pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(
             speed_level=KERNEL_FUNCTION_LEVEL))
         pb.getFunctionPassManager().run(mod.get_function(entry_name), pb)
-        if helpers is not None:
-            _module_pipeline(helpers, KERNEL_SPEED_LEVEL)
+        if helper_text is not None:
+            helpers = helper_text.result() if isinstance(helper_text, Background) else \
+                optimized_helper_module(helper_text)
             mod.link_in(helpers)
             for name in internal:
                 mod.get_function(name).linkage = "internal"
@@ -316,7 +350,31 @@ def optimize_kernel_module(kernel_text: str, helper_text: Optional[str],
     return mod
 
 
-def emit_kernel_object(kernel_text: str, helper_text: Optional[str], internal: Optional[list],
+class Background:
+    """``fn(*args)`` on a thread of its own, for native LLVM work and file loading that can
+    overlap the compiling thread's Python; ``result()`` waits for it and returns its value
+    or raises its exception."""
+
+    def __init__(self, fn, *args):
+        self._value, self._error = None, None
+        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True,
+                                        name="asc-compile")
+        self._thread.start()
+
+    def _run(self, fn, args) -> None:
+        try:
+            self._value = fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - re-raised on the compiling thread
+            self._error = exc
+
+    def result(self):
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+def emit_kernel_object(kernel_text: str, helper_text, internal: Optional[list],
                        entry_name: str) -> tuple[bytes, dict]:
     """The object code of a kernel module split by ``kernel_module_texts``, and the seconds
     of its stages (``llvm_parse``, ``optimize``, ``emit``)."""
@@ -567,14 +625,24 @@ def _compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
         times["verify"] = t3 - t2
         from .codegen.timing import TimingEmitter
         cg = generate(result.function, TimingEmitter())
-        texts = kernel_module_texts(cg.module, cg.entry_name)
-        times["codegen"] = time.perf_counter() - t3
+        helper_text, internal = helper_module_text(cg.module, cg.entry_name)
+        t4 = time.perf_counter()
+        times["codegen"] = t4 - t3
+        _llvm()
+        t5 = time.perf_counter()
+        times["llvm_init"] = t5 - t4
+        # LLVM optimises the helpers while this thread prints the kernel function, and the
+        # runtime library's shards load while it optimises and emits the kernel function
+        helpers = Background(optimized_helper_module, helper_text) if helper_text else None
+        kernel_text = kernel_function_text(cg.module, cg.entry_name, internal)
+        times["codegen"] += time.perf_counter() - t5
         shards = runtime_shards(cg.module)
-        obj, llvm_times = emit_kernel_object(*texts, cg.entry_name)
+        from .codegen.runtime_loader import CORE, ensure_shards
+        shard_loading = Background(ensure_shards, [CORE, *shards])   # built the first time
+        obj, llvm_times = emit_kernel_object(kernel_text, helpers, internal, cg.entry_name)
         times.update(llvm_times)
         t4 = time.perf_counter()
-        from .codegen.runtime_loader import CORE, ensure_shards
-        ensure_shards([CORE, *shards])   # built the first time a kernel calls them (once)
+        shard_loading.result()
         t5 = time.perf_counter()
         times["runtime_library"] = t5 - t4
         address = _load_object(obj, cg.entry_name, shards)
