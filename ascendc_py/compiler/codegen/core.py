@@ -443,6 +443,12 @@ class Codegen(FnBuilder):
 
     def e_bin(self, e: ir.Bin) -> L.Value:
         a, c = self.expr(e.a), self.expr(e.b)
+        if e.op in _FOLDED and isinstance(a, L.Constant) and isinstance(c, L.Constant) \
+                and isinstance(a.constant, int) and isinstance(c.constant, int) \
+                and not e.dtype.is_float and e.dtype.bits >= 8:
+            # two integer constants (static_range offsets times sizes): the wrapped result
+            return L.Constant(a.type, _wrap(_FOLDED[e.op](a.constant, c.constant),
+                                            e.dtype.bits))
         return _BIN_LOWER[(e.op, e.dtype.is_float)](self, a, c, e.dtype)
 
 
@@ -450,6 +456,15 @@ class Codegen(FnBuilder):
 def _int_div_parts(cg: Codegen, a, c, dt: DataType, want_mod: bool):
     t = llvm_type(dt)
     zero, one, minus1 = (L.Constant(t, v) for v in (0, 1, -1))
+    if isinstance(c, L.Constant) and isinstance(c.constant, int) and c.constant > 0:
+        # a positive constant divisor (sizeof, tile lengths): no zero or -1 case, and the
+        # remainder has the divisor's sign exactly when it is negative. The site the zero
+        # check would have had is still taken, so later sites keep their numbers.
+        cg.site("%" if want_mod else "//")
+        q, r = cg.b.sdiv(a, c), cg.b.srem(a, c)
+        negative = cg.b.icmp_signed("<", r, zero)
+        return cg.b.select(negative, cg.b.add(r, c), r) if want_mod else \
+            cg.b.select(negative, cg.b.sub(q, one), q)
     cg.fail_if(cg.b.icmp_signed("==", c, zero), abi.ErrorCode.DIVISION_BY_ZERO,
                "%" if want_mod else "//")
     is_m1 = cg.b.icmp_signed("==", c, minus1)
@@ -499,6 +514,15 @@ def _minmax(cg, a, c, dt, name):
         cmp = cg.b.fcmp_ordered("<" if name == "min" else ">", c, a)
         return cg.b.select(cmp, c, a)
     return eb.min(a, c) if name == "min" else eb.max(a, c)
+
+
+#: integer operations on two constants computed while lowering (two's complement wrap)
+_FOLDED = {"add": lambda x, y: x + y, "sub": lambda x, y: x - y, "mul": lambda x, y: x * y}
+
+
+def _wrap(value: int, bits: int) -> int:
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if value >> (bits - 1) else value
 
 
 _BIN_LOWER = {
