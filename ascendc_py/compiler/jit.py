@@ -634,18 +634,16 @@ def _compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
         _llvm()
         t5 = time.perf_counter()
         times["llvm_init"] = t5 - t4
-        # LLVM optimises the helpers while this thread prints the kernel function, and the
-        # runtime library's shards load while it optimises and emits the kernel function
+        # LLVM optimises the helpers while this thread prints the kernel function
         helpers = Background(optimized_helper_module, helper_text) if helper_text else None
         kernel_text = kernel_function_text(cg.module, cg.entry_name, internal)
         times["codegen"] += time.perf_counter() - t5
         shards = runtime_shards(cg.module)
-        from .codegen.runtime_loader import CORE, ensure_shards
-        shard_loading = Background(ensure_shards, [CORE, *shards])   # built the first time
         obj, llvm_times = emit_kernel_object(kernel_text, helpers, internal, cg.entry_name)
         times.update(llvm_times)
         t4 = time.perf_counter()
-        shard_loading.result()
+        from .codegen.runtime_loader import CORE, ensure_shards
+        ensure_shards([CORE, *shards])   # built the first time a kernel calls them (once)
         t5 = time.perf_counter()
         times["runtime_library"] = t5 - t4
         address = _load_object(obj, cg.entry_name, shards)
