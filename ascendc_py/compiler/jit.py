@@ -13,7 +13,6 @@ import gc
 import hashlib
 import os
 import pickle
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -59,34 +58,6 @@ def _llvm():
             cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
             opt=3, reloc="pic", codemodel="default")  # PIC: also linkable into a .so
     return llvm, _target_machine
-
-
-_preloaded: list = []     # llvmlite's shared library, dlopen'ed ahead (kept open)
-
-
-def preload_llvm() -> None:
-    """Load llvmlite's shared library (LLVM, ~180 MB) on a background thread, without holding
-    the GIL, while the front end runs on this one: llvmlite's own load of it, when codegen
-    needs LLVM, then finds it loaded. Only the native load runs there (importing llvmlite's
-    Python modules on another thread would compete with the front end for the GIL)."""
-    if _target_machine is not None or _preloaded or "llvmlite.binding" in sys.modules:
-        return
-    try:
-        import llvmlite
-        from llvmlite.utils import get_library_name
-        path = os.path.join(os.path.dirname(llvmlite.__file__), "binding", get_library_name())
-    except Exception:  # noqa: BLE001 - only an optimisation
-        return
-    if not os.path.isfile(path):
-        return
-
-    def load():
-        try:
-            _preloaded.append(ctypes.CDLL(path))
-        except OSError:
-            pass
-    _preloaded.append(None)
-    threading.Thread(target=load, name="asc-llvm-load", daemon=True).start()
 
 
 _version_cache: Optional[str] = None
@@ -615,7 +586,6 @@ def _compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
 
     times: dict[str, float] = {}
     t0 = time.perf_counter()
-    preload_llvm()
     try:
         kernel.parsed()
         t1 = time.perf_counter()
