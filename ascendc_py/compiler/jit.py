@@ -297,11 +297,11 @@ def optimized_helper_module(helper_text: str):
     return helpers
 
 
-def optimize_kernel_module(kernel_text: str, helper_text, internal: Optional[list],
+def optimize_kernel_module(kernel_text: str, helper_text: Optional[str],
+                           internal: Optional[list],
                            entry_name: str, times: Optional[dict] = None):
     """Parse and optimise a kernel module split by ``kernel_module_texts`` (see
-    KERNEL_FUNCTION_LEVEL); returns the linked llvmlite binding module. ``helper_text`` may
-    also be a ``Background`` job computing ``optimized_helper_module``. ``times`` gets
+    KERNEL_FUNCTION_LEVEL); returns the linked llvmlite binding module. ``times`` gets
     ``llvm_parse`` and ``optimize``."""
     llvm, tm = _llvm()
     t0 = time.perf_counter()
@@ -314,9 +314,7 @@ def optimize_kernel_module(kernel_text: str, helper_text, internal: Optional[lis
             speed_level=KERNEL_FUNCTION_LEVEL))
         pb.getFunctionPassManager().run(mod.get_function(entry_name), pb)
         if helper_text is not None:
-            helpers = helper_text.result() if isinstance(helper_text, Background) else \
-                optimized_helper_module(helper_text)
-            mod.link_in(helpers)
+            mod.link_in(optimized_helper_module(helper_text))
             for name in internal:
                 mod.get_function(name).linkage = "internal"
     if times is not None:
@@ -324,32 +322,8 @@ def optimize_kernel_module(kernel_text: str, helper_text, internal: Optional[lis
     return mod
 
 
-class Background:
-    """``fn(*args)`` on a thread of its own, for native LLVM work and file loading that can
-    overlap the compiling thread's Python; ``result()`` waits for it and returns its value
-    or raises its exception."""
-
-    def __init__(self, fn, *args):
-        self._value, self._error = None, None
-        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True,
-                                        name="asc-compile")
-        self._thread.start()
-
-    def _run(self, fn, args) -> None:
-        try:
-            self._value = fn(*args)
-        except BaseException as exc:  # noqa: BLE001 - re-raised on the compiling thread
-            self._error = exc
-
-    def result(self):
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._value
-
-
-def emit_kernel_object(kernel_text: str, helper_text, internal: Optional[list],
-                       entry_name: str) -> tuple[bytes, dict]:
+def emit_kernel_object(kernel_text: str, helper_text: Optional[str],
+                       internal: Optional[list], entry_name: str) -> tuple[bytes, dict]:
     """The object code of a kernel module split by ``kernel_module_texts``, and the seconds
     of its stages (``llvm_parse``, ``optimize``, ``emit``)."""
     llvm, tm = _llvm()
@@ -598,18 +572,14 @@ def _compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
         times["verify"] = t3 - t2
         from .codegen.timing import TimingEmitter
         cg = generate(result.function, TimingEmitter())
-        helper_text, internal = helper_module_text(cg.module, cg.entry_name)
+        texts = kernel_module_texts(cg.module, cg.entry_name)
         t4 = time.perf_counter()
         times["codegen"] = t4 - t3
         _llvm()
         t5 = time.perf_counter()
         times["llvm_init"] = t5 - t4
-        # LLVM optimises the helpers while this thread prints the kernel function
-        helpers = Background(optimized_helper_module, helper_text) if helper_text else None
-        kernel_text = kernel_function_text(cg.module, cg.entry_name, internal)
-        times["codegen"] += time.perf_counter() - t5
         shards = runtime_shards(cg.module)
-        obj, llvm_times = emit_kernel_object(kernel_text, helpers, internal, cg.entry_name)
+        obj, llvm_times = emit_kernel_object(*texts, cg.entry_name)
         times.update(llvm_times)
         t4 = time.perf_counter()
         from .codegen.runtime_loader import CORE, ensure_shards
