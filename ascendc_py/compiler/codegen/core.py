@@ -193,6 +193,8 @@ class Codegen(FnBuilder):
         self.cur_loc: Optional[SourceLoc] = None
         self.pending_scalar = 0
         self.slots: dict[int, L.Value] = {}
+        self.ssa = single_assignments(fn.body)
+        self.values: dict[ir.Var, L.Value] = {}
 
     def slot_ptr(self, index) -> L.Value:
         """A ctx slot's address: one GEP in the entry block per constant slot of the kernel
@@ -267,7 +269,11 @@ class Codegen(FnBuilder):
 
     def s_assign(self, s: ir.Assign) -> None:
         self.scalar_cost(count_ops(s.value))
-        self.b.store(self.expr(s.value), self.var(s.var))
+        value = self.expr(s.value)
+        if s.var in self.ssa:          # its value dominates every read: no alloca
+            self.values[s.var] = value
+        else:
+            self.b.store(value, self.var(s.var))
 
     def s_if(self, s: ir.If) -> None:
         self.scalar_cost(1 + count_ops(s.cond))
@@ -382,6 +388,9 @@ class Codegen(FnBuilder):
         return const(e.dtype, e.value)
 
     def e_load(self, e: ir.Load) -> L.Value:
+        value = self.values.get(e.var)
+        if value is not None:
+            return value
         return self.b.load(self.var(e.var), typ=llvm_type(e.var.dtype))
 
     def e_special(self, e: ir.Special) -> L.Value:
@@ -566,6 +575,78 @@ def _int_range(dtype: DataType) -> tuple[int, int]:
     if dtype.is_signed:
         return -(1 << (dtype.bits - 1)), (1 << (dtype.bits - 1)) - 1
     return 0, min((1 << dtype.bits) - 1, (1 << 63) - 1)
+
+
+def single_assignments(body) -> set:
+    """The variables of a kernel body written once, by an ``Assign``, and read only by the
+    statements after it in the same statement list (at any depth): the assigned value
+    dominates every read, so codegen keeps it as an SSA value instead of an alloca (the code
+    LLVM's SROA would make of the alloca). Loop variables and intrinsic results never are."""
+    writes: dict = {}
+    assigned: dict = {}
+    reads: list = []
+
+    def read(x, chain) -> None:
+        if isinstance(x, ir.Load):
+            reads.append((x.var, chain))
+        elif isinstance(x, (ir.Bin, ir.Cmp)):
+            read(x.a, chain)
+            read(x.b, chain)
+        elif isinstance(x, (ir.Un, ir.Cast)):
+            read(x.a, chain)
+        elif isinstance(x, ir.Select):
+            read(x.cond, chain)
+            read(x.a, chain)
+            read(x.b, chain)
+        elif isinstance(x, ir.LocalRef):
+            read(x.addr, chain)
+            read(x.size, chain)
+            read(x.tag, chain)
+        elif isinstance(x, ir.GlobalRef):
+            read(x.arg, chain)
+            read(x.offset, chain)
+            read(x.size, chain)
+        elif isinstance(x, (tuple, list)):
+            for item in x:
+                read(item, chain)
+
+    def walk(stmts, chain) -> None:
+        for i, st in enumerate(stmts):
+            here = chain + ((id(stmts), i),)
+            if isinstance(st, ir.Assign):
+                writes[st.var] = writes.get(st.var, 0) + 1
+                assigned[st.var] = here
+                read(st.value, here)
+            elif isinstance(st, ir.If):
+                read(st.cond, here)
+                walk(st.then, here)
+                walk(st.orelse, here)
+            elif isinstance(st, ir.ForRange):
+                writes[st.var] = 2
+                read((st.start, st.stop, st.step), here)
+                walk(st.body, here)
+            elif isinstance(st, ir.While):
+                walk(st.pre, here)
+                read(st.cond, here)
+                walk(st.body, here)
+            elif isinstance(st, ir.Block):
+                walk(st.body, here)
+            elif isinstance(st, ir.Intrinsic):
+                for r in st.results:
+                    writes[r] = 2
+                read(st.args, here)
+                read(tuple(value for _, value in st.attrs), here)
+
+    walk(body, ())
+    found = {v for v, n in writes.items() if n == 1 and v in assigned}
+    for var, chain in reads:
+        if var in found:
+            at = assigned[var]
+            k = len(at) - 1
+            if not (len(chain) > k and chain[:k] == at[:k] and chain[k][0] == at[k][0]
+                    and chain[k][1] > at[k][1]):
+                found.discard(var)
+    return found
 
 
 def count_ops(e) -> int:
