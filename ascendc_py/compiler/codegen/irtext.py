@@ -4,9 +4,9 @@ half the time.
 llvmlite prints each instruction through a chain of ``str.format`` calls and a ``rstrip``;
 a kernel module has a couple of thousand instructions, so printing took about a tenth of a
 cold compile. ``module_text`` prints the instruction classes codegen emits most (loads, stores,
-GEPs, compares, casts, binary operators, branches, allocas, selects, returns) with one f-string
-each, in llvmlite's exact format, and everything else (calls, phis, atomics, metadata, function
-prototypes, globals) through llvmlite itself. ``tests/codegen/test_irtext.py`` checks that the
+GEPs, compares, casts, binary operators, branches, allocas, selects, returns, plain calls) with
+one f-string each, in llvmlite's exact format, and everything else (calls with attributes,
+phis, atomics, metadata, function prototypes, globals) through llvmlite itself. ``tests/codegen/test_irtext.py`` checks that the
 text equals ``str(module)`` for the samples' kernels.
 """
 from __future__ import annotations
@@ -90,12 +90,21 @@ def _unreachable(i) -> str:
     return i.opname
 
 
+def _call(i) -> str | None:
+    fnty = i.callee.function_type
+    if (i.arg_attributes or i.cconv or i.tail or i.attributes or i.fastmath or i.metadata
+            or fnty.var_arg):
+        return None
+    args = ", ".join([f"{a.type} {a.get_reference()}" for a in i.operands[1:]])
+    return f"call {fnty.return_type} {i.callee.get_reference()}({args})"
+
+
 #: exact class -> printer (None from a printer: print it with llvmlite)
 _PRINTERS = {
     I.LoadInstr: _load, I.StoreInstr: _store, I.GEPInstr: _gep, I.ICMPInstr: _compare,
     I.FCMPInstr: _compare, I.CastInstr: _cast, I.Instruction: _binary, I.Branch: _terminator,
     I.ConditionalBranch: _terminator, I.Ret: _ret, I.AllocaInstr: _alloca,
-    I.SelectInstr: _select, I.Unreachable: _unreachable,
+    I.SelectInstr: _select, I.Unreachable: _unreachable, I.CallInstr: _call,
 }
 
 
