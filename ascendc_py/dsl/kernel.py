@@ -99,8 +99,9 @@ class Kernel:
         self._code = fn.__code__
         self._source = None
         self._ast = None
-        self._compiled: dict = {}       # (specs, codegen variant) -> (compiled, guard)
+        self._compiled = _CompiledTable()   # (specs, codegen variant) -> (compiled, guard)
         self._fast_specs: dict = {}     # _bind_fast: (parameter index, dtype or type) -> spec
+        self._launchers: dict = {}      # block_dim -> its Launcher (they keep launch plans)
         sig = inspect.signature(fn)
         for p in sig.parameters.values():
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
@@ -253,6 +254,10 @@ class Kernel:
     # ------------------------------------------------------------------ launching
     @user_boundary
     def __getitem__(self, grid) -> "Launcher":
+        if type(grid) is int:
+            launcher = self._launchers.get(grid)
+            if launcher is not None:
+                return launcher
         if isinstance(grid, tuple):
             if not 1 <= len(grid) <= 3:
                 raise BlockDimError(f"launch as {self.__name__}[block_dim] or "
@@ -264,7 +269,12 @@ class Kernel:
             raise BlockDimError(f"block_dim must be an int, got {block_dim!r}")
         if not 1 <= int(block_dim) <= 65535:
             raise BlockDimError(f"block_dim must be in 1..65535, got {block_dim}")
-        return Launcher(self, int(block_dim))
+        launcher = self._launchers.get(int(block_dim))
+        if launcher is None:
+            if len(self._launchers) > 256:
+                self._launchers.clear()
+            launcher = self._launchers[int(block_dim)] = Launcher(self, int(block_dim))
+        return launcher
 
     @user_boundary
     def __call__(self, *args, **kwargs):
@@ -380,6 +390,64 @@ class Kernel:
             scalars.append((v, dtype))
         return tuple(specs), gm, scalars
 
+    def _plan_key(self, args, names):
+        """For a launch plan: (key, GM arguments, scalar values) of a call ``_bind_fast``
+        would bind, where the key (one element per argument: a GM argument's dtype, a
+        scalar's type, a constant's type and value) determines the specs; None for any other
+        call (the full path binds it)."""
+        params = self.params
+        if len(args) != len(params):
+            return None
+        key, gm, scalars = [], [], []
+        runtime = names.runtime
+        for p, v in zip(params, args):
+            t = type(v)
+            kind = p.kind
+            if t is np.ndarray:
+                if kind != "gm" and kind != "auto":
+                    return None
+                flags = v.flags
+                nbytes = v.nbytes
+                if not (flags.writeable and flags.c_contiguous and nbytes):
+                    return None
+                address = runtime.address_of(v)
+                if address % v.itemsize:
+                    return None
+                key.append(v.dtype)
+                gm.append(runtime.GmArg(p.name, address, nbytes, v))
+            elif t.__name__ == "Tensor" and t.__module__ == "torch":
+                if kind != "gm" and kind != "auto" or v.device.type != "cpu" or \
+                        v.requires_grad or not v.is_contiguous():
+                    return None
+                address, size = v.data_ptr(), v.element_size()
+                nbytes = v.numel() * size
+                if not nbytes or address % size:
+                    return None
+                key.append(v.dtype)
+                gm.append(runtime.GmArg(p.name, address, nbytes, v))
+            elif kind == "const":
+                if t is not int and t is not float and t is not bool and t is not str:
+                    return None
+                key.append((t, v))
+            elif kind != "scalar" and kind != "auto":
+                return None
+            elif t is int:
+                if p.annotation in (float, "float") or not -(2 ** 31) <= v < 2 ** 31:
+                    return None
+                key.append(int)
+                scalars.append((v, names.int32))
+            elif t is float:
+                if p.annotation in (int, "int"):
+                    return None
+                key.append(float)
+                scalars.append((v, names.float32))
+            elif t is bool:
+                key.append(bool)
+                scalars.append((v, names.bool_))
+            else:
+                return None
+        return tuple(key), gm, scalars
+
     def compiled_for(self, specs, platform):
         """The native code for a specialisation: memory cache, then disk, then compile."""
         jit = _launch_names().jit
@@ -416,16 +484,59 @@ class Kernel:
 
 
 class Launcher:
-    """``kernel[block_dim]``: call it with the kernel's arguments to run it."""
+    """``kernel[block_dim]``: call it with the kernel's arguments to run it.
+
+    A launch whose arguments take the fast bind (``Kernel._plan_key``) and that asks for no
+    option (no trace, sanitize or lenient mode, the default platform) reuses a ``_LaunchPlan``
+    of its specialisation: the compiled entry with its dependency guard and everything of the
+    run that does not depend on the argument values. The plan is re-checked on every launch
+    (the kernel's code and helpers, the globals it read, the platform, the codegen variant,
+    the kernel's table of compiled entries); any change takes the full path, which compiles,
+    warns and makes a new plan as a first launch would."""
 
     def __init__(self, kernel: Kernel, block_dim: int):
         self.kernel = kernel
         self.block_dim = block_dim
+        self._plans: dict = {}     # Kernel._plan_key -> _LaunchPlan
 
     @user_boundary
     def __call__(self, *args, platform=None, trace=None, sanitize=None, lenient=False,
                  **kwargs):
+        t0 = time.perf_counter()
         names = _launch_names()
+        if kwargs or platform is not None or trace is not None or sanitize is not None or \
+                lenient:
+            return self._launch(names, args, kwargs, platform, trace, sanitize, lenient, t0)
+        sanitizer = names.sanitizer
+        if envvars.flag("ASCENDC_PY_TRACE") or envvars.flag("ASCENDC_PY_LENIENT") or \
+                sanitizer.sanitizer_enabled(None):
+            return self._launch(names, args, kwargs, platform, trace, sanitize, lenient, t0)
+        kernel = self.kernel
+        bound = kernel._plan_key(args, names)
+        if bound is None:
+            return self._launch(names, args, kwargs, platform, trace, sanitize, lenient, t0)
+        key, gm, scalars = bound
+        chip = names.config.current_platform()
+        plan = self._plans.get(key)
+        if plan is None or not plan.holds(kernel, chip, names.jit.codegen_variant()):
+            return self._launch(names, args, kwargs, platform, trace, sanitize, lenient, t0,
+                                plan_key=key)
+        sanitizer.note_launch(False)
+        compiled = plan.compiled
+        t1 = time.perf_counter()
+        result = names.runtime.run_blocks(compiled, chip, self.block_dim, gm, scalars,
+                                          timing=names.jit.timing_enabled(), plan=plan.native)
+        if result.output:  # printf/dump_tensor text, blocks in order
+            print(result.output, end="")
+        report = names.Report.of_launch(kernel.__name__, chip, result, compiled,
+                                        time.perf_counter() - t1, t1 - t0, "memory", False)
+        names.profiler.notify(report)
+        return report
+
+    def _launch(self, names, args, kwargs, platform, trace, sanitize, lenient, t0,
+                plan_key=None):
+        """Every launch the plan does not serve: bind in full, find or compile the code, run;
+        ``plan_key``: keep a plan of this specialisation for the next launch."""
         config, jit = names.config, names.jit
         chip = config.get_platform(platform) if platform is not None else \
             config.current_platform()
@@ -435,27 +546,111 @@ class Launcher:
             lenient = envvars.flag("ASCENDC_PY_LENIENT")
         sanitize = names.sanitizer.sanitizer_enabled(sanitize)
         names.sanitizer.note_launch(sanitize)
-        t0 = time.perf_counter()
         specs, gm, scalars = self.kernel.bind(args, kwargs)
         compiled, origin = self.kernel.compiled_for(specs, chip)
+        native = None
+        if plan_key is not None:
+            plan = _LaunchPlan.make(self.kernel, specs, compiled, chip, self.block_dim, gm,
+                                    scalars, names)
+            if plan is not None:
+                if len(self._plans) > 64:
+                    self._plans.clear()
+                self._plans[plan_key] = plan
+                native = plan.native
         t1 = time.perf_counter()
         try:
             result = names.runtime.run_blocks(
                 compiled, chip, self.block_dim, gm, scalars, trace=bool(trace),
-                timing=jit.timing_enabled(), lenient=bool(lenient), sanitize=sanitize)
+                timing=jit.timing_enabled(), lenient=bool(lenient), sanitize=sanitize,
+                plan=native)
         except Exception as fault:  # what the blocks printed before the fault
             if getattr(fault, "output", ""):
                 print(fault.output, end="")
             raise
         if result.output:  # printf/dump_tensor text, blocks in order
             print(result.output, end="")
-        report = names.Report.from_launch(
-            kernel=self.kernel.__name__, platform=chip, result=result, compiled=compiled,
-            wall_seconds=time.perf_counter() - t1, prepare_seconds=t1 - t0, code_origin=origin,
-            sanitized=bool(sanitize), compile_seconds=compiled.compile_seconds,
-            stage_seconds=dict(compiled.stage_seconds))
+        report = names.Report.of_launch(self.kernel.__name__, chip, result, compiled,
+                                        time.perf_counter() - t1, t1 - t0, origin,
+                                        bool(sanitize))
         names.profiler.notify(report)
         return report
+
+
+class _CompiledTable(dict):
+    """A kernel's compiled entries, (specs, codegen variant) -> (compiled, guard), with a
+    version that every change bumps (launch plans hold the version they were made at: a
+    removed or replaced entry, or a cleared table, retires them)."""
+
+    version = 0
+
+    def _changed(self) -> None:
+        self.version += 1
+
+    def __setitem__(self, key, value) -> None:
+        self._changed()
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key) -> None:
+        self._changed()
+        super().__delitem__(key)
+
+    def clear(self) -> None:
+        self._changed()
+        super().clear()
+
+    def pop(self, *args):
+        self._changed()
+        return super().pop(*args)
+
+    def popitem(self):
+        self._changed()
+        return super().popitem()
+
+    def setdefault(self, key, default=None):
+        self._changed()
+        return super().setdefault(key, default)
+
+    def update(self, *args, **kwargs) -> None:
+        self._changed()
+        super().update(*args, **kwargs)
+
+
+class _LaunchPlan:
+    """What launches of one specialisation on one block count share and need not compute
+    again: the compiled entry found for it and its dependency guard, the platform and codegen
+    variant it was found under, and the native loop's plan of the run (``block_runner``).
+    ``holds`` re-checks on each launch everything that could make the entry stale."""
+
+    __slots__ = ("compiled", "code", "table", "version", "guard", "platform", "variant",
+                 "native")
+
+    @classmethod
+    def make(cls, kernel: Kernel, specs, compiled, chip, block_dim: int, gm, scalars,
+             names) -> "Optional[_LaunchPlan]":
+        """The plan of a launch that ``compiled_for`` has just served (None when the kernel's
+        table does not hold the entry: nothing to re-check it against)."""
+        found = kernel._compiled.get((specs, names.jit.codegen_variant()))
+        if found is None or found[0] is not compiled:
+            return None
+        plan = cls()
+        plan.compiled, plan.guard = found
+        plan.code = kernel.fn.__code__
+        plan.table, plan.version = kernel._compiled, kernel._compiled.version
+        plan.platform, plan.variant = chip, names.jit.codegen_variant()
+        plan.native = None
+        if getattr(compiled, "kernel_type", "AIV_ONLY") == "AIV_ONLY":
+            plan.native = names.runtime._native_loop().plan_for(compiled, chip, block_dim,
+                                                                scalars, len(gm))
+        return plan
+
+    def holds(self, kernel: Kernel, chip, variant: str) -> bool:
+        """Whether the plan's entry is still the one a full lookup would return now."""
+        if kernel.fn.__code__ is not self.code or kernel._compiled is not self.table or \
+                self.table.version != self.version or chip is not self.platform or \
+                variant != self.variant or not _guard_holds(self.guard):
+            return False
+        read = self.compiled.globals_read
+        return not read or _changed_globals(read, kernel, self.guard) is None
 
 
 def _compiled_by_cell_magic(code) -> bool:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import struct
 import time
+from typing import Optional
 
 import numpy as np
 
@@ -60,7 +61,7 @@ class NativeLaunch(runtime.LaunchResult):
     """A launch's result whose ``blocks`` (BlockTiming per block, in block order) are made from
     the kept ctx headers, counters and GM demand records when first read."""
 
-    def __init__(self, block_dim: int, wall_seconds: float, buf: np.ndarray, layout: "_Layout",
+    def __init__(self, block_dim: int, wall_seconds: float, buf, layout: "_Layout",
                  timing: bool, output: str = ""):
         self.block_dim, self.wall_seconds, self.output = block_dim, wall_seconds, output
         self._records = (buf, layout, timing)
@@ -70,6 +71,7 @@ class NativeLaunch(runtime.LaunchResult):
     def blocks(self) -> list:
         if self._blocks is None:
             buf, lay, timing = self._records
+            buf = np.frombuffer(buf, np.int64)
             headers = buf[lay.headers:lay.counters].reshape(self.block_dim, abi.HEADER_SLOTS)
             counters = buf[lay.counters:lay.demand].reshape(self.block_dim, -1)
             demand = buf[lay.demand:].view(np.float64).reshape(self.block_dim, -1) \
@@ -86,11 +88,14 @@ class NativeLaunch(runtime.LaunchResult):
 
 class _Layout:
     """Where each part of a launch's one int64 buffer lives (offsets in int64 slots): the job
-    record, the GM pointers and sizes and the scalars (written by one assignment), the thread
-    records, the blocks' return codes, then per block the ctx header, the counters and the
-    float64 GM demand record."""
+    record, the GM pointers and sizes and the scalars, the thread records, the blocks' return
+    codes, then per block the ctx header, the counters and the float64 GM demand record. The
+    job record's pointers to them are byte offsets from the buffer's start (``abi.JOB_*``), so
+    the words that do not depend on a launch's arguments are computed here once (``head``,
+    ``tail``)."""
 
-    def __init__(self, block_dim: int, threads: int, record: int, n_gm: int, n_scalars: int):
+    def __init__(self, compiled, block_dim: int, threads: int, n_gm: int, n_scalars: int):
+        record = abi.thread_record_size(len(compiled.memories))
         at = abi.JOB_RECORD
         self.gm_ptrs, at = at, at + n_gm
         self.gm_sizes, at = at, at + n_gm
@@ -101,86 +106,135 @@ class _Layout:
         self.counters, at = at, at + block_dim * timing_params.COUNTER_SLOTS
         self.demand_slots = abi.demand_size(n_gm)
         self.demand, self.size = at, at + block_dim * self.demand_slots
+        self.threads = threads
+        #: a zeroed buffer of the launch (ctypes zeroes it; its address costs no numpy call)
+        self.buffer = ctypes.c_int64 * self.size
+        #: the job record and its arguments (up to the thread records) in one pack
+        self.job = struct.Struct(f"<{self.records}q")
+        fired = _functions()[2] if _functions() is not None else 0
+        # JOB_KERNEL .. JOB_FIRED (then JOB_FIRED_AT, read at each launch)
+        self.head = (compiled.address, block_dim, 0, 0, fired or 0)
+        # JOB_HEADERS .. JOB_SCALARS (byte offsets)
+        self.mid = (8 * self.headers, 8 * self.counters, timing_params.COUNTER_SLOTS,
+                    8 * self.demand, self.demand_slots, 8 * self.rcs, 8 * self.gm_ptrs,
+                    8 * self.gm_sizes, 8 * self.scalars)
+        # JOB_GM_COUNT, JOB_STOP_BUDGET (after JOB_LOOP_BUDGET, JOB_TIMING_ON, JOB_GM_ACCESS)
+        self.tail = (n_gm, 0)
+        self.thread_words = struct.Struct(f"<{record - 1}q")   # a record but its state
 
 
-def _layout(compiled, block_dim: int, threads: int, n_gm: int, n_scalars: int) -> _Layout:
-    key = (block_dim, threads, n_gm, n_scalars)
-    layouts = compiled.__dict__.setdefault("_native_layouts", {})
-    layout = layouts.get(key)
-    if layout is None:
-        if len(layouts) > 64:
-            layouts.clear()
-        record = abi.thread_record_size(len(compiled.memories))
-        layout = layouts[key] = _Layout(block_dim, threads, record, n_gm, n_scalars)
-    return layout
+class NativePlan:
+    """What a vector launch on the native loop needs that does not depend on its argument
+    values, computed once per (compiled kernel, platform, block count, argument counts): the
+    cost table, the core shape, the layouts of its buffer (per host thread count) and which
+    scalars are floats (``plan_for``)."""
+
+    __slots__ = ("compiled", "platform", "block_dim", "costs", "core_key", "layouts",
+                 "float_scalars", "n_gm", "__weakref__")
+
+    def __init__(self, compiled, platform, block_dim: int, n_gm: int, scalar_dtypes):
+        self.compiled, self.platform, self.block_dim = compiled, platform, block_dim
+        self.costs = timing_params.cost_table(platform)
+        self.core_key = runtime.core_key(platform, abi.ctx_slots(compiled.num_queues),
+                                         compiled.memories)
+        self.n_gm = max(1, n_gm)
+        self.float_scalars = tuple(i for i, d in enumerate(scalar_dtypes) if d.is_float)
+        self.layouts: dict = {}
+
+    def layout(self, threads: int, n_scalars: int) -> _Layout:
+        lay = self.layouts.get(threads)
+        if lay is None:
+            lay = self.layouts[threads] = _Layout(self.compiled, self.block_dim, threads,
+                                                  self.n_gm, max(1, n_scalars))
+        return lay
+
+    def scalar_words(self, scalar_values) -> list:
+        """The scalars' ctx words (floats as their float64 bits), as ``runtime.pack_scalars``."""
+        words = [v for v, _ in scalar_values] or [0]
+        for i in self.float_scalars:
+            words[i] = _I64.unpack(_F64.pack(float(words[i])))[0]
+        return words
+
+
+def plan_for(compiled, platform, block_dim: int, scalar_values, n_gm: int) -> NativePlan:
+    """The NativePlan of a launch (kept on the compiled kernel)."""
+    dtypes = tuple(d for _, d in scalar_values)
+    key = (block_dim, id(platform), n_gm, dtypes)
+    plans = compiled.__dict__.setdefault("_native_plans", {})
+    plan = plans.get(key)
+    if plan is None or plan.platform is not platform:
+        if len(plans) > 64:
+            plans.clear()
+        plan = plans[key] = NativePlan(compiled, platform, block_dim, n_gm, dtypes)
+    return plan
 
 
 _F64 = struct.Struct("<d")
 _I64 = struct.Struct("<q")
 
 
-def _scalar_words(scalar_values) -> list:
-    """The scalars' ctx words (floats as their float64 bits), as ``runtime.pack_scalars``."""
-    return [_I64.unpack(_F64.pack(float(v)))[0] if dtype.is_float else int(v)
-            for v, dtype in scalar_values] or [0]
+def host_threads(compiled, block_dim: int) -> int:
+    """How many host threads run a launch's blocks (the policy, in one place): the launching
+    thread alone for one block or when the kernel's blocks last took under SERIAL_SECONDS of
+    host time in all; else up to ``runtime.WORKERS``."""
+    if block_dim == 1 or compiled.__dict__.get("_block_seconds", 1.0) * block_dim < \
+            SERIAL_SECONDS:
+        return 1
+    return min(runtime.WORKERS, block_dim)
+
+
+def _note_host_time(compiled, wall: float, threads: int, block_dim: int) -> None:
+    """Remember the host time per block of this launch (``host_threads`` reads it)."""
+    compiled._block_seconds = wall * threads / block_dim
 
 
 def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool,
-        access) -> runtime.LaunchResult:
-    """Run every block of a vector launch natively; raise the first failing block's fault."""
-    run_blocks, cancel_thread, fired = _functions()
-    num_queues = compiled.num_queues
-    costs = timing_params.cost_table(platform)
+        access, plan: Optional[NativePlan] = None) -> runtime.LaunchResult:
+    """Run every block of a vector launch natively; raise the first failing block's fault.
+    ``plan``: the launch's NativePlan when the caller kept it (else found here)."""
+    run_blocks, cancel_thread, fired = _native if _native is not _UNRESOLVED else _functions()
+    if plan is None or plan.compiled is not compiled or plan.block_dim != block_dim or \
+            plan.platform is not platform:
+        plan = plan_for(compiled, platform, block_dim, scalar_values, len(gm_args))
     budget = abi.loop_budget()
     own_thread = runtime.runs_blocks_itself()
-    serial = block_dim == 1 or \
-        compiled.__dict__.get("_block_seconds", 1.0) * block_dim < SERIAL_SECONDS
-    threads = 1 if serial else min(runtime.WORKERS, block_dim)
-    scalars = _scalar_words(scalar_values)
-    n_gm = max(1, len(gm_args))
-    lay = _layout(compiled, block_dim, threads, n_gm, len(scalars))
-
-    buf = np.zeros(lay.size, np.int64)
-    base = runtime.address_of(buf)
-    gm_words = [a.address for a in gm_args] + [a.nbytes for a in gm_args] if gm_args else [0, 0]
-    buf[:lay.records] = [
-        compiled.address, block_dim, 0, 0, fired,
-        ctypes.c_int64.from_address(fired).value if fired else 0,
-        base + 8 * lay.headers, base + 8 * lay.counters, timing_params.COUNTER_SLOTS,
-        base + 8 * lay.demand, lay.demand_slots, base + 8 * lay.rcs,
-        base + 8 * lay.gm_ptrs, base + 8 * lay.gm_sizes, base + 8 * lay.scalars, budget,
-        int(timing), runtime.address_of(access) if access is not None else 0, n_gm, 0] + gm_words \
-        + scalars
+    threads = host_threads(compiled, block_dim)
+    lay = plan.layout(threads, len(scalar_values))
+    buf = lay.buffer()
+    base = ctypes.addressof(buf)
+    if gm_args:
+        gm_words = [a.address for a in gm_args] + [a.nbytes for a in gm_args]
+    else:
+        gm_words = [0, 0]
+    lay.job.pack_into(buf, 0, *lay.head, _fired_count(fired), *lay.mid, budget, int(timing),
+                      runtime.address_of(access) if access is not None else 0, *lay.tail,
+                      *gm_words, *plan.scalar_words(scalar_values))
     faults: dict[int, np.ndarray] = {}    # block -> the ctx it failed with
     warnings: list[np.ndarray] = []
     stop = runtime.LaunchStop(buf)
-    keys = compiled.__dict__.setdefault("_core_keys", {})
-    core_key = keys.get(platform)
-    if core_key is None:
-        core_key = keys[platform] = runtime.core_key(platform, abi.ctx_slots(num_queues),
-                                                     compiled.memories)
+    costs, num_queues, core_key = plan.costs, compiled.num_queues, plan.core_key
 
     def share(i: int) -> None:
         """This host thread's part of the launch: blocks until none is left."""
         core = runtime._core_for_thread(core_key, platform)
         core._template(costs, num_queues, budget)
         at = lay.records + i * lay.record
-        record = buf[at:at + lay.record]
-        record[1:] = core.native_record[1:]       # all but the state (asc_cancel_thread's)
+        lay.thread_words.pack_into(buf, 8 * (at + 1), *core.native_words)   # all but the state
         stop.register(core.ctx)
         while True:
             run_blocks(base, base + 8 * at)
-            if record[abi.THREAD_WARNED]:
+            if buf[at + abi.THREAD_WARNED]:
                 warnings.append(core.warnings[:int(core.ctx[abi.WARN_LEN])].copy())
-                record[abi.THREAD_WARNED] = 0
-            elif record[abi.THREAD_FAULT] or buf[abi.JOB_STOP] or buf[abi.JOB_NEXT] >= block_dim:
+                buf[at + abi.THREAD_WARNED] = 0
+            elif buf[at + abi.THREAD_FAULT] or buf[abi.JOB_STOP] or \
+                    buf[abi.JOB_NEXT] >= block_dim:
                 break
             elif fired:    # Ctrl-C: Python's handler has run by now; if it did not raise, go on
-                buf[abi.JOB_FIRED_AT] = ctypes.c_int64.from_address(fired).value
+                buf[abi.JOB_FIRED_AT] = _fired_count(fired)
             else:
                 break
-        if record[abi.THREAD_FAULT]:
-            faults[int(record[abi.THREAD_FAULT]) - 1] = core.ctx.copy()
+        if buf[at + abi.THREAD_FAULT]:
+            faults[buf[at + abi.THREAD_FAULT] - 1] = core.ctx.copy()
 
     t0 = time.perf_counter()
     watch = runtime._WATCHDOG.watch(stop)
@@ -213,8 +267,21 @@ def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool
     if warnings:
         from . import sanitizer
         sanitizer.emit_warnings(compiled, np.concatenate(warnings))
-    compiled._block_seconds = wall * threads / block_dim
+    _note_host_time(compiled, wall, threads, block_dim)
     return NativeLaunch(block_dim, wall, buf, lay, timing)
+
+
+_FIRED: dict = {}
+
+
+def _fired_count(address: int) -> int:
+    """The SIGINT handler's counter (0 without one): a launch's blocks stop once it moves."""
+    if not address:
+        return 0
+    counter = _FIRED.get(address)
+    if counter is None:
+        counter = _FIRED[address] = ctypes.c_int64.from_address(address)
+    return counter.value
 
 
 def _waiter(cancel_thread, record_address: int, future, withdraw: bool):

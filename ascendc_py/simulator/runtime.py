@@ -221,11 +221,16 @@ class _Core:
         self._template_ctx: Optional[np.ndarray] = None
         self._template_costs: Optional[np.ndarray] = None
         self.native_record: Optional[np.ndarray] = None   # block_runner's thread record
+        self.native_words: tuple = ()                      # ... its words but the first
         self.counters = np.zeros(timing_params.COUNTER_SLOTS, np.int64)
         self.memories = {}
         sizes = local_memory_sizes(platform)
         for mem in memories:
             self.memories[mem] = _guarded(sizes[mem])
+        # per memory, the bytes from its start that may not hold FRESH_MEMORY_BYTE (all, until
+        # a fill): the native block loop refills only those (block_loop.py)
+        self.dirty = np.array([view.size for _, view in self.memories.values()] or [0],
+                              np.int64)
         # mmad widens its operands here (ctx CUBE_SCRATCH): 4 B per L0A/L0B byte, plus L0C;
         # only cores with a cube's memories have one (a vector core's first launch would
         # otherwise fill 640 KB it never uses)
@@ -256,12 +261,13 @@ class _Core:
         if trace_buf is not None:
             ctx[abi.TRACE_PTR] = trace_buf.ctypes.data
             ctx[abi.TRACE_CAP] = trace_buf.shape[0]
-        for _, view in self.memories.values():
+        for k, (_, view) in enumerate(self.memories.values()):
             # every block starts with its local memories filled with FRESH_MEMORY_BYTE (NaN
             # for floats, -1 for integers): nothing carries over from an earlier block or
             # launch, so a kernel that reads bytes it never wrote gets the same recognisable
             # values whichever host thread ran it (sanitize mode reports such reads)
             view.fill(FRESH_MEMORY_BYTE)
+            self.dirty[k] = view.size     # what this block writes is not tracked here
         return ctx
 
     def _template(self, costs, num_queues: int, loop_budget: int) -> np.ndarray:
@@ -291,6 +297,7 @@ class _Core:
                 t[abi.MEM_SIZE + int(mem)] = view.size
             self._template_ctx, self._template_key = t, key
             self.native_record = self._native_record(t)
+            self.native_words = tuple(int(w) for w in self.native_record[1:])
         return self._template_ctx
 
     def _native_record(self, template: np.ndarray) -> np.ndarray:
@@ -301,6 +308,7 @@ class _Core:
         r[abi.THREAD_TEMPLATE] = template.ctypes.data
         r[abi.THREAD_CTX_SLOTS] = template.size
         r[abi.THREAD_MEMORIES] = len(self.memories)
+        r[abi.THREAD_DIRTY] = self.dirty.ctypes.data
         for k, (_, view) in enumerate(self.memories.values()):
             r[abi.THREAD_MEMORY + 2 * k] = view.ctypes.data
             r[abi.THREAD_MEMORY + 2 * k + 1] = view.size
@@ -367,26 +375,39 @@ LENIENT_SLACK = 256 * 1024  # bytes after each GM buffer in lenient mode (a whol
 def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_values,
                trace: bool = False, trace_capacity: int = 100_000,
                timing: bool = True, lenient: bool = False,
-               sanitize: bool = False) -> LaunchResult:
+               sanitize: bool = False, plan=None) -> LaunchResult:
     """Run every block; raise the first block's fault (if any) as a KernelRuntimeError.
 
     ``lenient``: every GM buffer is staged in a copy with ``LENIENT_SLACK`` bytes of slack
     after it (as device allocations have); accesses that run into the slack become
     ``GMOutOfBoundsWarning``s naming the line, and only the bytes inside each buffer are copied
-    back, so results inside the buffers are unaffected.
+    back, so results inside the buffers are unaffected. ``plan``: what the launcher kept of an
+    earlier launch of the same specialisation (``block_runner.NativePlan``), or None.
     """
     access = gm_access.before_launch(compiled, gm_args)
+    if not (lenient or access is not None) and _numpy_only(gm_args):
+        # nothing to stage, no torch tensor whose version a write must bump (after_launch)
+        return _run(compiled, platform, block_dim, gm_args, scalar_values, trace,
+                    trace_capacity, timing, lenient, sanitize, access, plan)
     originals, staged = gm_args, []
     if lenient:
         gm_args, staged = _stage_with_slack(gm_args)
     try:
         return _run(compiled, platform, block_dim, gm_args, scalar_values, trace,
-                    trace_capacity, timing, lenient, sanitize, access)
+                    trace_capacity, timing, lenient, sanitize, access, plan)
     finally:
         for original, copy in staged:
             if not original.read_only:
                 ctypes.memmove(original.address, copy.ctypes.data, original.nbytes)
         gm_access.after_launch(compiled, originals, access)
+
+
+def _numpy_only(gm_args) -> bool:
+    """Every GM argument is a numpy array (``gm_access.after_launch`` has nothing to do)."""
+    for a in gm_args:
+        if type(a.owner) is not np.ndarray:
+            return False
+    return True
 
 
 def _stage_with_slack(gm_args):
@@ -417,14 +438,20 @@ class Flag:
         return self._set
 
 
+#: the lock of every LaunchStop (registering a core and stopping are rare and short: one lock
+#: shared by all launches costs a launch nothing to create)
+_STOP_LOCK = threading.Lock()
+
+
 class LaunchStop:
     """Stops every block of one launch early: the watchdog when the launch runs out of time
     (``abi.WATCHDOG_BUDGET``), Ctrl-C (``abi.INTERRUPT_BUDGET``). Each running block's loop
     budget gets the value, so it leaves at its next loop iteration, cross-core wait or
     long-instruction check (a matmul row chunk); blocks not started yet do not start."""
 
-    def __init__(self, job: Optional[np.ndarray] = None):
-        self.lock = threading.Lock()
+    __slots__ = ("ctxs", "stopped", "budget", "job")
+
+    def __init__(self, job=None):
         self.ctxs: list[np.ndarray] = []
         self.stopped = Flag()
         self.budget = abi.WATCHDOG_BUDGET
@@ -432,14 +459,14 @@ class LaunchStop:
 
     def register(self, ctx: np.ndarray) -> None:
         """A block is about to run with ``ctx``: stop it at once if the launch is stopping."""
-        with self.lock:
+        with _STOP_LOCK:
             if not any(c is ctx for c in self.ctxs):   # a thread's core serves many blocks
                 self.ctxs.append(ctx)
-            if self.stopped.is_set():
+            if self.stopped._set:
                 ctx[abi.LOOP_BUDGET] = self.budget
 
     def stop(self, budget: int = abi.WATCHDOG_BUDGET) -> None:
-        with self.lock:
+        with _STOP_LOCK:
             if not self.stopped.is_set():
                 self.budget = budget
             self.stopped.set()
@@ -505,17 +532,17 @@ class _Watchdog:
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.launches: dict[int, tuple[float, list, threading.Event]] = {}
-        self.ids = itertools.count()
+        self.launches: dict[int, tuple[float, LaunchStop]] = {}   # id(stop) -> deadline, stop
         self.thread: Optional[threading.Thread] = None
 
     def watch(self, stop: "LaunchStop") -> Optional[int]:
         limit = abi.launch_timeout()
         if limit <= 0:
             return None
+        key = id(stop)     # (the launch keeps its stop alive until it calls forget)
+        deadline = time.monotonic() + limit
         with self.lock:
-            key = next(self.ids)
-            self.launches[key] = (time.monotonic() + limit, stop)
+            self.launches[key] = (deadline, stop)
             if self.thread is None:
                 self.thread = threading.Thread(target=self._loop, name="ascendc-py-watchdog",
                                                daemon=True)
@@ -570,7 +597,7 @@ if hasattr(os, "register_at_fork"):
 
 
 def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_capacity, timing,
-         lenient, sanitize=False, access=None) -> LaunchResult:
+         lenient, sanitize=False, access=None, native_plan=None) -> LaunchResult:
     plan = compiled.__dict__.get("_subcore_plan", _UNPLANNED)
     if plan is _UNPLANNED:
         if not needs_subcores(getattr(compiled, "kernel_type", "AIV_ONLY"), compiled.memories,
@@ -590,7 +617,7 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
         block_runner = _native_loop()   # blocks run in the runtime library's native loop
         if block_runner.ENABLED and block_runner.available():
             return block_runner.run(compiled, platform, block_dim, gm_args, scalar_values,
-                                    timing, access)
+                                    timing, access, native_plan)
     ctx_slots = abi.ctx_slots(compiled.num_queues)
     gm_ptrs = np.array([a.address for a in gm_args] or [0], np.int64)
     gm_sizes = np.array([a.nbytes for a in gm_args] or [0], np.int64)
