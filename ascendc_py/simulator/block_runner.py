@@ -37,16 +37,18 @@ _native = _UNRESOLVED
 
 
 def _functions():
-    """(run_blocks, cancel_thread, address of the SIGINT handler's counter) or None when the
-    runtime library has no block loop (then launches take the Python loop)."""
+    """(run_blocks, cancel_thread, address of the SIGINT handler's counter, that counter as a
+    ctypes int or None) or None when the runtime library has no block loop (then launches
+    take the Python loop)."""
     global _native
     if _native is _UNRESOLVED:
         from ..compiler.codegen import runtime_loader as rl
         run, cancel = rl.symbol_address("asc_run_blocks"), rl.symbol_address("asc_cancel_thread")
         if run and cancel:
             proto = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
+            fired = rl.symbol_address(rl.INT_FIRED) or 0
             _native = (proto(run), ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)(cancel),
-                       rl.symbol_address(rl.INT_FIRED))
+                       fired, ctypes.c_int64.from_address(fired) if fired else None)
         else:
             _native = None
     return _native
@@ -113,7 +115,7 @@ class _Layout:
         self.job = struct.Struct(f"<{self.records}q")
         fired = _functions()[2] if _functions() is not None else 0
         # JOB_KERNEL .. JOB_FIRED (then JOB_FIRED_AT, read at each launch)
-        self.head = (compiled.address, block_dim, 0, 0, fired or 0)
+        self.head = (compiled.address, block_dim, 0, 0, fired)
         # JOB_HEADERS .. JOB_SCALARS (byte offsets)
         self.mid = (8 * self.headers, 8 * self.counters, timing_params.COUNTER_SLOTS,
                     8 * self.demand, self.demand_slots, 8 * self.rcs, 8 * self.gm_ptrs,
@@ -130,10 +132,14 @@ class NativePlan:
     scalars are floats (``plan_for``)."""
 
     __slots__ = ("compiled", "platform", "block_dim", "costs", "core_key", "layouts",
-                 "float_scalars", "n_gm", "__weakref__")
+                 "float_scalars", "n_gm", "direct", "__weakref__")
 
     def __init__(self, compiled, platform, block_dim: int, n_gm: int, scalar_dtypes):
         self.compiled, self.platform, self.block_dim = compiled, platform, block_dim
+        #: the launcher may hand launches straight to ``run`` (runtime.run_blocks): a kernel
+        #: the native loop runs whose GM writes need no run-time access record
+        self.direct = runtime.native_loop_runs(compiled) and available() and \
+            not getattr(compiled.gm_writes, "checks_at_run_time", True)
         self.costs = timing_params.cost_table(platform)
         self.core_key = runtime.core_key(platform, abi.ctx_slots(compiled.num_queues),
                                          compiled.memories)
@@ -147,13 +153,6 @@ class NativePlan:
             lay = self.layouts[threads] = _Layout(self.compiled, self.block_dim, threads,
                                                   self.n_gm, max(1, n_scalars))
         return lay
-
-    def scalar_words(self, scalar_values) -> list:
-        """The scalars' ctx words (floats as their float64 bits), as ``runtime.pack_scalars``."""
-        words = [v for v, _ in scalar_values] or [0]
-        for i in self.float_scalars:
-            words[i] = _I64.unpack(_F64.pack(float(words[i])))[0]
-        return words
 
 
 def plan_for(compiled, platform, block_dim: int, scalar_values, n_gm: int) -> NativePlan:
@@ -183,105 +182,126 @@ def host_threads(compiled, block_dim: int) -> int:
     return min(runtime.WORKERS, block_dim)
 
 
-def _note_host_time(compiled, wall: float, threads: int, block_dim: int) -> None:
-    """Remember the host time per block of this launch (``host_threads`` reads it)."""
-    compiled._block_seconds = wall * threads / block_dim
-
-
 def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool,
         access, plan: Optional[NativePlan] = None) -> runtime.LaunchResult:
     """Run every block of a vector launch natively; raise the first failing block's fault.
     ``plan``: the launch's NativePlan when the caller kept it (else found here)."""
-    run_blocks, cancel_thread, fired = _native if _native is not _UNRESOLVED else _functions()
+    native = _native if _native is not _UNRESOLVED else _functions()
+    run_blocks, fired = native[0], native[3]
     if plan is None or plan.compiled is not compiled or plan.block_dim != block_dim or \
             plan.platform is not platform:
         plan = plan_for(compiled, platform, block_dim, scalar_values, len(gm_args))
     budget = abi.loop_budget()
     own_thread = runtime.runs_blocks_itself()
     threads = host_threads(compiled, block_dim)
-    lay = plan.layout(threads, len(scalar_values))
+    lay = plan.layouts.get(threads) or plan.layout(threads, len(scalar_values))
     buf = lay.buffer()
     base = ctypes.addressof(buf)
-    if gm_args:
-        gm_words = [a.address for a in gm_args] + [a.nbytes for a in gm_args]
-    else:
-        gm_words = [0, 0]
-    lay.job.pack_into(buf, 0, *lay.head, _fired_count(fired), *lay.mid, budget, int(timing),
-                      runtime.address_of(access) if access is not None else 0, *lay.tail,
-                      *gm_words, *plan.scalar_words(scalar_values))
-    faults: dict[int, np.ndarray] = {}    # block -> the ctx it failed with
-    warnings: list[np.ndarray] = []
+    scalars = [v for v, _ in scalar_values] or [0]
+    for i in plan.float_scalars:      # a float's word: its float64 bits (runtime.pack_scalars)
+        scalars[i] = _I64.unpack(_F64.pack(float(scalars[i])))[0]
+    lay.job.pack_into(buf, 0, *lay.head, fired.value if fired is not None else 0, *lay.mid,
+                      budget, int(timing), runtime.address_of(access) if access is not None
+                      else 0, *lay.tail, *[a.address for a in gm_args] or (0,),
+                      *[a.nbytes for a in gm_args] or (0,), *scalars)
     stop = runtime.LaunchStop(buf)
-    costs, num_queues, core_key = plan.costs, compiled.num_queues, plan.core_key
-
-    def share(i: int) -> None:
-        """This host thread's part of the launch: blocks until none is left."""
-        core = runtime._core_for_thread(core_key, platform)
-        core._template(costs, num_queues, budget)
-        at = lay.records + i * lay.record
+    if own_thread and threads == 1:
+        # the launching thread runs every block (Ctrl-C: the SIGINT handler stops them)
+        t0 = time.perf_counter()
+        core = runtime.ready_core(plan.core_key, platform, plan.costs, compiled.num_queues,
+                                  budget)
+        at = lay.records
         lay.thread_words.pack_into(buf, 8 * (at + 1), *core.native_words)   # all but the state
-        stop.register(core.ctx)
-        while True:
-            run_blocks(base, base + 8 * at)
-            if buf[at + abi.THREAD_WARNED]:
-                warnings.append(core.warnings[:int(core.ctx[abi.WARN_LEN])].copy())
-                buf[at + abi.THREAD_WARNED] = 0
-            elif buf[at + abi.THREAD_FAULT] or buf[abi.JOB_STOP] or \
-                    buf[abi.JOB_NEXT] >= block_dim:
-                break
-            elif fired:    # Ctrl-C: Python's handler has run by now; if it did not raise, go on
-                buf[abi.JOB_FIRED_AT] = _fired_count(fired)
-            else:
-                break
+        # (the watchdog's stop writes the job record, which every block that starts reads,
+        # and the ctx of a running block: listed without the lock, a list append is atomic)
+        stop.ctxs.append(core.ctx)
+        watch = runtime._WATCHDOG.watch(stop)
+        try:
+            warnings = _run_share(run_blocks, native[2], buf, base, at, block_dim, core)
+        finally:
+            runtime._WATCHDOG.forget(watch)
+        wall = time.perf_counter() - t0
         if buf[at + abi.THREAD_FAULT]:
-            faults[buf[at + abi.THREAD_FAULT] - 1] = core.ctx.copy()
-
-    t0 = time.perf_counter()
-    watch = runtime._WATCHDOG.watch(stop)
-    try:
-        if own_thread and threads == 1:
-            share(0)       # (Ctrl-C: the SIGINT handler stopped its blocks, nothing else runs)
-        else:
-            own = (lambda: share(0)) if own_thread else None
-            futures = [(i, runtime._executor().submit(share, i))
-                       for i in range(1 if own_thread else 0, threads)]
-
-            def no_further_block():
-                buf[abi.JOB_STOP] = 1
-
-            runtime.run_and_wait(own, [_waiter(cancel_thread, base + 8 * (
-                lay.records + i * lay.record), f, own is not None) for i, f in futures], stop,
-                no_further_block)
-    finally:
-        runtime._WATCHDOG.forget(watch)
-    wall = time.perf_counter() - t0
-    if faults:
-        block = min(faults)
-        ctx = faults[block]
-        site = int(ctx[abi.ERR_SITE])
-        site_info = compiled.sites[site] if 0 <= site < len(compiled.sites) else None
-        fault = build_fault(int(buf[lay.rcs + block]), site_info, int(ctx[abi.ERR_A]),
-                            int(ctx[abi.ERR_B]), int(ctx[abi.ERR_C]), compiled, block, ctx)
-        fault.output = ""
-        raise fault
+            _raise_fault(compiled, buf, lay, {buf[at + abi.THREAD_FAULT] - 1: core.ctx.copy()})
+    else:
+        t0 = time.perf_counter()
+        warnings = _run_threads(compiled, platform, plan, lay, buf, base, threads, own_thread,
+                                budget, stop, native)
+        wall = time.perf_counter() - t0
     if warnings:
         from . import sanitizer
         sanitizer.emit_warnings(compiled, np.concatenate(warnings))
-    _note_host_time(compiled, wall, threads, block_dim)
+    compiled._block_seconds = wall * threads / block_dim     # (host_threads reads it)
     return NativeLaunch(block_dim, wall, buf, lay, timing)
 
 
-_FIRED: dict = {}
+def _run_share(run_blocks, fired_address: int, buf, base: int, at: int, block_dim: int, core
+               ) -> list:
+    """One host thread's part of a launch: blocks until none is left (its thread record at
+    slot ``at`` of ``buf``, its core ``core``); the warnings its blocks recorded."""
+    warnings = []
+    while True:
+        run_blocks(base, base + 8 * at)
+        if buf[at + abi.THREAD_WARNED]:
+            warnings.append(core.warnings[:int(core.ctx[abi.WARN_LEN])].copy())
+            buf[at + abi.THREAD_WARNED] = 0
+        elif buf[at + abi.THREAD_FAULT] or buf[abi.JOB_STOP] or buf[abi.JOB_NEXT] >= block_dim:
+            return warnings
+        elif fired_address:  # Ctrl-C: Python's handler has run by now; if it did not raise, go on
+            buf[abi.JOB_FIRED_AT] = ctypes.c_int64.from_address(fired_address).value
+        else:
+            return warnings
 
 
-def _fired_count(address: int) -> int:
-    """The SIGINT handler's counter (0 without one): a launch's blocks stop once it moves."""
-    if not address:
-        return 0
-    counter = _FIRED.get(address)
-    if counter is None:
-        counter = _FIRED[address] = ctypes.c_int64.from_address(address)
-    return counter.value
+def _run_threads(compiled, platform, plan, lay, buf, base: int, threads: int, own_thread: bool,
+                 budget: int, stop, native) -> list:
+    """Run a launch's blocks on ``threads`` host threads (the launching thread one of them
+    when ``own_thread``); raise the first failing block's fault; the blocks' warnings."""
+    run_blocks, cancel_thread, fired_address = native[:3]
+    faults: dict[int, np.ndarray] = {}    # block -> the ctx it failed with
+    warnings: list[np.ndarray] = []
+    block_dim = plan.block_dim
+
+    def share(i: int) -> None:
+        """This host thread's part of the launch: blocks until none is left."""
+        core = runtime.ready_core(plan.core_key, platform, plan.costs, compiled.num_queues,
+                                  budget)
+        at = lay.records + i * lay.record
+        lay.thread_words.pack_into(buf, 8 * (at + 1), *core.native_words)   # all but the state
+        stop.register(core.ctx)
+        warnings.extend(_run_share(run_blocks, fired_address, buf, base, at, block_dim, core))
+        if buf[at + abi.THREAD_FAULT]:
+            faults[buf[at + abi.THREAD_FAULT] - 1] = core.ctx.copy()
+
+    watch = runtime._WATCHDOG.watch(stop)
+    try:
+        own = (lambda: share(0)) if own_thread else None
+        futures = [(i, runtime._executor().submit(share, i))
+                   for i in range(1 if own_thread else 0, threads)]
+
+        def no_further_block():
+            buf[abi.JOB_STOP] = 1
+
+        runtime.run_and_wait(own, [_waiter(cancel_thread, base + 8 * (
+            lay.records + i * lay.record), f, own is not None) for i, f in futures], stop,
+            no_further_block)
+    finally:
+        runtime._WATCHDOG.forget(watch)
+    if faults:
+        _raise_fault(compiled, buf, lay, faults)
+    return warnings
+
+
+def _raise_fault(compiled, buf, lay: _Layout, faults: dict) -> None:
+    """Raise the fault of the lowest failing block (``faults``: block -> its ctx)."""
+    block = min(faults)
+    ctx = faults[block]
+    site = int(ctx[abi.ERR_SITE])
+    site_info = compiled.sites[site] if 0 <= site < len(compiled.sites) else None
+    fault = build_fault(int(buf[lay.rcs + block]), site_info, int(ctx[abi.ERR_A]),
+                        int(ctx[abi.ERR_B]), int(ctx[abi.ERR_C]), compiled, block, ctx)
+    fault.output = ""
+    raise fault
 
 
 def _waiter(cancel_thread, record_address: int, future, withdraw: bool):

@@ -119,14 +119,20 @@ class Report:
         if pending is None or name.startswith("__"):
             raise AttributeError(f"'Report' object has no attribute '{name}'")
         del self.__dict__["_pending"]
-        if isinstance(pending, tuple):
-            kernel, platform, result, compiled, wall, prepare, origin, sanitized = pending
-            pending = dict(kernel=kernel, platform=platform, result=result, compiled=compiled,
-                           wall_seconds=wall, prepare_seconds=prepare, code_origin=origin,
-                           sanitized=sanitized, compile_seconds=compiled.compile_seconds,
-                           stage_seconds=dict(compiled.stage_seconds))
-        self.__dict__.update(type(self).build(**pending).__dict__)
+        self.__dict__.update(type(self).build(**self.launch_arguments(pending)).__dict__)
         return getattr(self, name)
+
+    @staticmethod
+    def launch_arguments(pending) -> dict:
+        """The keyword arguments of ``build`` of a pending report (``of_launch`` keeps them
+        as a tuple, ``from_launch`` as a dict)."""
+        if not isinstance(pending, tuple):
+            return dict(pending)
+        kernel, platform, result, compiled, wall, prepare, origin, sanitized = pending
+        return dict(kernel=kernel, platform=platform, result=result, compiled=compiled,
+                    wall_seconds=wall, prepare_seconds=prepare, code_origin=origin,
+                    sanitized=sanitized, compile_seconds=compiled.compile_seconds,
+                    stage_seconds=dict(compiled.stage_seconds))
 
     def __getstate__(self) -> dict:
         """Pickled with every field computed (a pending report holds native code)."""

@@ -25,6 +25,7 @@ from _queue import SimpleQueue
 
 from ..dsl.types import NUM_PIPES
 from ..compiler.ops.debug import PRINT_BUFFER_BYTES
+from .. import envvars
 from ..forksafe import ForkSafeLock
 from . import abi, blas, gm_access, interrupts, sanitizer, timing_params
 from .faults import build_fault
@@ -140,6 +141,7 @@ def local_memory_sizes(platform) -> dict[Memory, int]:
 
 _thread_cores = threading.local()
 _MAIN_THREAD = threading.main_thread()
+_MAIN_IDENT = _MAIN_THREAD.ident
 #: the memories of a cube core (AIC): a core with any of them gets a scratch buffer for mmad
 CUBE_MEMORIES = frozenset((Memory.L1, Memory.L0A, Memory.L0B, Memory.L0C, Memory.BT,
                            Memory.FB))
@@ -189,6 +191,17 @@ def core_key(platform, ctx_slots: int, memories) -> tuple:
     """What a host thread's simulated core must match to serve a launch: (ctx slots, local
     memories, their sizes on ``platform``)."""
     return (ctx_slots, tuple(memories), tuple(sorted(local_memory_sizes(platform).items())))
+
+
+def ready_core(key: tuple, platform, costs, num_queues: int, loop_budget: int) -> "_Core":
+    """This host thread's core (``_core_for_thread``) with its ctx template for these costs,
+    queue count and loop budget (``_Core._template``): what the native block loop runs on."""
+    core = getattr(_thread_cores, "core", None)
+    if core is None or core.key != key:
+        core = _core_for_thread(key, platform)
+    if core._template_costs is not costs or core._template_key != (num_queues, loop_budget):
+        core._template(costs, num_queues, loop_budget)
+    return core
 
 
 def _core_for_thread(key: tuple, platform) -> "_Core":
@@ -384,6 +397,14 @@ def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_
     back, so results inside the buffers are unaffected. ``plan``: what the launcher kept of an
     earlier launch of the same specialisation (``block_runner.NativePlan``), or None.
     """
+    if plan is not None and plan.direct and not (trace or lenient or sanitize) and \
+            _numpy_only(gm_args):
+        # the launcher's plan of a kernel the native loop runs, with writable arrays bound by
+        # Kernel._plan_key: nothing for gm_access to refuse, record or bump
+        block_runner = _native_loop()
+        if block_runner.ENABLED:
+            return block_runner.run(compiled, platform, block_dim, gm_args, scalar_values,
+                                    timing, None, plan)
     access = gm_access.before_launch(compiled, gm_args)
     if not (lenient or access is not None) and _numpy_only(gm_args):
         # nothing to stage, no torch tensor whose version a write must bump (after_launch)
@@ -518,7 +539,7 @@ def runs_blocks_itself() -> bool:
     """Whether the launching thread runs blocks itself (no hand-off to a pool thread): the
     main thread, where Ctrl-C arrives, once the runtime library's SIGINT handler is in place
     (``interrupts.py``); other threads hand every block to the pool."""
-    return threading.current_thread() is _MAIN_THREAD and interrupts.install()
+    return threading.get_ident() == _MAIN_IDENT and interrupts.install()
 
 
 STOP_POLL_SECONDS = 0.05
@@ -533,10 +554,16 @@ class _Watchdog:
     def __init__(self):
         self.lock = threading.Lock()
         self.launches: dict[int, tuple[float, LaunchStop]] = {}   # id(stop) -> deadline, stop
+        self.limits: dict[str, float] = {}    # ASCENDC_PY_LAUNCH_TIMEOUT's text -> seconds
         self.thread: Optional[threading.Thread] = None
 
     def watch(self, stop: "LaunchStop") -> Optional[int]:
-        limit = abi.launch_timeout()
+        raw = envvars.get(abi.LAUNCH_TIMEOUT_ENV)
+        limit = self.limits.get(raw)
+        if limit is None:     # (parsed once per text of the variable)
+            if len(self.limits) > 64:
+                self.limits.clear()
+            limit = self.limits[raw] = abi.launch_timeout()
         if limit <= 0:
             return None
         key = id(stop)     # (the launch keeps its stop alive until it calls forget)
@@ -586,8 +613,9 @@ def _after_fork_in_child() -> None:
     """A forked child has only the forking thread: the pool's threads, the watchdog's thread
     and any lock another thread held are gone. Start them afresh (torch DataLoader workers,
     multiprocessing with fork), or the child's first launch would wait forever."""
-    global _pool, _MAIN_THREAD
+    global _pool, _MAIN_THREAD, _MAIN_IDENT
     _MAIN_THREAD = threading.main_thread()
+    _MAIN_IDENT = _MAIN_THREAD.ident
     _pool = None
     _WATCHDOG.__init__()
 
@@ -596,8 +624,9 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_capacity, timing,
-         lenient, sanitize=False, access=None, native_plan=None) -> LaunchResult:
+def _subcore_plan(compiled):
+    """How a cube or mix kernel, or one with cross-core sync, maps to sub-cores
+    (``subcores.plan_for``); None for a vector kernel (computed once per compiled kernel)."""
     plan = compiled.__dict__.get("_subcore_plan", _UNPLANNED)
     if plan is _UNPLANNED:
         if not needs_subcores(getattr(compiled, "kernel_type", "AIV_ONLY"), compiled.memories,
@@ -606,13 +635,31 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
         else:
             from .subcores import plan_for
             plan = plan_for(compiled)
+    return plan
+
+
+def _prints(compiled) -> bool:
+    """Whether the kernel prints (printf/dump_tensor: its blocks run in the Python loop)."""
+    prints = compiled.__dict__.get("_prints")
+    if prints is None:
+        prints = compiled._prints = any(s.op in ("printf", "dump_tensor") for s in compiled.sites)
+    return prints
+
+
+def native_loop_runs(compiled) -> bool:
+    """Whether launches of ``compiled`` without trace, lenient or sanitize mode run in the
+    native block loop (``block_runner.py``), as ``_run`` routes them."""
+    return _subcore_plan(compiled) is None and not _prints(compiled)
+
+
+def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_capacity, timing,
+         lenient, sanitize=False, access=None, native_plan=None) -> LaunchResult:
+    plan = _subcore_plan(compiled)
     if plan is not None:  # cube and mix kernels, cross-core sync: simulator/subcores.py
         from . import subcores
         return subcores.run(compiled, plan, platform, block_dim, gm_args, scalar_values, trace,
                             trace_capacity, timing, lenient, sanitize, access)
-    prints = compiled.__dict__.get("_prints")
-    if prints is None:
-        prints = compiled._prints = any(s.op in ("printf", "dump_tensor") for s in compiled.sites)
+    prints = _prints(compiled)
     if not (trace or lenient or sanitize or prints):
         block_runner = _native_loop()   # blocks run in the runtime library's native loop
         if block_runner.ENABLED and block_runner.available():
