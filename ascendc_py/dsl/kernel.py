@@ -60,6 +60,7 @@ def _launch_names():
     package import: a cached launch never loads the compiler's front end) and then looked up
     without an import statement per launch. Modules, not their functions, where tests and
     tools patch a function (``runtime.run_blocks``)."""
+    import ctypes
     from types import SimpleNamespace
 
     from .. import profiler
@@ -70,6 +71,8 @@ def _launch_names():
         profiler=profiler, jit=jit, GMAlignmentError=errors.GMAlignmentError,
         ArgSpec=spec.ArgSpec, config=config, gm_access=gm_access, runtime=runtime,
         sanitizer=sanitizer, Report=report.Report, options_key=kernel_types.options_key,
+        new_gm_arg=functools.partial(tuple.__new__, runtime.GmArg),   # GmArg from a tuple
+        addressof=ctypes.addressof, buffer_of=ctypes.c_char.from_buffer,
         bool_=types.bool_, float32=types.float32, int32=types.int32, int64=types.int64)
 
 
@@ -102,6 +105,7 @@ class Kernel:
         self._compiled = _CompiledTable()   # (specs, codegen variant) -> (compiled, guard)
         self._fast_specs: dict = {}     # _bind_fast: (parameter index, dtype or type) -> spec
         self._launchers: dict = {}      # block_dim -> its Launcher (they keep launch plans)
+        self._plan_params = None        # _plan_key: (name, kind, int ok, float ok) per parameter
         sig = inspect.signature(fn)
         for p in sig.parameters.values():
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
@@ -395,14 +399,17 @@ class Kernel:
         would bind, where the key (one element per argument: a GM argument's dtype, a
         scalar's type, a constant's type and value) determines the specs; None for any other
         call (the full path binds it)."""
-        params = self.params
+        params = self._plan_params
+        if params is None:
+            params = self._plan_params = tuple(
+                (p.name, p.kind, p.annotation not in (float, "float"),
+                 p.annotation not in (int, "int")) for p in self.params)
         if len(args) != len(params):
             return None
         key, gm, scalars = [], [], []
-        runtime = names.runtime
-        for p, v in zip(params, args):
+        gm_arg, addressof, buffer_of = names.new_gm_arg, names.addressof, names.buffer_of
+        for (name, kind, int_ok, float_ok), v in zip(params, args):
             t = type(v)
-            kind = p.kind
             if t is np.ndarray:
                 if kind != "gm" and kind != "auto":
                     return None
@@ -410,11 +417,11 @@ class Kernel:
                 nbytes = v.nbytes
                 if not (flags.writeable and flags.c_contiguous and nbytes):
                     return None
-                address = runtime.address_of(v)
+                address = addressof(buffer_of(v))    # (runtime.address_of, inline)
                 if address % v.itemsize:
                     return None
                 key.append(v.dtype)
-                gm.append(runtime.GmArg(p.name, address, nbytes, v))
+                gm.append(gm_arg((name, address, nbytes, v, "", False)))
             elif t.__name__ == "Tensor" and t.__module__ == "torch":
                 if kind != "gm" and kind != "auto" or v.device.type != "cpu" or \
                         v.requires_grad or not v.is_contiguous():
@@ -424,7 +431,7 @@ class Kernel:
                 if not nbytes or address % size:
                     return None
                 key.append(v.dtype)
-                gm.append(runtime.GmArg(p.name, address, nbytes, v))
+                gm.append(gm_arg((name, address, nbytes, v, "", False)))
             elif kind == "const":
                 if t is not int and t is not float and t is not bool and t is not str:
                     return None
@@ -432,12 +439,12 @@ class Kernel:
             elif kind != "scalar" and kind != "auto":
                 return None
             elif t is int:
-                if p.annotation in (float, "float") or not -(2 ** 31) <= v < 2 ** 31:
+                if not int_ok or not -2147483648 <= v <= 2147483647:
                     return None
                 key.append(int)
                 scalars.append((v, names.int32))
             elif t is float:
-                if p.annotation in (int, "int"):
+                if not float_ok:
                     return None
                 key.append(float)
                 scalars.append((v, names.float32))
@@ -508,7 +515,8 @@ class Launcher:
                 lenient:
             return self._launch(names, args, kwargs, platform, trace, sanitize, lenient, t0)
         sanitizer = names.sanitizer
-        if envvars.flag("ASCENDC_PY_TRACE") or envvars.flag("ASCENDC_PY_LENIENT") or \
+        if envvars.get("ASCENDC_PY_TRACE") not in ("", "0") or \
+                envvars.get("ASCENDC_PY_LENIENT") not in ("", "0") or \
                 sanitizer.sanitizer_enabled(None):
             return self._launch(names, args, kwargs, platform, trace, sanitize, lenient, t0)
         kernel = self.kernel

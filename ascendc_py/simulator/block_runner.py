@@ -19,6 +19,7 @@ when a report reads them (``NativeLaunch.blocks``).
 from __future__ import annotations
 
 import ctypes
+import operator
 import struct
 import time
 from typing import Optional
@@ -170,6 +171,9 @@ def plan_for(compiled, platform, block_dim: int, scalar_values, n_gm: int) -> Na
 
 _F64 = struct.Struct("<d")
 _I64 = struct.Struct("<q")
+_FIRST = operator.itemgetter(0)                    # a scalar's value
+_ADDRESS = operator.attrgetter("address")          # a GmArg's
+_NBYTES = operator.attrgetter("nbytes")
 
 
 def host_threads(compiled, block_dim: int) -> int:
@@ -197,13 +201,13 @@ def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool
     lay = plan.layouts.get(threads) or plan.layout(threads, len(scalar_values))
     buf = lay.buffer()
     base = ctypes.addressof(buf)
-    scalars = [v for v, _ in scalar_values] or [0]
+    scalars = list(map(_FIRST, scalar_values)) or [0]
     for i in plan.float_scalars:      # a float's word: its float64 bits (runtime.pack_scalars)
         scalars[i] = _I64.unpack(_F64.pack(float(scalars[i])))[0]
     lay.job.pack_into(buf, 0, *lay.head, fired.value if fired is not None else 0, *lay.mid,
                       budget, int(timing), runtime.address_of(access) if access is not None
-                      else 0, *lay.tail, *[a.address for a in gm_args] or (0,),
-                      *[a.nbytes for a in gm_args] or (0,), *scalars)
+                      else 0, *lay.tail, *map(_ADDRESS, gm_args) if gm_args else (0,),
+                      *map(_NBYTES, gm_args) if gm_args else (0,), *scalars)
     stop = runtime.LaunchStop(buf)
     if own_thread and threads == 1:
         # the launching thread runs every block (Ctrl-C: the SIGINT handler stops them)

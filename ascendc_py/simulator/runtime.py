@@ -464,33 +464,42 @@ class Flag:
 _STOP_LOCK = threading.Lock()
 
 
-class LaunchStop:
+class LaunchStop(Flag):
     """Stops every block of one launch early: the watchdog when the launch runs out of time
     (``abi.WATCHDOG_BUDGET``), Ctrl-C (``abi.INTERRUPT_BUDGET``). Each running block's loop
     budget gets the value, so it leaves at its next loop iteration, cross-core wait or
-    long-instruction check (a matmul row chunk); blocks not started yet do not start."""
+    long-instruction check (a matmul row chunk); blocks not started yet do not start. Set (a
+    Flag) once stopped."""
 
-    __slots__ = ("ctxs", "stopped", "budget", "job")
+    __slots__ = ("ctxs", "budget", "job")
 
     def __init__(self, job=None):
+        self._set = False
         self.ctxs: list[np.ndarray] = []
-        self.stopped = Flag()
         self.budget = abi.WATCHDOG_BUDGET
         self.job = job      # the native block loop's job record (block_runner.py), if any
+
+    @property
+    def stopped(self) -> Flag:
+        """Whether the launch is stopping (this object)."""
+        return self
 
     def register(self, ctx: np.ndarray) -> None:
         """A block is about to run with ``ctx``: stop it at once if the launch is stopping."""
         with _STOP_LOCK:
-            if not any(c is ctx for c in self.ctxs):   # a thread's core serves many blocks
+            for c in self.ctxs:    # a thread's core serves many blocks
+                if c is ctx:
+                    break
+            else:
                 self.ctxs.append(ctx)
-            if self.stopped._set:
+            if self._set:
                 ctx[abi.LOOP_BUDGET] = self.budget
 
     def stop(self, budget: int = abi.WATCHDOG_BUDGET) -> None:
         with _STOP_LOCK:
-            if not self.stopped.is_set():
+            if not self._set:
                 self.budget = budget
-            self.stopped.set()
+            self._set = True
             if self.job is not None:     # blocks that start from now on get the budget too
                 self.job[abi.JOB_STOP_BUDGET] = self.budget
             for ctx in self.ctxs:
