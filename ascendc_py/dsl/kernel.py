@@ -530,22 +530,14 @@ class Launcher:
             return self._launch(names, args, kwargs, platform, trace, sanitize, lenient, t0,
                                 plan_key=key)
         sanitizer.note_launch(False)
-        compiled = plan.compiled
-        t1 = time.perf_counter()
-        result = names.runtime.run_blocks(compiled, chip, self.block_dim, gm, scalars,
-                                          timing=names.jit.timing_enabled(), plan=plan.native)
-        if result.output:  # printf/dump_tensor text, blocks in order
-            print(result.output, end="")
-        report = names.Report.of_launch(kernel.__name__, chip, result, compiled,
-                                        time.perf_counter() - t1, t1 - t0, "memory", False)
-        names.profiler.notify(report)
-        return report
+        return self._run(names, plan.compiled, chip, gm, scalars, False, False, False,
+                         plan.native, "memory", t0)
 
     def _launch(self, names, args, kwargs, platform, trace, sanitize, lenient, t0,
                 plan_key=None):
         """Every launch the plan does not serve: bind in full, find or compile the code, run;
         ``plan_key``: keep a plan of this specialisation for the next launch."""
-        config, jit = names.config, names.jit
+        config = names.config
         chip = config.get_platform(platform) if platform is not None else \
             config.current_platform()
         if trace is None:
@@ -565,11 +557,17 @@ class Launcher:
                     self._plans.clear()
                 self._plans[plan_key] = plan
                 native = plan.native
+        return self._run(names, compiled, chip, gm, scalars, bool(trace), bool(lenient),
+                         sanitize, native, origin, t0)
+
+    def _run(self, names, compiled, chip, gm, scalars, trace: bool, lenient: bool,
+             sanitize: bool, native, origin: str, t0: float):
+        """Run the blocks, print what they printed, and return the (pending) report."""
         t1 = time.perf_counter()
         try:
             result = names.runtime.run_blocks(
-                compiled, chip, self.block_dim, gm, scalars, trace=bool(trace),
-                timing=jit.timing_enabled(), lenient=bool(lenient), sanitize=sanitize,
+                compiled, chip, self.block_dim, gm, scalars, trace=trace,
+                timing=names.jit.timing_enabled(), lenient=lenient, sanitize=sanitize,
                 plan=native)
         except Exception as fault:  # what the blocks printed before the fault
             if getattr(fault, "output", ""):
