@@ -22,6 +22,7 @@ from ..compiler.errors import (BlockDimError, DeviceError, KernelLaunchError,
                                UnsupportedArrayError, user_boundary, warn_at_user)
 from .. import envvars
 from . import api
+from .launcher import CompiledTable, Launcher, guard_holds, launch_names
 from .types import DataType, dtype_of_array
 
 RESERVED_LAUNCH_KEYWORDS = ("platform", "trace", "sanitize", "lenient", "stream")
@@ -54,28 +55,6 @@ def _is_struct(value) -> bool:
     return struct_kind(type(value)) is not None
 
 
-@functools.lru_cache(maxsize=None)
-def _launch_names():
-    """The launch path's names from the simulator and compiler, imported on first use (not at
-    package import: a cached launch never loads the compiler's front end) and then looked up
-    without an import statement per launch. Modules, not their functions, where tests and
-    tools patch a function (``runtime.run_blocks``)."""
-    import ctypes
-    from types import SimpleNamespace
-
-    from .. import profiler
-    from ..compiler import errors, jit, spec
-    from ..simulator import config, gm_access, report, runtime, sanitizer
-    from . import kernel_types, types
-    return SimpleNamespace(
-        profiler=profiler, jit=jit, GMAlignmentError=errors.GMAlignmentError,
-        ArgSpec=spec.ArgSpec, config=config, gm_access=gm_access, runtime=runtime,
-        sanitizer=sanitizer, Report=report.Report, options_key=kernel_types.options_key,
-        new_gm_arg=functools.partial(tuple.__new__, runtime.GmArg),   # GmArg from a tuple
-        addressof=ctypes.addressof, buffer_of=ctypes.c_char.from_buffer,
-        bool_=types.bool_, float32=types.float32, int32=types.int32, int64=types.int64)
-
-
 def _is_array(value) -> bool:
     return isinstance(value, np.ndarray) or type(value).__module__.startswith("torch")
 
@@ -102,10 +81,10 @@ class Kernel:
         self._code = fn.__code__
         self._source = None
         self._ast = None
-        self._compiled = _CompiledTable()   # (specs, codegen variant) -> (compiled, guard)
+        self._compiled = CompiledTable()   # (specs, codegen variant) -> (compiled, guard)
         self._fast_specs: dict = {}     # _bind_fast: (parameter index, dtype or type) -> spec
         self._launchers: dict = {}      # block_dim -> its Launcher (they keep launch plans)
-        self._plan_params = None        # _plan_key: (name, kind, int ok, float ok) per parameter
+        self._plan_params = None        # launcher.plan_key: (name, kind, int ok, float ok) each
         sig = inspect.signature(fn)
         for p in sig.parameters.values():
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
@@ -294,7 +273,7 @@ class Kernel:
             bound = self._bind_fast(args)
             if bound is not None:
                 return bound
-        ArgSpec = _launch_names().ArgSpec
+        ArgSpec = launch_names().ArgSpec
         if len(args) > len(self.params):
             raise LaunchArgumentError(f"{self.__name__} takes {len(self.params)} arguments but "
                                     f"{len(args)} were given")
@@ -339,7 +318,7 @@ class Kernel:
         grad, scalars as Python ``int`` (32-bit), ``float`` or ``bool``, constants as ``int``,
         ``float``, ``bool`` or ``str``. None for anything else: the general path binds it (and
         raises its errors)."""
-        names = _launch_names()
+        names = launch_names()
         specs, gm, scalars = [], [], []
         cache = self._fast_specs
         for i, (p, v) in enumerate(zip(self.params, args)):
@@ -394,76 +373,20 @@ class Kernel:
             scalars.append((v, dtype))
         return tuple(specs), gm, scalars
 
-    def _plan_key(self, args, names):
-        """For a launch plan: (key, GM arguments, scalar values) of a call ``_bind_fast``
-        would bind, where the key (one element per argument: a GM argument's dtype, a
-        scalar's type, a constant's type and value) determines the specs; None for any other
-        call (the full path binds it)."""
-        params = self._plan_params
-        if params is None:
-            params = self._plan_params = tuple(
-                (p.name, p.kind, p.annotation not in (float, "float"),
-                 p.annotation not in (int, "int")) for p in self.params)
-        if len(args) != len(params):
-            return None
-        key, gm, scalars = [], [], []
-        gm_arg, addressof, buffer_of = names.new_gm_arg, names.addressof, names.buffer_of
-        for (name, kind, int_ok, float_ok), v in zip(params, args):
-            t = type(v)
-            if t is np.ndarray:
-                if kind != "gm" and kind != "auto":
-                    return None
-                flags = v.flags
-                nbytes = v.nbytes
-                if not (flags.writeable and flags.c_contiguous and nbytes):
-                    return None
-                address = addressof(buffer_of(v))    # (runtime.address_of, inline)
-                if address % v.itemsize:
-                    return None
-                key.append(v.dtype)
-                gm.append(gm_arg((name, address, nbytes, v, "", False)))
-            elif t.__name__ == "Tensor" and t.__module__ == "torch":
-                if kind != "gm" and kind != "auto" or v.device.type != "cpu" or \
-                        v.requires_grad or not v.is_contiguous():
-                    return None
-                address, size = v.data_ptr(), v.element_size()
-                nbytes = v.numel() * size
-                if not nbytes or address % size:
-                    return None
-                key.append(v.dtype)
-                gm.append(gm_arg((name, address, nbytes, v, "", False)))
-            elif kind == "const":
-                if t is not int and t is not float and t is not bool and t is not str:
-                    return None
-                key.append((t, v))
-            elif kind != "scalar" and kind != "auto":
-                return None
-            elif t is int:
-                if not int_ok or not -2147483648 <= v <= 2147483647:
-                    return None
-                key.append(int)
-                scalars.append((v, names.int32))
-            elif t is float:
-                if not float_ok:
-                    return None
-                key.append(float)
-                scalars.append((v, names.float32))
-            elif t is bool:
-                key.append(bool)
-                scalars.append((v, names.bool_))
-            else:
-                return None
-        return tuple(key), gm, scalars
+    def changed_global(self, read: dict, guard: tuple) -> Optional[str]:
+        """The first global a compiled entry read (``read``) whose value has changed since,
+        or None; ``guard``: the entry's dependency guard, which holds (``_changed_globals``)."""
+        return _changed_globals(read, self, guard)
 
     def compiled_for(self, specs, platform):
         """The native code for a specialisation: memory cache, then disk, then compile."""
-        jit = _launch_names().jit
+        jit = launch_names().jit
         self._sync_code()
         mem_key = (specs, jit.codegen_variant())
         found = self._compiled.get(mem_key)
         if found is not None:
             entry, guard = found
-            if _guard_holds(guard):
+            if guard_holds(guard):
                 changed = _changed_globals(entry.globals_read, self, guard)
                 if not changed:
                     return entry, "memory"
@@ -473,7 +396,7 @@ class Kernel:
             del self._compiled[mem_key]
         guard = self.dependency_guard()
         sources, consts = self.dependencies()
-        options_key = _launch_names().options_key
+        options_key = launch_names().options_key
         key = jit.CacheKey(f"{self.fn.__module__}.{self.fn.__qualname__}"
                            f"{options_key(self.options)}", tuple(sources),
                            specs, tuple(sorted(consts)), mem_key[1], jit.compiler_version(),
@@ -490,175 +413,6 @@ class Kernel:
         return compiled, origin
 
 
-class Launcher:
-    """``kernel[block_dim]``: call it with the kernel's arguments to run it.
-
-    A launch whose arguments take the fast bind (``Kernel._plan_key``) and that asks for no
-    option (no trace, sanitize or lenient mode, the default platform) reuses a ``_LaunchPlan``
-    of its specialisation: the compiled entry with its dependency guard and everything of the
-    run that does not depend on the argument values. The plan is re-checked on every launch
-    (the kernel's code and helpers, the globals it read, the platform, the codegen variant,
-    the kernel's table of compiled entries); any change takes the full path, which compiles,
-    warns and makes a new plan as a first launch would."""
-
-    def __init__(self, kernel: Kernel, block_dim: int):
-        self.kernel = kernel
-        self.block_dim = block_dim
-        self._plans: dict = {}     # Kernel._plan_key -> _LaunchPlan
-
-    @user_boundary
-    def __call__(self, *args, platform=None, trace=None, sanitize=None, lenient=False,
-                 **kwargs):
-        t0 = time.perf_counter()
-        names = _launch_names()
-        if kwargs or platform is not None or trace is not None or sanitize is not None or \
-                lenient:
-            return self._launch(names, args, kwargs, platform, trace, sanitize, lenient, t0)
-        sanitizer = names.sanitizer
-        if envvars.get("ASCENDC_PY_TRACE") not in ("", "0") or \
-                envvars.get("ASCENDC_PY_LENIENT") not in ("", "0") or \
-                sanitizer.sanitizer_enabled(None):
-            return self._launch(names, args, kwargs, platform, trace, sanitize, lenient, t0)
-        kernel = self.kernel
-        bound = kernel._plan_key(args, names)
-        if bound is None:
-            return self._launch(names, args, kwargs, platform, trace, sanitize, lenient, t0)
-        key, gm, scalars = bound
-        chip = names.config.current_platform()
-        plan = self._plans.get(key)
-        if plan is None or not plan.holds(kernel, chip, names.jit.codegen_variant()):
-            return self._launch(names, args, kwargs, platform, trace, sanitize, lenient, t0,
-                                plan_key=key)
-        sanitizer.note_launch(False)
-        return self._run(names, plan.compiled, chip, gm, scalars, False, False, False,
-                         plan.native, "memory", t0)
-
-    def _launch(self, names, args, kwargs, platform, trace, sanitize, lenient, t0,
-                plan_key=None):
-        """Every launch the plan does not serve: bind in full, find or compile the code, run;
-        ``plan_key``: keep a plan of this specialisation for the next launch."""
-        config = names.config
-        chip = config.get_platform(platform) if platform is not None else \
-            config.current_platform()
-        if trace is None:
-            trace = envvars.flag("ASCENDC_PY_TRACE")
-        if not lenient:
-            lenient = envvars.flag("ASCENDC_PY_LENIENT")
-        sanitize = names.sanitizer.sanitizer_enabled(sanitize)
-        names.sanitizer.note_launch(sanitize)
-        specs, gm, scalars = self.kernel.bind(args, kwargs)
-        compiled, origin = self.kernel.compiled_for(specs, chip)
-        native = None
-        if plan_key is not None:
-            plan = _LaunchPlan.make(self.kernel, specs, compiled, chip, self.block_dim, gm,
-                                    scalars, names)
-            if plan is not None:
-                if len(self._plans) > 64:
-                    self._plans.clear()
-                self._plans[plan_key] = plan
-                native = plan.native
-        return self._run(names, compiled, chip, gm, scalars, bool(trace), bool(lenient),
-                         sanitize, native, origin, t0)
-
-    def _run(self, names, compiled, chip, gm, scalars, trace: bool, lenient: bool,
-             sanitize: bool, native, origin: str, t0: float):
-        """Run the blocks, print what they printed, and return the (pending) report."""
-        t1 = time.perf_counter()
-        try:
-            result = names.runtime.run_blocks(
-                compiled, chip, self.block_dim, gm, scalars, trace=trace,
-                timing=names.jit.timing_enabled(), lenient=lenient, sanitize=sanitize,
-                plan=native)
-        except Exception as fault:  # what the blocks printed before the fault
-            if getattr(fault, "output", ""):
-                print(fault.output, end="")
-            raise
-        if result.output:  # printf/dump_tensor text, blocks in order
-            print(result.output, end="")
-        report = names.Report.of_launch(self.kernel.__name__, chip, result, compiled,
-                                        time.perf_counter() - t1, t1 - t0, origin,
-                                        bool(sanitize))
-        names.profiler.notify(report)
-        return report
-
-
-class _CompiledTable(dict):
-    """A kernel's compiled entries, (specs, codegen variant) -> (compiled, guard), with a
-    version that every change bumps (launch plans hold the version they were made at: a
-    removed or replaced entry, or a cleared table, retires them)."""
-
-    version = 0
-
-    def _changed(self) -> None:
-        self.version += 1
-
-    def __setitem__(self, key, value) -> None:
-        self._changed()
-        super().__setitem__(key, value)
-
-    def __delitem__(self, key) -> None:
-        self._changed()
-        super().__delitem__(key)
-
-    def clear(self) -> None:
-        self._changed()
-        super().clear()
-
-    def pop(self, *args):
-        self._changed()
-        return super().pop(*args)
-
-    def popitem(self):
-        self._changed()
-        return super().popitem()
-
-    def setdefault(self, key, default=None):
-        self._changed()
-        return super().setdefault(key, default)
-
-    def update(self, *args, **kwargs) -> None:
-        self._changed()
-        super().update(*args, **kwargs)
-
-
-class _LaunchPlan:
-    """What launches of one specialisation on one block count share and need not compute
-    again: the compiled entry found for it and its dependency guard, the platform and codegen
-    variant it was found under, and the native loop's plan of the run (``block_runner``).
-    ``holds`` re-checks on each launch everything that could make the entry stale."""
-
-    __slots__ = ("compiled", "code", "table", "version", "guard", "platform", "variant",
-                 "native")
-
-    @classmethod
-    def make(cls, kernel: Kernel, specs, compiled, chip, block_dim: int, gm, scalars,
-             names) -> "Optional[_LaunchPlan]":
-        """The plan of a launch that ``compiled_for`` has just served (None when the kernel's
-        table does not hold the entry: nothing to re-check it against)."""
-        found = kernel._compiled.get((specs, names.jit.codegen_variant()))
-        if found is None or found[0] is not compiled:
-            return None
-        plan = cls()
-        plan.compiled, plan.guard = found
-        plan.code = kernel.fn.__code__
-        plan.table, plan.version = kernel._compiled, kernel._compiled.version
-        plan.platform, plan.variant = chip, names.jit.codegen_variant()
-        plan.native = None
-        if getattr(compiled, "kernel_type", "AIV_ONLY") == "AIV_ONLY":
-            plan.native = names.runtime._native_loop().plan_for(compiled, chip, block_dim,
-                                                                scalars, len(gm))
-        return plan
-
-    def holds(self, kernel: Kernel, chip, variant: str) -> bool:
-        """Whether the plan's entry is still the one a full lookup would return now."""
-        if kernel.fn.__code__ is not self.code or kernel._compiled is not self.table or \
-                self.table.version != self.version or chip is not self.platform or \
-                variant != self.variant or not _guard_holds(self.guard):
-            return False
-        read = self.compiled.globals_read
-        return not read or _changed_globals(read, kernel, self.guard) is None
-
-
 def _compiled_by_cell_magic(code) -> bool:
     """Code compiled under a pseudo file name that no file and no linecache entry holds (a cell
     magic's ``'<timed exec>'``): its source is looked for in the notebook's cells."""
@@ -667,25 +421,6 @@ def _compiled_by_cell_magic(code) -> bool:
         return False      # a file: no need to load the notebook support (the front end)
     from ..compiler.frontend.notebook import is_unregistered_name
     return is_unregistered_name(name)
-
-
-def _guard_holds(guard: tuple) -> bool:
-    """Every kernel still runs the code it was compiled from, and every name through which it
-    reaches a helper or module still holds the same object (``Kernel.dependency_guard``)."""
-    kernels, slots = guard
-    for kernel, code in kernels:
-        if kernel.fn.__code__ is not code:
-            return False
-    for container, key, obj in slots:
-        if key is None:
-            try:
-                if container.cell_contents is not obj:
-                    return False
-            except ValueError:
-                return False
-        elif container.get(key, _MISSING) is not obj:
-            return False
-    return True
 
 
 def _changed_globals(read: dict, kernel: Kernel, guard: Optional[tuple] = None
@@ -765,7 +500,7 @@ def _namespace_for(owner: str, kernel: Kernel, seen=None):
 
 
 def _gm_arg(kernel: str, name: str, v):
-    names = _launch_names()
+    names = launch_names()
     GmArg, read_only_reason = names.runtime.GmArg, names.gm_access.read_only_reason
     dtype = dtype_of_array(v)
     if isinstance(v, np.ndarray):
@@ -796,14 +531,14 @@ def _gm_arg(kernel: str, name: str, v):
 def _check_alignment(kernel: str, name: str, address: int, itemsize: int) -> None:
     """GM addresses must be multiples of the element size, as the MTE requires."""
     if itemsize > 1 and address % itemsize:
-        raise _launch_names().GMAlignmentError(f"{kernel}: argument '{name}' starts at address {address:#x}, "
+        raise launch_names().GMAlignmentError(f"{kernel}: argument '{name}' starts at address {address:#x}, "
                                f"not a multiple of its element size {itemsize}",
                                hint=f"pass an aligned copy, e.g. np.ascontiguousarray or "
                                     f"{name}.copy()")
 
 
 def _scalar_dtype(kernel: str, p: _Param, v) -> DataType:
-    names = _launch_names()
+    names = launch_names()
     bool_, float32, int32, int64 = names.bool_, names.float32, names.int32, names.int64
     if _is_array(v):
         raise LaunchArgumentError(f"{kernel}: argument '{p.name}' is declared as a scalar "

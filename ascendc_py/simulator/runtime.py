@@ -400,7 +400,7 @@ def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_
     if plan is not None and plan.direct and not (trace or lenient or sanitize) and \
             _numpy_only(gm_args):
         # the launcher's plan of a kernel the native loop runs, with writable arrays bound by
-        # Kernel._plan_key: nothing for gm_access to refuse, record or bump
+        # launcher.plan_key: nothing for gm_access to refuse, record or bump
         block_runner = _native_loop()
         if block_runner.ENABLED:
             return block_runner.run(compiled, platform, block_dim, gm_args, scalar_values,
