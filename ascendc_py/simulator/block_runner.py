@@ -212,8 +212,12 @@ def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool
     if own_thread and threads == 1:
         # the launching thread runs every block (Ctrl-C: the SIGINT handler stops them)
         t0 = time.perf_counter()
-        core = runtime.ready_core(plan.core_key, platform, plan.costs, compiled.num_queues,
-                                  budget)
+        core = getattr(runtime._thread_cores, "core", None)
+        if core is None or (core.key is not plan.core_key and core.key != plan.core_key) or \
+                core._template_costs is not plan.costs or \
+                core._template_key != (compiled.num_queues, budget):
+            core = runtime.ready_core(plan.core_key, platform, plan.costs, compiled.num_queues,
+                                      budget)
         at = lay.records
         lay.thread_words.pack_into(buf, 8 * (at + 1), *core.native_words)   # all but the state
         # (the watchdog's stop writes the job record, which every block that starts reads,
@@ -221,7 +225,14 @@ def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool
         stop.ctxs.append(core.ctx)
         watch = runtime._WATCHDOG.watch(stop)
         try:
-            warnings = _run_share(run_blocks, native[2], buf, base, at, block_dim, core)
+            run_blocks(base, base + 8 * at)
+            if buf[abi.JOB_NEXT] < block_dim or buf[at + abi.THREAD_WARNED]:
+                # not every block ran in one call: warnings to collect, or Ctrl-C's handler
+                # did not raise (_run_share goes on)
+                warnings = _run_share(run_blocks, native[2], buf, base, at, block_dim, core,
+                                      again=False)
+            else:
+                warnings = None
         finally:
             runtime._WATCHDOG.forget(watch)
         wall = time.perf_counter() - t0
@@ -239,13 +250,16 @@ def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool
     return NativeLaunch(block_dim, wall, buf, lay, timing)
 
 
-def _run_share(run_blocks, fired_address: int, buf, base: int, at: int, block_dim: int, core
-               ) -> list:
+def _run_share(run_blocks, fired_address: int, buf, base: int, at: int, block_dim: int, core,
+               again: bool = True) -> list:
     """One host thread's part of a launch: blocks until none is left (its thread record at
-    slot ``at`` of ``buf``, its core ``core``); the warnings its blocks recorded."""
+    slot ``at`` of ``buf``, its core ``core``); the warnings its blocks recorded. ``again``
+    False: the thread has called the block loop once already, look at what it left first."""
     warnings = []
     while True:
-        run_blocks(base, base + 8 * at)
+        if again:
+            run_blocks(base, base + 8 * at)
+        again = True
         if buf[at + abi.THREAD_WARNED]:
             warnings.append(core.warnings[:int(core.ctx[abi.WARN_LEN])].copy())
             buf[at + abi.THREAD_WARNED] = 0

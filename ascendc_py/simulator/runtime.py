@@ -398,13 +398,15 @@ def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_
     earlier launch of the same specialisation (``block_runner.NativePlan``), or None.
     """
     if plan is not None and plan.direct and not (trace or lenient or sanitize) and \
-            _numpy_only(gm_args):
+            _native_loop().ENABLED:
         # the launcher's plan of a kernel the native loop runs, with writable arrays bound by
         # launcher.plan_key: nothing for gm_access to refuse, record or bump
-        block_runner = _native_loop()
-        if block_runner.ENABLED:
-            return block_runner.run(compiled, platform, block_dim, gm_args, scalar_values,
-                                    timing, None, plan)
+        for a in gm_args:
+            if type(a.owner) is not np.ndarray:
+                break
+        else:
+            return _block_runner.run(compiled, platform, block_dim, gm_args, scalar_values,
+                                     timing, None, plan)
     access = gm_access.before_launch(compiled, gm_args)
     if not (lenient or access is not None) and _numpy_only(gm_args):
         # nothing to stage, no torch tensor whose version a write must bump (after_launch)
