@@ -22,7 +22,7 @@ from ..compiler.errors import (BlockDimError, DeviceError, KernelLaunchError,
                                UnsupportedArrayError, user_boundary, warn_at_user)
 from .. import envvars
 from . import api
-from .launcher import CompiledTable, Launcher, guard_holds, launch_names
+from .launcher import CompiledTable, Launcher, guard_holds, launch_names, plan_key
 from .types import DataType, dtype_of_array
 
 RESERVED_LAUNCH_KEYWORDS = ("platform", "trace", "sanitize", "lenient", "stream")
@@ -316,61 +316,32 @@ class Kernel:
         """``bind`` for the common call: every argument given by position, GM arguments as
         writable C-contiguous numpy arrays or contiguous CPU torch tensors that do not require
         grad, scalars as Python ``int`` (32-bit), ``float`` or ``bool``, constants as ``int``,
-        ``float``, ``bool`` or ``str``. None for anything else: the general path binds it (and
-        raises its errors)."""
+        ``float``, ``bool`` or ``str`` (what ``launcher.plan_key`` accepts; its key gives the
+        specs). None for anything else: the general path binds it (and raises its errors)."""
         names = launch_names()
-        specs, gm, scalars = [], [], []
+        bound = plan_key(self, args, names)
+        if bound is None:
+            return None
+        key, gm, scalars = bound
+        specs = []
         cache = self._fast_specs
-        for i, (p, v) in enumerate(zip(self.params, args)):
-            t = type(v)
-            if t is np.ndarray or (t.__name__ == "Tensor" and t.__module__ == "torch"):
-                if p.kind not in ("gm", "auto"):
-                    return None
-                if t is np.ndarray:
-                    flags = v.flags
-                    if not (flags.writeable and flags.c_contiguous):
-                        return None
-                    address, size, nbytes = names.runtime.address_of(v) if v.nbytes else 0, \
-                        v.itemsize, v.nbytes
-                else:
-                    if v.device.type != "cpu" or v.requires_grad or not v.is_contiguous():
-                        return None
-                    address, size = v.data_ptr(), v.element_size()
-                    nbytes = v.numel() * size
-                if not nbytes or address % size:
-                    return None
-                spec = cache.get((i, v.dtype))
-                if spec is None:
+        for i, (p, k, v) in enumerate(zip(self.params, key, args)):
+            spec = cache.get((i, k))
+            if spec is None:
+                if len(cache) > 4096:
+                    cache.clear()
+                if type(k) is tuple:                       # a constant: (type, value)
+                    spec = names.ArgSpec.of(p.name, "const", value=v)
+                elif k is int or k is float or k is bool:  # a scalar: its type
+                    spec = names.ArgSpec.of(p.name, "scalar", dtype={
+                        int: names.int32, float: names.float32, bool: names.bool_}[k])
+                else:                                      # an array: its dtype
                     dtype = dtype_of_array(v)
                     if dtype is None:
                         return None
-                    spec = cache[(i, v.dtype)] = names.ArgSpec.of(p.name, "gm", dtype=dtype)
-                specs.append(spec)
-                gm.append(names.runtime.GmArg(p.name, address, nbytes, v))
-                continue
-            if p.kind == "const" and t in (int, float, bool, str):
-                spec = cache.get((i, t, v))
-                if spec is None:
-                    if len(cache) > 4096:
-                        cache.clear()
-                    spec = cache[(i, t, v)] = names.ArgSpec.of(p.name, "const", value=v)
-                specs.append(spec)
-                continue
-            if p.kind not in ("scalar", "auto"):
-                return None
-            if t is int and p.annotation not in (float, "float") and -(2 ** 31) <= v < 2 ** 31:
-                dtype = names.int32
-            elif t is float and p.annotation not in (int, "int"):
-                dtype = names.float32
-            elif t is bool:
-                dtype = names.bool_
-            else:
-                return None
-            spec = cache.get((i, t))
-            if spec is None:
-                spec = cache[(i, t)] = names.ArgSpec.of(p.name, "scalar", dtype=dtype)
+                    spec = names.ArgSpec.of(p.name, "gm", dtype=dtype)
+                cache[(i, k)] = spec
             specs.append(spec)
-            scalars.append((v, dtype))
         return tuple(specs), gm, scalars
 
     def changed_global(self, read: dict, guard: tuple) -> Optional[str]:
