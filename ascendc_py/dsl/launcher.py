@@ -273,14 +273,17 @@ class _LaunchPlan:
     def make(cls, kernel: "Kernel", specs, compiled, chip, block_dim: int, gm, scalars,
              names) -> "Optional[_LaunchPlan]":
         """The plan of a launch that ``compiled_for`` has just served (None when the kernel's
-        table does not hold the entry: nothing to re-check it against)."""
-        found = kernel._compiled.get((specs, names.jit.codegen_variant()))
-        if found is None or found[0] is not compiled:
+        table does not hold the entry, or is not a CompiledTable (a test put a plain dict
+        there): nothing to re-check it against)."""
+        table = kernel._compiled
+        version = getattr(table, "version", None)
+        found = table.get((specs, names.jit.codegen_variant()))
+        if version is None or found is None or found[0] is not compiled:
             return None
         plan = cls()
         plan.compiled, plan.guard = found
         plan.code = kernel.fn.__code__
-        plan.table, plan.version = kernel._compiled, kernel._compiled.version
+        plan.table, plan.version = table, version
         plan.platform, plan.variant = chip, names.jit.codegen_variant()
         plan.native = None
         if getattr(compiled, "kernel_type", "AIV_ONLY") == "AIV_ONLY":

@@ -97,3 +97,14 @@ def test_a_cleared_table_of_compiled_entries_retires_the_plan():
     jit.wait_for_links()
     assert _launch(x).code_origin in ("disk", "compiled")
     assert _launch(x).code_origin == "memory"
+
+
+def test_a_table_replaced_by_a_plain_dict_makes_no_plan(monkeypatch):
+    """Tests replace a kernel's table of compiled entries with a dict: launches then make no
+    plan (and the plan made before is retired)."""
+    x = np.arange(2 * TILE, dtype=np.float32)
+    _launch(x)
+    monkeypatch.setattr(vadd_kernel, "_compiled", {})
+    for _ in range(2):
+        _launch(x)
+    assert all(p.table is not vadd_kernel._compiled for p in vadd_kernel[2]._plans.values())
