@@ -102,6 +102,16 @@ class Report:
         report.__dict__["_pending"] = launch
         return report
 
+    @classmethod
+    def of_launch(cls, kernel: str, platform, result, compiled, wall_seconds: float,
+                  prepare_seconds: float, code_origin: str, sanitized: bool) -> "Report":
+        """``from_launch`` for the launcher: the same report, pending as one tuple (a launch
+        whose report nobody reads builds no keyword dict either)."""
+        report = cls.__new__(cls)
+        report.__dict__["_pending"] = (kernel, platform, result, compiled, wall_seconds,
+                                       prepare_seconds, code_origin, sanitized)
+        return report
+
     def __getattr__(self, name: str):
         # only reached for attributes the instance does not have yet: the fields of a report
         # that from_launch left pending
@@ -109,8 +119,20 @@ class Report:
         if pending is None or name.startswith("__"):
             raise AttributeError(f"'Report' object has no attribute '{name}'")
         del self.__dict__["_pending"]
-        self.__dict__.update(type(self).build(**pending).__dict__)
+        self.__dict__.update(type(self).build(**self.launch_arguments(pending)).__dict__)
         return getattr(self, name)
+
+    @staticmethod
+    def launch_arguments(pending) -> dict:
+        """The keyword arguments of ``build`` of a pending report (``of_launch`` keeps them
+        as a tuple, ``from_launch`` as a dict)."""
+        if not isinstance(pending, tuple):
+            return dict(pending)
+        kernel, platform, result, compiled, wall, prepare, origin, sanitized = pending
+        return dict(kernel=kernel, platform=platform, result=result, compiled=compiled,
+                    wall_seconds=wall, prepare_seconds=prepare, code_origin=origin,
+                    sanitized=sanitized, compile_seconds=compiled.compile_seconds,
+                    stage_seconds=dict(compiled.stage_seconds))
 
     def __getstate__(self) -> dict:
         """Pickled with every field computed (a pending report holds native code)."""
