@@ -167,10 +167,9 @@ class Kernel:
                 continue
             found.append((name, obj))
             if inspect.ismodule(obj):
-                for attr in code.co_names:
-                    sub = vars(obj).get(attr, _MISSING)
+                for _, path, sub in _module_attributes(obj, code.co_names, name):
                     if isinstance(sub, (Kernel,) + _CONSTANT_TYPES + (tuple,)):
-                        found.append((f"{name}.{attr}", sub))
+                        found.append((path, sub))
         return found
 
     def dependency_guard(self) -> tuple:
@@ -214,10 +213,8 @@ class Kernel:
             else:
                 continue
             if inspect.ismodule(obj):
-                attrs = vars(obj)
-                for attr in code.co_names:
-                    if attr in attrs:
-                        yield attrs, attr, attrs[attr]
+                for attrs, path, sub in _module_attributes(obj, code.co_names, name):
+                    yield attrs, path.rsplit(".", 1)[1], sub
 
     def dependencies(self, seen=None) -> tuple[list, list]:
         """(qualname, source hash) of this kernel and its callees, and constants they name."""
@@ -418,7 +415,8 @@ def _changed_globals(read: dict, kernel: Kernel, guard: Optional[tuple] = None
             continue
         cur = ns.get(name)
         try:
-            same = type(cur) is type(old) and cur == old
+            # NaN never equals itself: a NaN that is still NaN has not changed
+            same = type(cur) is type(old) and (cur == old or (cur != cur and old != old))
         except Exception:  # noqa: BLE001
             same = False
         if not same:
@@ -585,3 +583,19 @@ def kernel(fn=None, **options):
 
 
 jit = kernel
+
+
+def _module_attributes(module, names, path: str, seen=None):
+    """(vars dict, dotted path, object) for each attribute a body names of a referenced module,
+    following module attributes down (``asc.adv.tanh``, ``pkg.sub.helper``): the names are the
+    code's ``co_names``, so only chains the body can spell are walked, each module once."""
+    seen = set() if seen is None else seen
+    seen.add(id(module))
+    attrs = vars(module)
+    for attr in names:
+        if attr not in attrs:
+            continue
+        sub = attrs[attr]
+        yield attrs, f"{path}.{attr}", sub
+        if inspect.ismodule(sub) and id(sub) not in seen:
+            yield from _module_attributes(sub, names, f"{path}.{attr}", seen)
