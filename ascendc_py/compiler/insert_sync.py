@@ -1,0 +1,395 @@
+"""Automatic synchronisation (the ``insert_sync`` pass, after sema, before codegen).
+
+pyasc compiles with synchronisation inserted for the program: its ``insert_sync`` option
+(default: on when the kernel uses ``asc.LocalTensorAuto``) and bisheng's ``auto_sync`` (default
+on) let a program omit set_flag/wait_flag between the pipes that write and read a buffer. This
+pass gives our kernels the same contract, so the timing model sees the synchronised program and
+the sanitizer judges it:
+
+- it walks the kernel in program order and keeps, per buffer (a UB/L1/L0 tensor, a GM
+  argument), the accesses not yet ordered before each pipe: the pipe, read or write, and the
+  pipes the access is known to precede (by a ``wait_flag``, a queue's ``deque``/``alloc_tensor``,
+  ``pipe_barrier(PIPE_ALL)``, or a flag this pass inserted; transitively);
+- an access on pipe X to a buffer that pipe P wrote (read after write), or a write by X of a
+  buffer P read or wrote (write after read/write), with P ≠ X and P not yet ordered before X,
+  gets ``set_flag(P_X, id)`` + ``wait_flag(P_X, id)`` right before it (``pipe_barrier(PIPE_ALL)``
+  for a pair that has no HardEvent); the inserted statements carry the access's source line
+  and the attribute ``insert_sync``, which the report and the trace show;
+- loops are analysed to a fixed point, so a dependence carried from one iteration to the next
+  (the next tile's copy-in over a buffer the vector unit still reads) is synchronised too.
+
+Instructions of one pipe run in order: no barrier is inserted between them. Tensors are told
+apart by where their address comes from: compile-time addresses (LocalTensorAuto, static
+LocalTensors) by their byte ranges, queue and TBuf tensors by the variable holding their
+address (slices of one tensor alias it); GM by argument (two constant, disjoint ranges do not
+alias). The event id of an inserted flag is one the kernel does not name for that event.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Mapping, Optional
+
+from ..dsl.types import EVENT_IDS_PER_EVENT, HardEvent, Memory, PipeID, int32
+from . import ir
+
+#: attribute marking a statement this pass inserted
+ATTR = "insert_sync"
+
+_EVENTS = {(ev.src_pipe, ev.dst_pipe): ev for ev in HardEvent}
+
+
+# ----------------------------------------------------------------------------- the switch
+def sync_enabled(options: Mapping[str, Any], uses_auto_tensors: bool) -> Optional[str]:
+    """Which option turns automatic synchronisation on for a kernel (None: off).
+
+    ``insert_sync``: pyasc's option; its default (None) means "when the kernel uses
+    LocalTensorAuto". ``auto_sync``: bisheng's automatic synchronisation, on by default in
+    pyasc (``asc.jit`` sets it), off unless given for ``@asc.kernel`` (whose programs
+    synchronise themselves; their results and cycles stay as they were)."""
+    insert = options.get("insert_sync")
+    if insert is None:
+        insert = uses_auto_tensors
+    if insert:
+        return "insert_sync" if "insert_sync" in options else "LocalTensorAuto"
+    if options.get("auto_sync", False):
+        return "auto_sync"
+    return None
+
+
+# ----------------------------------------------------------------------------- buffers
+@dataclass(frozen=True)
+class _Key:
+    memory: Memory
+    kind: str            # "range" (compile-time bytes), "var" (address variable), "gm", "any"
+    ident: Any = None    # the Var uid, the GM argument expression
+    lo: int = 0
+    hi: int = 1 << 62
+
+
+def _constants(fn: ir.Function) -> dict:
+    """Variables the kernel only ever sets to constants, directly or through other such
+    variables (a tensor's address variable, a GlobalTensor's argument index): var ->
+    frozenset of those Consts."""
+    assigned: dict = {}
+
+    def walk(stmts):
+        for s in stmts:
+            if isinstance(s, ir.Assign):
+                assigned.setdefault(s.var, []).append(s.value)
+            elif isinstance(s, ir.Intrinsic):
+                for v in s.results:
+                    assigned.setdefault(v, []).append(None)
+            elif isinstance(s, ir.ForRange):
+                assigned.setdefault(s.var, []).append(None)
+            for child in ("then", "orelse", "body", "pre"):
+                sub = getattr(s, child, None)
+                if sub:
+                    walk(sub)
+    walk(fn.body)
+    out: dict = {}
+
+    def values(var, busy=()):
+        if var in out:
+            return out[var]
+        if var in busy or var not in assigned:
+            return None
+        vals = set()
+        for e in assigned[var]:
+            if isinstance(e, ir.Const):
+                vals.add(e)
+            elif isinstance(e, ir.Load):
+                inner = values(e.var, busy + (var,))
+                if inner is None:
+                    return None
+                vals |= inner
+            else:
+                return None
+        out[var] = frozenset(vals)
+        return out[var]
+    for var in assigned:
+        values(var)
+    return {v: vals for v, vals in out.items() if vals is not None}
+
+
+def _resolve(e, consts: dict):
+    if isinstance(e, ir.Load) and len(consts.get(e.var, ())) == 1:
+        return next(iter(consts[e.var]))
+    if isinstance(e, ir.Cast):
+        inner = _resolve(e.a, consts)
+        return inner if isinstance(inner, ir.Const) else e
+    return e
+
+
+def _root(e):
+    while isinstance(e, (ir.Bin, ir.Cast)):
+        if isinstance(e, ir.Cast):
+            e = e.a
+        elif e.op in ("add", "sub"):
+            e = e.a
+        else:
+            break
+    return e
+
+
+def _key(ref, consts: dict) -> _Key:
+    if isinstance(ref, ir.GlobalRef):
+        if isinstance(ref.arg, ir.Load) and ref.arg.var in consts:   # the arguments it may name
+            args = frozenset(int(c.value) for c in consts[ref.arg.var] if int(c.value) >= 0)
+        elif isinstance(ref.arg, ir.Const):
+            args = frozenset({int(ref.arg.value)})
+        else:
+            return _Key(Memory.GM, "any")
+        ref = replace(ref, offset=_resolve(ref.offset, consts),
+                      size=_resolve(ref.size, consts))
+        lo, hi = 0, 1 << 62
+        if isinstance(ref.offset, ir.Const):
+            lo = int(ref.offset.value) * ref.dtype.sizeof()
+            if isinstance(ref.size, ir.Const) and int(ref.size.value) >= 0:
+                hi = lo + int(ref.size.value) * ref.dtype.sizeof()
+        return _Key(Memory.GM, "gm", args, lo, hi)
+    ref = replace(ref, addr=_resolve(ref.addr, consts), size=_resolve(ref.size, consts))
+    if isinstance(ref.addr, ir.Const):
+        lo = int(ref.addr.value)
+        hi = lo + int(ref.size.value) * ref.dtype.sizeof() \
+            if ref.bounded and isinstance(ref.size, ir.Const) else 1 << 62
+        return _Key(ref.memory, "range", None, lo, hi)
+    root = _resolve(_root(ref.addr), consts)
+    if isinstance(root, ir.Load):
+        return _Key(ref.memory, "var", root.var.uid)
+    if isinstance(root, ir.Const):       # a slice at a run-time offset of a placed tensor
+        return _Key(ref.memory, "range", None, int(root.value), 1 << 62)
+    return _Key(ref.memory, "any")
+
+
+def _alias(a: _Key, b: _Key) -> bool:
+    if a.memory != b.memory:
+        return False
+    if a.kind == "any" or b.kind == "any":
+        return True
+    if a.kind != b.kind:
+        return False
+    if a.kind == "var":
+        return a.ident == b.ident
+    if a.kind == "gm" and not a.ident & b.ident:
+        return False
+    return a.lo < b.hi and b.lo < a.hi
+
+
+# ----------------------------------------------------------------------------- state
+@dataclass(frozen=True)
+class _Access:
+    pipe: PipeID
+    write: bool
+    before: frozenset    # pipes this access is ordered before
+
+
+State = dict   # _Key -> frozenset[_Access]
+
+
+def _order(state: State, src: PipeID, dst: PipeID) -> State:
+    """Everything issued so far on ``src`` (or ordered before it) is ordered before ``dst``."""
+    out = {}
+    for k, accs in state.items():
+        out[k] = frozenset(replace(a, before=a.before | {dst})
+                           if (a.pipe == src or src in a.before) and dst not in a.before else a
+                           for a in accs)
+    return out
+
+
+def _join(a: State, b: State) -> State:
+    out = dict(a)
+    for k, accs in b.items():
+        out[k] = out.get(k, frozenset()) | accs
+    # one record per (pipe, write): ordered before the pipes both paths ordered it before
+    for k, accs in out.items():
+        merged: dict = {}
+        for x in accs:
+            y = merged.get((x.pipe, x.write))
+            merged[(x.pipe, x.write)] = x if y is None else replace(y, before=y.before & x.before)
+        out[k] = frozenset(merged.values())
+    return out
+
+
+# ----------------------------------------------------------------------------- the pass
+class _Inserter:
+    def __init__(self, fn: ir.Function):
+        from .codegen.intrinsics import WRITTEN, instruction_pipe
+        from .codegen.timing import POSITION_PIPES
+        self.written, self.pipe_of, self.position_pipes = WRITTEN, instruction_pipe, \
+            POSITION_PIPES
+        self.ids = _free_ids(fn)
+        self.consts = _constants(fn)
+        self.inserted = 0
+
+    # -- statements
+    def block(self, stmts, state: State, emit: bool):
+        out = []
+        for s in stmts:
+            new, state = self.stmt(s, state, emit)
+            out.extend(new)
+        return tuple(out), state
+
+    def stmt(self, s, state: State, emit: bool):
+        if isinstance(s, ir.Intrinsic):
+            return self.intrinsic(s, state, emit)
+        if isinstance(s, ir.If):
+            then, st1 = self.block(s.then, state, emit)
+            orelse, st2 = self.block(s.orelse, state, emit)
+            return [replace(s, then=then, orelse=orelse)], _join(st1, st2)
+        if isinstance(s, ir.ForRange):
+            body, after = self.loop(s.body, state, emit)
+            return [replace(s, body=body)], after
+        if isinstance(s, ir.While):      # pre runs before every test, body after it
+            entry = self.fixpoint(s.pre + s.body, state)
+            pre, st = self.block(s.pre, entry, emit)
+            body, _ = self.block(s.body, st, emit)
+            return [replace(s, pre=pre, body=body)], st
+        if isinstance(s, ir.Block):
+            body, st = self.block(s.body, state, emit)
+            return [replace(s, body=body)], st
+        return [s], state
+
+    def fixpoint(self, body, state: State) -> State:
+        """The state at the head of a loop: the entry's joined with every iteration's end."""
+        entry = state
+        for _ in range(16):
+            _, end = self.block(body, entry, False)
+            new = _join(state, end)
+            if new == entry:
+                break
+            entry = new
+        return entry
+
+    def loop(self, body, state: State, emit: bool):
+        out, end = self.block(body, self.fixpoint(body, state), emit)
+        return out, _join(state, end)
+
+    # -- one instruction
+    def intrinsic(self, s: ir.Intrinsic, state: State, emit: bool):
+        op = s.op
+        if op == "wait_flag" and isinstance(s.args[0], int):
+            ev = HardEvent(s.args[0])
+            return [s], _order(state, ev.src_pipe, ev.dst_pipe)
+        if op == "pipe_barrier":
+            if s.args[0] == int(PipeID.PIPE_ALL):
+                return [s], {}
+            return [s], state
+        if op in ("deque", "alloc_tensor"):
+            producer, consumer = self.position_pipes.get(s.attr("position"),
+                                                         (PipeID.PIPE_V, PipeID.PIPE_V))
+            if producer != consumer:
+                state = _order(state, producer, consumer) if op == "deque" else \
+                    _order(state, consumer, producer)
+            return [s], state
+        refs = [(w, a) for w, a in enumerate(s.args) if isinstance(a, (ir.LocalRef, ir.GlobalRef))]
+        if not refs or s.attr(ATTR):
+            return [s], state
+        pipe = self.pipe_of(op, s.args)
+        if pipe is None or pipe == PipeID.PIPE_ALL:
+            return [s], state
+        written = self.written.get(op, (0,))
+        accesses = [(_key(r, self.consts), w in written) for w, r in refs]
+        need: set = set()
+        for key, write in accesses:
+            for k, accs in state.items():
+                if not _alias(k, key):
+                    continue
+                for a in accs:
+                    if a.pipe != pipe and pipe not in a.before and (a.write or write):
+                        need.add(a.pipe)
+        pre = []
+        for src in sorted(need, key=int):
+            pre.extend(self.sync(src, pipe, s.loc))
+            state = _order(state, src, pipe) if (src, pipe) in _EVENTS else {}
+        if emit:
+            self.inserted += sum(1 for p in pre if p.op == "set_flag") + \
+                sum(1 for p in pre if p.op == "pipe_barrier")
+        state = dict(state)
+        for key, write in accesses:
+            acc = _Access(pipe, write, frozenset())
+            if write:
+                # every earlier access of these bytes is now ordered before this write
+                state[key] = frozenset({acc})
+            else:
+                state[key] = state.get(key, frozenset()) | {acc}
+        return pre + [s], state
+
+    def sync(self, src: PipeID, dst: PipeID, loc) -> list:
+        ev = _EVENTS.get((src, dst))
+        attrs = ((ATTR, f"{src.name[5:]}->{dst.name[5:]}"),)
+        if ev is None:
+            return [ir.Intrinsic("pipe_barrier", (int(PipeID.PIPE_ALL),), (), loc, attrs)]
+        eid = ir.Const(self.ids.get(ev, EVENT_IDS_PER_EVENT - 1), int32)
+        return [ir.Intrinsic("set_flag", (int(ev), eid), (), loc, attrs),
+                ir.Intrinsic("wait_flag", (int(ev), eid), (), loc, attrs)]
+
+
+def _free_ids(fn: ir.Function) -> dict:
+    """Per HardEvent, the highest event id the kernel's own flags do not name as a constant."""
+    used: dict = {}
+
+    def walk(stmts):
+        for s in stmts:
+            if isinstance(s, ir.Intrinsic) and s.op in ("set_flag", "wait_flag") \
+                    and isinstance(s.args[1], ir.Const):
+                used.setdefault(s.args[0], set()).add(int(s.args[1].value))
+            for child in ("then", "orelse", "body", "pre"):
+                sub = getattr(s, child, None)
+                if sub:
+                    walk(sub)
+    walk(fn.body)
+    out = {}
+    for ev in HardEvent:
+        free = [i for i in range(EVENT_IDS_PER_EVENT) if i not in used.get(int(ev), ())]
+        out[ev] = free[-1] if free else EVENT_IDS_PER_EVENT - 1
+    return out
+
+
+def insert_sync(fn: ir.Function) -> tuple[ir.Function, int]:
+    """``fn`` with the synchronisation it needs between pipes inserted; and how many
+    set_flag/wait_flag pairs and barriers were inserted (as written in the code)."""
+    ins = _Inserter(fn)
+    body, _ = ins.block(fn.body, {}, True)
+    return replace(fn, body=body), ins.inserted
+
+
+# ----------------------------------------------------------------------------- LocalTensorAuto
+def reserve_auto_tensors(fn: ir.Function, queue_names: list) -> tuple[ir.Function, list, bool]:
+    """Reserve the UB region of the kernel's LocalTensorAuto buffers before its first
+    statement (a hidden TBuf initialised first, so it starts at UB byte 0 and later
+    ``init_buffer`` calls are placed after it; too large a region is the usual capacity
+    error). Returns the function, the queue names, and whether it has any."""
+    from .sema.auto_tensor import AUTO_ATTR
+    end, first = 0, None
+
+    def walk(stmts):
+        nonlocal end, first
+        for s in stmts:
+            if isinstance(s, ir.Intrinsic) and s.op == "check_local" and s.attr(AUTO_ATTR):
+                off, nbytes = s.attr(AUTO_ATTR)
+                end = max(end, off + nbytes)
+                first = first or s.loc
+            for child in ("then", "orelse", "body", "pre"):
+                sub = getattr(s, child, None)
+                if sub:
+                    walk(sub)
+    walk(fn.body)
+    if first is None:
+        return fn, queue_names, False
+    from ..dsl.types import TPosition
+    qid = fn.num_queues
+    init = ir.Intrinsic("init_buffer", (ir.Const(1, int32), ir.Const(end, int32)), (), first,
+                        (("queue", qid), ("memory", Memory.UB), ("position", TPosition.VECCALC),
+                         ("auto_tensors", True)))
+    fn = replace(fn, body=(init,) + fn.body, num_queues=qid + 1)
+    return fn, list(queue_names) + ["LocalTensorAuto buffers"], True
+
+
+def run(result, kernel):
+    """The pass as the compile pipeline calls it: a SemaResult in, a SemaResult out."""
+    fn, names, auto = reserve_auto_tensors(result.function, result.queue_names)
+    if sync_enabled(getattr(kernel, "options", None) or {}, auto):
+        fn, _ = insert_sync(fn)
+    if fn is result.function:
+        return result
+    return replace(result, function=fn, queue_names=names)
