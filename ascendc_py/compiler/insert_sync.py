@@ -60,16 +60,16 @@ def sync_enabled(options: Mapping[str, Any], uses_auto_tensors: bool) -> Optiona
 @dataclass(frozen=True)
 class _Key:
     memory: Memory
-    kind: str            # "range" (compile-time bytes), "var" (address variable), "gm", "any"
-    ident: Any = None    # the Var uid, the GM argument expression
+    kind: str            # "range" (compile-time bytes), "queue" (a TQue's buffers), "var"
+    #                      (another address variable), "gm", "any"
+    ident: Any = None    # the Var uid; the queue ids, the GM arguments it may be
     lo: int = 0
     hi: int = 1 << 62
 
 
-def _constants(fn: ir.Function) -> dict:
-    """Variables the kernel only ever sets to constants, directly or through other such
-    variables (a tensor's address variable, a GlobalTensor's argument index): var ->
-    frozenset of those Consts."""
+def _assignments(fn: ir.Function) -> dict:
+    """var -> the expressions assigned to it (an Intrinsic result: ``("queue", qid)`` for a
+    TQue tensor's address from alloc_tensor/deque, None for any other)."""
     assigned: dict = {}
 
     def walk(stmts):
@@ -77,8 +77,9 @@ def _constants(fn: ir.Function) -> dict:
             if isinstance(s, ir.Assign):
                 assigned.setdefault(s.var, []).append(s.value)
             elif isinstance(s, ir.Intrinsic):
+                mark = ("queue", s.attr("queue")) if s.op in ("alloc_tensor", "deque") else None
                 for v in s.results:
-                    assigned.setdefault(v, []).append(None)
+                    assigned.setdefault(v, []).append(mark)
             elif isinstance(s, ir.ForRange):
                 assigned.setdefault(s.var, []).append(None)
             for child in ("then", "orelse", "body", "pre"):
@@ -86,6 +87,12 @@ def _constants(fn: ir.Function) -> dict:
                 if sub:
                     walk(sub)
     walk(fn.body)
+    return assigned
+
+
+def _sources(assigned: dict, leaf) -> dict:
+    """var -> frozenset of ``leaf(expr)`` over every value that reaches it through
+    assignments of other variables (vars some other value reaches are left out)."""
     out: dict = {}
 
     def values(var, busy=()):
@@ -95,20 +102,32 @@ def _constants(fn: ir.Function) -> dict:
             return None
         vals = set()
         for e in assigned[var]:
-            if isinstance(e, ir.Const):
-                vals.add(e)
-            elif isinstance(e, ir.Load):
+            if isinstance(e, ir.Load):
                 inner = values(e.var, busy + (var,))
                 if inner is None:
                     return None
                 vals |= inner
             else:
-                return None
+                v = leaf(e)
+                if v is None:
+                    return None
+                vals.add(v)
         out[var] = frozenset(vals)
         return out[var]
     for var in assigned:
         values(var)
     return {v: vals for v, vals in out.items() if vals is not None}
+
+
+def _constants(fn: ir.Function) -> tuple[dict, dict]:
+    """Variables the kernel only ever sets to constants, directly or through other such
+    variables (a tensor's address variable, a GlobalTensor's argument index): var ->
+    frozenset of those Consts; and the variables holding TQue tensor addresses: var ->
+    frozenset of queue ids."""
+    assigned = _assignments(fn)
+    consts = _sources(assigned, lambda e: e if isinstance(e, ir.Const) else None)
+    queues = _sources(assigned, lambda e: e[1] if isinstance(e, tuple) else None)
+    return consts, queues
 
 
 def _resolve(e, consts: dict):
@@ -131,7 +150,7 @@ def _root(e):
     return e
 
 
-def _key(ref, consts: dict) -> _Key:
+def _key(ref, consts: dict, queues: dict) -> _Key:
     if isinstance(ref, ir.GlobalRef):
         if isinstance(ref.arg, ir.Load) and ref.arg.var in consts:   # the arguments it may name
             args = frozenset(int(c.value) for c in consts[ref.arg.var] if int(c.value) >= 0)
@@ -154,6 +173,8 @@ def _key(ref, consts: dict) -> _Key:
             if ref.bounded and isinstance(ref.size, ir.Const) else 1 << 62
         return _Key(ref.memory, "range", None, lo, hi)
     root = _resolve(_root(ref.addr), consts)
+    if isinstance(root, ir.Load) and root.var in queues:    # a TQue's buffers (any of them)
+        return _Key(ref.memory, "queue", queues[root.var])
     if isinstance(root, ir.Load):
         return _Key(ref.memory, "var", root.var.uid)
     if isinstance(root, ir.Const):       # a slice at a run-time offset of a placed tensor
@@ -170,8 +191,10 @@ def _alias(a: _Key, b: _Key) -> bool:
         return False
     if a.kind == "var":
         return a.ident == b.ident
-    if a.kind == "gm" and not a.ident & b.ident:
+    if a.kind in ("gm", "queue") and not a.ident & b.ident:
         return False
+    if a.kind == "queue":
+        return True
     return a.lo < b.hi and b.lo < a.hi
 
 
@@ -186,10 +209,16 @@ class _Access:
 State = dict   # _Key -> frozenset[_Access]
 
 
-def _order(state: State, src: PipeID, dst: PipeID) -> State:
-    """Everything issued so far on ``src`` (or ordered before it) is ordered before ``dst``."""
+def _order(state: State, src: PipeID, dst: PipeID, queue: Optional[int] = None) -> State:
+    """Everything issued so far on ``src`` (or ordered before it) is ordered before ``dst``.
+    ``queue``: the hand-over of a TQue's deque/alloc_tensor, which orders the buffers of other
+    queues only as far as the runtime's hand-over check (README "Sanitize mode") sees it: not
+    at all (a flag, a barrier, or that queue's own hand-over does)."""
     out = {}
     for k, accs in state.items():
+        if queue is not None and k.kind == "queue" and queue not in k.ident:
+            out[k] = accs
+            continue
         out[k] = frozenset(replace(a, before=a.before | {dst})
                            if (a.pipe == src or src in a.before) and dst not in a.before else a
                            for a in accs)
@@ -218,7 +247,7 @@ class _Inserter:
         self.written, self.pipe_of, self.position_pipes = WRITTEN, instruction_pipe, \
             POSITION_PIPES
         self.ids = _free_ids(fn)
-        self.consts = _constants(fn)
+        self.consts, self.queues = _constants(fn)
         self.inserted = 0
 
     # -- statements
@@ -278,8 +307,9 @@ class _Inserter:
             producer, consumer = self.position_pipes.get(s.attr("position"),
                                                          (PipeID.PIPE_V, PipeID.PIPE_V))
             if producer != consumer:
-                state = _order(state, producer, consumer) if op == "deque" else \
-                    _order(state, consumer, producer)
+                q = s.attr("queue")
+                state = _order(state, producer, consumer, q) if op == "deque" else \
+                    _order(state, consumer, producer, q)
             return [s], state
         refs = [(w, a) for w, a in enumerate(s.args) if isinstance(a, (ir.LocalRef, ir.GlobalRef))]
         if not refs or s.attr(ATTR):
@@ -288,7 +318,7 @@ class _Inserter:
         if pipe is None or pipe == PipeID.PIPE_ALL:
             return [s], state
         written = self.written.get(op, (0,))
-        accesses = [(_key(r, self.consts), w in written) for w, r in refs]
+        accesses = [(_key(r, self.consts, self.queues), w in written) for w, r in refs]
         need: set = set()
         for key, write in accesses:
             for k, accs in state.items():
