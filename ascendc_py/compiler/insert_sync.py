@@ -248,6 +248,10 @@ class _Inserter:
             POSITION_PIPES
         self.ids = _free_ids(fn)
         self.consts, self.queues = _constants(fn)
+        # a kernel with cube work runs on sub-cores that share only GM, where ordering is the
+        # program's cross-core flags' business: its GM accesses are left alone
+        from .kernel_kind import resources
+        self.track_gm = not resources(fn)[0]
         self.inserted = 0
 
     # -- statements
@@ -318,7 +322,8 @@ class _Inserter:
         if pipe is None or pipe == PipeID.PIPE_ALL:
             return [s], state
         written = self.written.get(op, (0,))
-        accesses = [(_key(r, self.consts, self.queues), w in written) for w, r in refs]
+        accesses = [(_key(r, self.consts, self.queues), w in written)
+                    for w, r in refs if self.track_gm or isinstance(r, ir.LocalRef)]
         need: set = set()
         for key, write in accesses:
             for k, accs in state.items():
