@@ -389,31 +389,60 @@ def insert_sync(fn: ir.Function) -> tuple[ir.Function, int]:
 
 
 # ----------------------------------------------------------------------------- LocalTensorAuto
+def _at_start(e, assigned: dict, loc):
+    """``e`` rewritten to be evaluated before the kernel's first statement: variables set
+    once, from such values (its scalar parameters), replaced by their value."""
+    if isinstance(e, (ir.Const, ir.ScalarArg, ir.Special)):
+        return e
+    if isinstance(e, ir.Load):
+        values = assigned.get(e.var, ())
+        if len(values) == 1 and values[0] is not None and not isinstance(values[0], tuple):
+            return _at_start(values[0], assigned, loc)
+    elif isinstance(e, (ir.Bin, ir.Cmp)):
+        return replace(e, a=_at_start(e.a, assigned, loc), b=_at_start(e.b, assigned, loc))
+    elif isinstance(e, (ir.Cast, ir.Un)):
+        return replace(e, a=_at_start(e.a, assigned, loc))
+    from .errors import KernelValueError
+    raise KernelValueError(
+        "asc.LocalTensorAuto needs a shape known when the kernel starts", loc,
+        hint="use ConstExpr values and scalar kernel parameters (and arithmetic on them): the "
+             "compiler reserves the tensors' UB before the kernel's first statement")
+
+
 def reserve_auto_tensors(fn: ir.Function, queue_names: list) -> tuple[ir.Function, list, bool]:
     """Reserve the UB region of the kernel's LocalTensorAuto buffers before its first
     statement (a hidden TBuf initialised first, so it starts at UB byte 0 and later
     ``init_buffer`` calls are placed after it; too large a region is the usual capacity
     error). Returns the function, the queue names, and whether it has any."""
     from .sema.auto_tensor import AUTO_ATTR
-    end, first = 0, None
+    sites = []
 
     def walk(stmts):
-        nonlocal end, first
         for s in stmts:
             if isinstance(s, ir.Intrinsic) and s.op == "check_local" and s.attr(AUTO_ATTR):
-                off, nbytes = s.attr(AUTO_ATTR)
-                end = max(end, off + nbytes)
-                first = first or s.loc
+                sites.append((s.attr(AUTO_ATTR), s.loc))
             for child in ("then", "orelse", "body", "pre"):
                 sub = getattr(s, child, None)
                 if sub:
                     walk(sub)
     walk(fn.body)
-    if first is None:
+    if not sites:
         return fn, queue_names, False
+    assigned = _assignments(fn)
+    end = None
+    for (off, nbytes), loc in sites:
+        e = _at_start(ir.Bin("add", off, nbytes, int32), assigned, loc)
+        if isinstance(e.a, ir.Const) and isinstance(e.b, ir.Const):
+            e = ir.Const(int(e.a.value) + int(e.b.value), int32)
+        if end is None:
+            end = e
+        elif isinstance(end, ir.Const) and isinstance(e, ir.Const):
+            end = ir.Const(max(int(end.value), int(e.value)), int32)
+        else:
+            end = ir.Bin("max", end, e, int32)
     from ..dsl.types import TPosition
     qid = fn.num_queues
-    init = ir.Intrinsic("init_buffer", (ir.Const(1, int32), ir.Const(end, int32)), (), first,
+    init = ir.Intrinsic("init_buffer", (ir.Const(1, int32), end), (), sites[0][1],
                         (("queue", qid), ("memory", Memory.UB), ("position", TPosition.VECCALC),
                          ("auto_tensors", True)))
     fn = replace(fn, body=(init,) + fn.body, num_queues=qid + 1)

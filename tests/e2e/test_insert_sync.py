@@ -98,9 +98,21 @@ vadd_tensor_auto_off = asc.kernel(insert_sync=False)(vadd_tensor_auto.fn)
 
 
 @asc.kernel
-def auto_runtime_shape(x: asc.GlobalAddress, n: int):
-    t = asc.LocalTensorAuto(x.dtype, n)
-    asc.duplicate(t, 1.0, 8)
+def auto_runtime_shape(x: asc.GlobalAddress, n: int, m: asc.ConstExpr[int]):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x)
+    a = asc.LocalTensorAuto(x.dtype, (m, n))      # known when the kernel starts
+    t = asc.LocalTensorAuto(x.dtype, n * m + 8)
+    asc.duplicate(a, 2.0, m * n)
+    asc.adds(t, a, 1.0, m * n)
+    asc.data_copy(xg, t, m * n)
+
+
+@asc.kernel
+def auto_loop_shape(x: asc.GlobalAddress):
+    for i in range(1, 3):
+        t = asc.LocalTensorAuto(x.dtype, i * 8)
+        asc.duplicate(t, 1.0, 8)
 
 
 def _data():
@@ -176,11 +188,23 @@ def test_local_tensor_auto_with_insert_sync_off_is_a_race():
         vadd_tensor_auto_off[1](x, y, z, TILES, sanitize=True)
 
 
-def test_local_tensor_auto_runtime_shape_is_an_error_at_its_line():
+def test_local_tensor_auto_shape_from_scalar_parameters():
+    x = np.zeros(64, np.float32)
+    report = auto_runtime_shape[1](x, 16, 2, sanitize=True)
+    np.testing.assert_array_equal(x[:32], 3.0)
+    np.testing.assert_array_equal(x[32:], 0.0)
+    assert [s.split(" at ")[0] for s in report.inserted_sync] == ["V->MTE3"]
+    with pytest.raises(errors.BufferCapacityError):       # the region is checked at run time
+        auto_runtime_shape[1](x, 1 << 20, 2)
+
+
+def test_local_tensor_auto_shape_known_only_in_a_loop_is_an_error_at_its_line():
     with pytest.raises(errors.KernelValueError) as info:
-        auto_runtime_shape[1](np.zeros(8, np.float32), 8)
-    assert "LocalTensorAuto needs a shape known at compile time" in str(info.value)
-    assert "test_insert_sync.py" in str(info.value)
+        auto_loop_shape[1](np.zeros(8, np.float32))
+    assert "LocalTensorAuto needs a shape known when the kernel starts" in str(info.value)
+    src = Path(__file__).read_text().splitlines()
+    line = src.index("        t = asc.LocalTensorAuto(x.dtype, i * 8)") + 1
+    assert f"test_insert_sync.py:{line}" in str(info.value)
 
 
 def test_local_tensor_auto_outside_a_kernel():
