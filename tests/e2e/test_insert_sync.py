@@ -237,3 +237,21 @@ def test_pyasc_corpus_files(path, flags, tmp_path):
                            str(Path(PYASC) / path), *flags],
                           cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+
+
+def test_pyasc_jit_compiles_with_auto_sync_by_default():
+    """pyasc's ``asc.jit`` has ``auto_sync=True`` by default (its CompileOptions); the kernel
+    without flags above gets its four flags per tile through it, and none with it off."""
+    from ascendc_py.compiler import insert_sync
+    from ascendc_py.compiler.sema.analyzer import analyze
+    from ascendc_py.pyasc_compat import launch as pyasc_launch
+    x, y, z = _data()
+    counts = []
+    for kernel in (pyasc_launch.jit(vadd_noflags.fn),
+                   pyasc_launch.jit(auto_sync=False)(vadd_noflags.fn)):
+        specs, _, _ = kernel.bind((x, y, z, TILES), {})
+        _, n = insert_sync.insert_sync(
+            insert_sync.run(analyze(kernel, specs), kernel).function)
+        counts.append((kernel.options["auto_sync"], n))
+    # (insert_sync on its output again finds nothing more to insert)
+    assert counts == [(True, 0), (False, 4)]
