@@ -253,6 +253,8 @@ class _Inserter:
         from .kernel_kind import resources
         self.track_gm = not resources(fn)[0]
         self.inserted = 0
+        self.loops: list = []      # per enclosing loop: states at its break / continue
+        self.exits: dict = {}      # Block label -> states at an Exit to it
 
     # -- statements
     def block(self, stmts, state: State, emit: bool):
@@ -275,18 +277,37 @@ class _Inserter:
         if isinstance(s, ir.While):      # pre runs before every test, body after it
             entry = self.fixpoint(s.pre + s.body, state)
             pre, st = self.block(s.pre, entry, emit)
-            body, _ = self.block(s.body, st, emit)
+            body, _, breaks = self.iteration(s.body, st, emit)
+            for other in breaks:
+                st = _join(st, other)
             return [replace(s, pre=pre, body=body)], st
         if isinstance(s, ir.Block):
+            self.exits[s.label] = []
             body, st = self.block(s.body, state, emit)
+            for other in self.exits.pop(s.label):
+                st = _join(st, other)
             return [replace(s, body=body)], st
+        if isinstance(s, (ir.Break, ir.Continue)) and self.loops:
+            self.loops[-1][isinstance(s, ir.Continue)].append(state)
+        elif isinstance(s, ir.Exit) and s.label in self.exits:
+            self.exits[s.label].append(state)
         return [s], state
+
+    def iteration(self, body, entry: State, emit: bool):
+        """One pass over a loop body: its statements, the state at the end of the iteration
+        (continues included) and the states at its breaks."""
+        self.loops.append(([], []))
+        out, end = self.block(body, entry, emit)
+        breaks, continues = self.loops.pop()
+        for other in continues:
+            end = _join(end, other)
+        return out, end, breaks
 
     def fixpoint(self, body, state: State) -> State:
         """The state at the head of a loop: the entry's joined with every iteration's end."""
         entry = state
         for _ in range(16):
-            _, end = self.block(body, entry, False)
+            _, end, _ = self.iteration(body, entry, False)
             new = _join(state, end)
             if new == entry:
                 break
@@ -294,8 +315,11 @@ class _Inserter:
         return entry
 
     def loop(self, body, state: State, emit: bool):
-        out, end = self.block(body, self.fixpoint(body, state), emit)
-        return out, _join(state, end)
+        out, end, breaks = self.iteration(body, self.fixpoint(body, state), emit)
+        after = _join(state, end)
+        for other in breaks:
+            after = _join(after, other)
+        return out, after
 
     # -- one instruction
     def intrinsic(self, s: ir.Intrinsic, state: State, emit: bool):

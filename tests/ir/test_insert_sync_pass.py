@@ -121,3 +121,24 @@ def test_samples_that_synchronise_themselves_get_nothing(sample, monkeypatch):
     with contextlib.redirect_stdout(io.StringIO()):
         mod.main()
     assert log and not any(log)
+
+
+@asc.kernel(auto_sync=True)
+def break_path(x: asc.GlobalAddress, z: asc.GlobalAddress, n: int):
+    xg = asc.GlobalTensor()
+    zg = asc.GlobalTensor()
+    xg.set_global_buffer(x)
+    zg.set_global_buffer(z)
+    a = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 0, 64)
+    for i in range(4):
+        asc.data_copy(a, xg, 64)
+        if i == n:
+            break
+        asc.muls(a, a, 2.0, 64)     # on the path that does not break, V wrote a last
+    asc.data_copy(zg, a, 64)        # after a break, MTE2 wrote it last: both flags
+
+
+def test_a_break_path_counts_after_the_loop():
+    got = _inserted(break_path, np.zeros(64, np.float32), np.zeros(64, np.float32), 2)
+    after_loop = sorted(pair for op, pair, _, depth in got if op == "set_flag" and depth == 1)
+    assert after_loop == ["MTE2->MTE3", "V->MTE3"]
