@@ -1,6 +1,6 @@
 """Compile a kernel specialisation to native code, with an in-memory and an on-disk cache.
 
-Pipeline (named passes, in order): parse → sema → verify → codegen → LLVM O2 → object code →
+Pipeline (named passes, in order): parse → sema → insert_sync → verify → codegen → LLVM O2 → object code →
 MCJIT. The disk cache stores the object code and the metadata the runtime needs, keyed by a
 typed ``CacheKey``; a new process loads an entry in milliseconds without importing lark. An
 entry that fails its checksum or does not load is recompiled, never trusted.
@@ -552,7 +552,7 @@ def compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
 
 
 def _compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
-    from . import gm_writes
+    from . import gm_writes, insert_sync
     from . import ir as kir
     from . import kernel_kind
     from .codegen.core import generate
@@ -567,6 +567,7 @@ def _compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
         result = analyze(kernel, specs)
         t2 = time.perf_counter()
         times["sema"] = t2 - t1
+        result = insert_sync.run(result, kernel)   # named pass: automatic synchronisation
         kir.verify(result.function)
         t3 = time.perf_counter()
         times["verify"] = t3 - t2
@@ -697,7 +698,8 @@ def llvm_ir_text(kernel, specs, optimized: bool = False) -> str:
     from .codegen.core import generate
     from .sema.analyzer import analyze
 
-    result = analyze(kernel, specs)
+    from . import insert_sync
+    result = insert_sync.run(analyze(kernel, specs), kernel)
     kir.verify(result.function)
     cg = generate(result.function)
     if not optimized:

@@ -248,6 +248,17 @@ class Report:
         return self.cycles - self.launch_cycles
 
     @property
+    def inserted_sync(self) -> list[str]:
+        """The synchronisation the insert_sync pass added to this kernel (README "Automatic
+        synchronisation"): one ``"MTE2->V at file.py:17"`` per set_flag/wait_flag pair or
+        barrier, naming the line of the access that needed it."""
+        from ..compiler.errors import place
+        return [f"{site.detail[1]} at {place(site.loc.file, site.loc.line)}"
+                for site in self._sites
+                if site.op in ("set_flag", "pipe_barrier") and len(site.detail) == 2
+                and site.detail[0] == "insert_sync" and site.loc is not None]
+
+    @property
     def unchecked(self) -> tuple[str, ...]:
         """What this launch did not check (empty in sanitize mode): the checks that need
         per-byte bookkeeping run only with ``sanitize=True``."""
@@ -294,6 +305,10 @@ class Report:
         if self.instructions:
             rows.append(("instructions", ", ".join(f"{k} {v:,}"
                                                     for k, v in sorted(self.instructions.items()))))
+        inserted = self.inserted_sync
+        if inserted:
+            rows.append(("insert_sync", f"{len(inserted)} flag(s) inserted: "
+                                        f"{', '.join(inserted)}"))
         rows.append(("host", f"run {self.wall_seconds * 1e3:.2f} ms, prepare "
                              f"{self.prepare_seconds * 1e3:.2f} ms (code from "
                              f"{self.code_origin})"))
