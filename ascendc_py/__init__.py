@@ -18,6 +18,7 @@ from .compiler.errors import (BufferCapacityError, GMOutOfBoundsError, KernelCom
                               KernelValueError, LocalMemoryError, LoopLimitError, QueueError,
                               SourceLoc, SyncError)
 from .dsl.api import (BUILTINS as _BUILTINS, ConstExpr, GlobalAddress, GlobalTensor, LocalTensor,
+                      LocalTensorAuto,
                       TBuf, TPipe, TQue, ceildiv)
 from .dsl.kernel import Kernel, kernel, jit
 from .dsl.kernel_types import KernelType

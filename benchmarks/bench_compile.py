@@ -4,7 +4,8 @@ Both run in fresh subprocesses (``python bench_compile.py --child MODE``), each 
 temporary ``ASCENDC_PY_CACHE_DIR``, and report the median of ``RUNS`` runs.
 
 (a) **Cold compile** (target <= 100 ms): the sepia kernel (float32) is compiled through every
-    stage (parse, sema, verify, codegen, LLVM parse, O3, object emission, load) in a new process
+    stage (parse, sema, verify, codegen, LLVM initialisation, LLVM parse, optimisation, object
+    emission, runtime library shards, load) in a new process
     whose kernel cache holds nothing for it. One-time per-machine costs are paid beforehand, as
     after any first use: before each run, a throwaway process compiles an unrelated small
     kernel in that run's fresh cache directory, which writes the parser tables (lark's cache

@@ -1,6 +1,6 @@
 """Compile a kernel specialisation to native code, with an in-memory and an on-disk cache.
 
-Pipeline (named passes, in order): parse → sema → verify → codegen → LLVM O2 → object code →
+Pipeline (named passes, in order): parse → sema → insert_sync → verify → codegen → LLVM O2 → object code →
 MCJIT. The disk cache stores the object code and the metadata the runtime needs, keyed by a
 typed ``CacheKey``; a new process loads an entry in milliseconds without importing lark. An
 entry that fails its checksum or does not load is recompiled, never trusted.
@@ -123,15 +123,18 @@ def compiler_version() -> str:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         h = hashlib.sha256(str(CACHE_FORMAT).encode())
         for sub in ("compiler", "simulator", "dsl"):
-            found = []
-            for directory, dirs, files in os.walk(os.path.join(root, sub)):
-                dirs[:] = [d for d in dirs if d != "__pycache__"]
-                rel = os.path.relpath(directory, root)
-                found += [(os.path.join(rel, f), os.path.join(directory, f))
-                          for f in files if f.endswith(".py")]
+            found, todo = [], [(os.path.join(root, sub), sub)]
+            while todo:     # os.scandir: a quarter of os.walk's time (a launch pays for it)
+                directory, rel = todo.pop()
+                with os.scandir(directory) as entries:
+                    for e in entries:
+                        if e.name.endswith(".py") and e.is_file():
+                            found.append((f"{rel}/{e.name}", e.path))
+                        elif e.is_dir(follow_symlinks=False) and e.name != "__pycache__":
+                            todo.append((e.path, f"{rel}/{e.name}"))
             for rel, path in sorted(found):
                 st = os.stat(path)
-                h.update(f"{Path(rel).as_posix()}:{st.st_size}:{st.st_mtime_ns};".encode())
+                h.update(f"{rel}:{st.st_size}:{st.st_mtime_ns};".encode())
         _version_cache = h.hexdigest()[:16]
     return _version_cache
 
@@ -183,13 +186,17 @@ class CompiledKernel:
         self.cfunc = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)(self.address)
 
 
-# Kernel modules are optimised with LLVM's O2 pipeline (with vectorisation), in about 20 % less
-# optimisation time than O3: on 24 of the 25 kernels the samples compile it gives byte for byte
-# the machine code of O3 (objects compared); on the torch ops' color_matrix_kernel the code
-# differs, with no measurable speed difference. Results cannot differ: no pass may change an
-# IEEE result without fast-math flags, which codegen never sets. (O1 changes several samples'
-# code.) The runtime library's shards keep O3.
+# Kernel modules are optimised in two parts. The kernel function itself (scalar control flow and
+# calls into the runtime library, a few hundred instructions) gets LLVM's function
+# simplification pipeline at KERNEL_FUNCTION_LEVEL, without the module pipeline's vectorisers,
+# which find nothing in it: every loop of a kernel function calls the runtime library or
+# touches its atomic loop budget. The module's other functions (the fused element loops and the
+# reduction and conversion helpers, where the element work runs) are optimised on their own by
+# the full O2 pipeline with vectorisation, then linked back in and made internal again. Results
+# cannot differ from any other pipeline: no pass may change an IEEE result without fast-math
+# flags, which codegen never sets. The runtime library's shards keep O3.
 KERNEL_SPEED_LEVEL = 2
+KERNEL_FUNCTION_LEVEL = 1
 
 
 def emit_object(module_text, speed_level: int = 3) -> tuple[bytes, dict]:
@@ -199,19 +206,132 @@ def emit_object(module_text, speed_level: int = 3) -> tuple[bytes, dict]:
     llvm, tm = _llvm()
     times = {}
     t0 = time.perf_counter()
+    mod = _parse_module(module_text)
+    t1 = time.perf_counter()
+    _module_pipeline(mod, speed_level)
+    t2 = time.perf_counter()
+    obj = tm.emit_object(mod)
+    times.update(llvm_parse=t1 - t0, optimize=t2 - t1, emit=time.perf_counter() - t2)
+    return obj, times
+
+
+def _parse_module(module_text):
+    llvm, tm = _llvm()
     mod = llvm.parse_assembly(module_text) if isinstance(module_text, str) else module_text
     mod.triple = tm.triple
     mod.data_layout = str(tm.target_data)
     mod.verify()
-    t1 = time.perf_counter()
+    return mod
+
+
+def _module_pipeline(mod, speed_level: int) -> None:
+    llvm, tm = _llvm()
     pto = llvm.create_pipeline_tuning_options(speed_level=speed_level)
     pto.loop_vectorization = True
     pto.slp_vectorization = True
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(mod, pb)
-    t2 = time.perf_counter()
+
+
+def kernel_module_texts(module, entry_name: str) -> tuple[str, Optional[str], Optional[list]]:
+    """The LLVM IR texts of a kernel module (an llvmlite ``ir.Module``) split for
+    ``optimize_kernel_module``: (the kernel function ``entry_name`` with the other functions
+    declared; the other functions defined with external linkage and the kernel declared, or
+    None when there are none; the names of the functions to make internal again after
+    linking). A module that defines global variables is not split: (its text, None, None)."""
+    helper_text, internal = helper_module_text(module, entry_name)
+    return kernel_function_text(module, entry_name, internal), helper_text, internal
+
+
+def helper_module_text(module, entry_name: str) -> tuple[Optional[str], Optional[list]]:
+    """The first half of ``kernel_module_texts``: (the helpers' text or None, the names to
+    make internal again, or None when the module is not split)."""
+    from llvmlite import ir as L
+    if any(isinstance(g, L.GlobalVariable) for g in module.globals.values()):
+        return None, None
+    helpers = [f for f in module.functions if f.name != entry_name and f.blocks]
+    if not helpers:
+        return None, []
+    internal = [f.name for f in helpers if f.linkage == "internal"]
+    with _printing(module, entry_name, helpers_defined=True) as text:
+        return text(), internal
+
+
+def kernel_function_text(module, entry_name: str, internal: Optional[list]) -> str:
+    """The second half of ``kernel_module_texts``: the kernel function's text (``internal``
+    from ``helper_module_text``; None: the whole module's)."""
+    if internal is None:
+        from .codegen.irtext import module_text
+        return module_text(module)
+    with _printing(module, entry_name, helpers_defined=False) as text:
+        return text()
+
+
+@contextlib.contextmanager
+def _printing(module, entry_name: str, helpers_defined: bool):
+    """Print ``module`` with either its helpers (every function but the kernel) defined, with
+    external linkage, and the kernel declared, or the kernel defined and the helpers declared;
+    the module is restored afterwards."""
+    from .codegen.irtext import module_text
+    helpers = [f for f in module.functions if f.name != entry_name and f.blocks]
+    entry = module.get_global(entry_name)
+    saved = [(f, f.blocks, f.linkage) for f in helpers + [entry]]
+    try:
+        for f in helpers:
+            f.linkage = ""
+            if not helpers_defined:
+                f.blocks = []
+        if helpers_defined:
+            entry.blocks = []
+        yield lambda: module_text(module)
+    finally:
+        for f, blocks, linkage in saved:
+            f.blocks, f.linkage = blocks, linkage
+
+
+def optimized_helper_module(helper_text: str):
+    """The helpers' module (``helper_module_text``) parsed and optimised by the O2 pipeline
+    with vectorisation."""
+    helpers = _parse_module(helper_text)
+    _module_pipeline(helpers, KERNEL_SPEED_LEVEL)
+    return helpers
+
+
+def optimize_kernel_module(kernel_text: str, helper_text: Optional[str],
+                           internal: Optional[list],
+                           entry_name: str, times: Optional[dict] = None):
+    """Parse and optimise a kernel module split by ``kernel_module_texts`` (see
+    KERNEL_FUNCTION_LEVEL); returns the linked llvmlite binding module. ``times`` gets
+    ``llvm_parse`` and ``optimize``."""
+    llvm, tm = _llvm()
+    t0 = time.perf_counter()
+    mod = _parse_module(kernel_text)
+    t1 = time.perf_counter()
+    if internal is None:             # not split: the whole module through the O2 pipeline
+        _module_pipeline(mod, KERNEL_SPEED_LEVEL)
+    else:
+        pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(
+            speed_level=KERNEL_FUNCTION_LEVEL))
+        pb.getFunctionPassManager().run(mod.get_function(entry_name), pb)
+        if helper_text is not None:
+            mod.link_in(optimized_helper_module(helper_text))
+            for name in internal:
+                mod.get_function(name).linkage = "internal"
+    if times is not None:
+        times.update(llvm_parse=t1 - t0, optimize=time.perf_counter() - t1)
+    return mod
+
+
+def emit_kernel_object(kernel_text: str, helper_text: Optional[str],
+                       internal: Optional[list], entry_name: str) -> tuple[bytes, dict]:
+    """The object code of a kernel module split by ``kernel_module_texts``, and the seconds
+    of its stages (``llvm_parse``, ``optimize``, ``emit``)."""
+    llvm, tm = _llvm()
+    times: dict = {}
+    mod = optimize_kernel_module(kernel_text, helper_text, internal, entry_name, times)
+    t0 = time.perf_counter()
     obj = tm.emit_object(mod)
-    times.update(llvm_parse=t1 - t0, optimize=t2 - t1, emit=time.perf_counter() - t2)
+    times["emit"] = time.perf_counter() - t0
     return obj, times
 
 
@@ -432,7 +552,7 @@ def compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
 
 
 def _compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
-    from . import gm_writes
+    from . import gm_writes, insert_sync
     from . import ir as kir
     from . import kernel_kind
     from .codegen.core import generate
@@ -447,15 +567,20 @@ def _compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
         result = analyze(kernel, specs)
         t2 = time.perf_counter()
         times["sema"] = t2 - t1
+        result = insert_sync.run(result, kernel)   # named pass: automatic synchronisation
         kir.verify(result.function)
         t3 = time.perf_counter()
         times["verify"] = t3 - t2
         from .codegen.timing import TimingEmitter
         cg = generate(result.function, TimingEmitter())
-        text = str(cg.module)
-        times["codegen"] = time.perf_counter() - t3
+        texts = kernel_module_texts(cg.module, cg.entry_name)
+        t4 = time.perf_counter()
+        times["codegen"] = t4 - t3
+        _llvm()
+        t5 = time.perf_counter()
+        times["llvm_init"] = t5 - t4
         shards = runtime_shards(cg.module)
-        obj, llvm_times = emit_object(text, KERNEL_SPEED_LEVEL)
+        obj, llvm_times = emit_kernel_object(*texts, cg.entry_name)
         times.update(llvm_times)
         t4 = time.perf_counter()
         from .codegen.runtime_loader import CORE, ensure_shards
@@ -567,22 +692,20 @@ def wait_for_links() -> None:
 
 
 def llvm_ir_text(kernel, specs, optimized: bool = False) -> str:
-    """The LLVM IR of a specialisation (for debugging and tests)."""
+    """The LLVM IR of a specialisation (for debugging and tests); ``optimized``: after the
+    kernel pipeline (``optimize_kernel_module``)."""
     from . import ir as kir
     from .codegen.core import generate
     from .sema.analyzer import analyze
 
-    result = analyze(kernel, specs)
+    from . import insert_sync
+    result = insert_sync.run(analyze(kernel, specs), kernel)
     kir.verify(result.function)
-    text = str(generate(result.function).module)
+    cg = generate(result.function)
     if not optimized:
-        return text
-    llvm, tm = _llvm()
-    mod = llvm.parse_assembly(text)
-    pto = llvm.create_pipeline_tuning_options(speed_level=KERNEL_SPEED_LEVEL)
-    pb = llvm.create_pass_builder(tm, pto)
-    pb.getModulePassManager().run(mod, pb)
-    return str(mod)
+        return str(cg.module)
+    return str(optimize_kernel_module(*kernel_module_texts(cg.module, cg.entry_name),
+                                      cg.entry_name))
 
 
 __all__ = ["CacheKey", "CompiledKernel", "compile_kernel", "load_cached", "compiler_version",

@@ -77,9 +77,10 @@ def resources(fn: ir.Function) -> tuple[bool, bool, bool]:
 
 
 #: The options ``@asc.kernel(...)`` / ``@asc.jit(...)`` accept: pyasc's (its codegen, compile
-#: and launch option names). Only ``kernel_type`` and ``matmul_cube_only`` change what is
-#: compiled here; the others (``opt_level``, ``debug``, ``auto_sync``, ``insert_sync``, …)
-#: steer pyasc's own pipeline (bisheng, MLIR passes) and are accepted without effect.
+#: and launch option names). ``kernel_type``, ``matmul_cube_only``, ``insert_sync`` and
+#: ``auto_sync`` (automatic synchronisation, ``compiler/insert_sync.py``) change what is
+#: compiled here; the others (``opt_level``, ``debug``, …) steer pyasc's own pipeline
+#: (bisheng, MLIR passes) and are accepted without effect.
 KNOWN_OPTIONS = frozenset((
     "capture_exceptions", "ir_multithreading",                                   # codegen
     "debug", "strip_loc", "verify_sync", "print_ir_before_all", "run_passes", "kernel_type",

@@ -58,6 +58,14 @@ class LocalTensor(_KernelClass):
     asc_name = "LocalTensor"
 
 
+class LocalTensorAuto(LocalTensor):
+    """``LocalTensorAuto(dtype, shape)``: a UB tensor whose buffer and synchronisation the
+    compiler manages (pyasc's): no queue, no set_flag/wait_flag; the kernel compiles with
+    automatic synchronisation (README "Automatic synchronisation")."""
+
+    asc_name = "LocalTensorAuto"
+
+
 class TPipe(_KernelClass):
     """Owner of local-memory allocation: ``init_buffer(que, num, len)``, ``init_buffer(buf, len)``;
     ``destroy()`` / ``reset()`` release every buffer (init_buffer may then be called again),
@@ -185,7 +193,7 @@ for _name in REDUCE_OPS:
 BUILTINS["ReduceOrder"] = ReduceOrder  # type: ignore[assignment]  (an enum, exported as asc.ReduceOrder)
 
 KERNEL_CLASSES = {c.asc_name: c for c in (GlobalAddress, GlobalTensor, LocalTensor, TPipe, TQue,
-                                          TBuf)}
+                                          TBuf, LocalTensorAuto)}
 
 # the cube unit (compiler/ops/cube.py): load_data, mmad, fixpipe, their parameter records
 from .cube_api import CUBE_BUILTINS  # noqa: E402

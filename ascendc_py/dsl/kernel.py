@@ -22,9 +22,11 @@ from ..compiler.errors import (BlockDimError, DeviceError, KernelLaunchError,
                                UnsupportedArrayError, user_boundary, warn_at_user)
 from .. import envvars
 from . import api
+from .launcher import CompiledTable, Launcher, guard_holds, launch_names, plan_key
 from .types import DataType, dtype_of_array
 
 RESERVED_LAUNCH_KEYWORDS = ("platform", "trace", "sanitize", "lenient", "stream")
+_launch_names = launch_names     # the old name of launcher.launch_names (pyasc_compat calls it)
 _CONSTANT_TYPES = (bool, int, float, str, DataType, enum.Enum, np.integer, np.floating)
 
 
@@ -54,25 +56,6 @@ def _is_struct(value) -> bool:
     return struct_kind(type(value)) is not None
 
 
-@functools.lru_cache(maxsize=None)
-def _launch_names():
-    """The launch path's names from the simulator and compiler, imported on first use (not at
-    package import: a cached launch never loads the compiler's front end) and then looked up
-    without an import statement per launch. Modules, not their functions, where tests and
-    tools patch a function (``runtime.run_blocks``)."""
-    from types import SimpleNamespace
-
-    from .. import profiler
-    from ..compiler import errors, jit, spec
-    from ..simulator import config, gm_access, report, runtime, sanitizer
-    from . import kernel_types, types
-    return SimpleNamespace(
-        profiler=profiler, jit=jit, GMAlignmentError=errors.GMAlignmentError,
-        ArgSpec=spec.ArgSpec, config=config, gm_access=gm_access, runtime=runtime,
-        sanitizer=sanitizer, Report=report.Report, options_key=kernel_types.options_key,
-        bool_=types.bool_, float32=types.float32, int32=types.int32, int64=types.int64)
-
-
 def _is_array(value) -> bool:
     return isinstance(value, np.ndarray) or type(value).__module__.startswith("torch")
 
@@ -99,8 +82,10 @@ class Kernel:
         self._code = fn.__code__
         self._source = None
         self._ast = None
-        self._compiled: dict = {}       # (specs, codegen variant) -> (compiled, guard)
+        self._compiled = CompiledTable()   # (specs, codegen variant) -> (compiled, guard)
         self._fast_specs: dict = {}     # _bind_fast: (parameter index, dtype or type) -> spec
+        self._launchers: dict = {}      # block_dim -> its Launcher (they keep launch plans)
+        self._plan_params = None        # launcher.plan_key: (name, kind, int ok, float ok) each
         sig = inspect.signature(fn)
         for p in sig.parameters.values():
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
@@ -182,10 +167,9 @@ class Kernel:
                 continue
             found.append((name, obj))
             if inspect.ismodule(obj):
-                for attr in code.co_names:
-                    sub = vars(obj).get(attr, _MISSING)
+                for _, path, sub in _module_attributes(obj, code.co_names, name):
                     if isinstance(sub, (Kernel,) + _CONSTANT_TYPES + (tuple,)):
-                        found.append((f"{name}.{attr}", sub))
+                        found.append((path, sub))
         return found
 
     def dependency_guard(self) -> tuple:
@@ -229,10 +213,8 @@ class Kernel:
             else:
                 continue
             if inspect.ismodule(obj):
-                attrs = vars(obj)
-                for attr in code.co_names:
-                    if attr in attrs:
-                        yield attrs, attr, attrs[attr]
+                for attrs, path, sub in _module_attributes(obj, code.co_names, name):
+                    yield attrs, path.rsplit(".", 1)[1], sub
 
     def dependencies(self, seen=None) -> tuple[list, list]:
         """(qualname, source hash) of this kernel and its callees, and constants they name."""
@@ -253,6 +235,10 @@ class Kernel:
     # ------------------------------------------------------------------ launching
     @user_boundary
     def __getitem__(self, grid) -> "Launcher":
+        if type(grid) is int:
+            launcher = self._launchers.get(grid)
+            if launcher is not None:
+                return launcher
         if isinstance(grid, tuple):
             if not 1 <= len(grid) <= 3:
                 raise BlockDimError(f"launch as {self.__name__}[block_dim] or "
@@ -264,7 +250,12 @@ class Kernel:
             raise BlockDimError(f"block_dim must be an int, got {block_dim!r}")
         if not 1 <= int(block_dim) <= 65535:
             raise BlockDimError(f"block_dim must be in 1..65535, got {block_dim}")
-        return Launcher(self, int(block_dim))
+        launcher = self._launchers.get(int(block_dim))
+        if launcher is None:
+            if len(self._launchers) > 256:
+                self._launchers.clear()
+            launcher = self._launchers[int(block_dim)] = Launcher(self, int(block_dim))
+        return launcher
 
     @user_boundary
     def __call__(self, *args, **kwargs):
@@ -280,7 +271,7 @@ class Kernel:
             bound = self._bind_fast(args)
             if bound is not None:
                 return bound
-        ArgSpec = _launch_names().ArgSpec
+        ArgSpec = launch_names().ArgSpec
         if len(args) > len(self.params):
             raise LaunchArgumentError(f"{self.__name__} takes {len(self.params)} arguments but "
                                     f"{len(args)} were given")
@@ -323,72 +314,48 @@ class Kernel:
         """``bind`` for the common call: every argument given by position, GM arguments as
         writable C-contiguous numpy arrays or contiguous CPU torch tensors that do not require
         grad, scalars as Python ``int`` (32-bit), ``float`` or ``bool``, constants as ``int``,
-        ``float``, ``bool`` or ``str``. None for anything else: the general path binds it (and
-        raises its errors)."""
-        names = _launch_names()
-        specs, gm, scalars = [], [], []
+        ``float``, ``bool`` or ``str`` (what ``launcher.plan_key`` accepts; its key gives the
+        specs). None for anything else: the general path binds it (and raises its errors)."""
+        names = launch_names()
+        bound = plan_key(self, args, names)
+        if bound is None:
+            return None
+        key, gm, scalars = bound
+        specs = []
         cache = self._fast_specs
-        for i, (p, v) in enumerate(zip(self.params, args)):
-            t = type(v)
-            if t is np.ndarray or (t.__name__ == "Tensor" and t.__module__ == "torch"):
-                if p.kind not in ("gm", "auto"):
-                    return None
-                if t is np.ndarray:
-                    flags = v.flags
-                    if not (flags.writeable and flags.c_contiguous):
-                        return None
-                    address, size, nbytes = names.runtime.address_of(v) if v.nbytes else 0, \
-                        v.itemsize, v.nbytes
-                else:
-                    if v.device.type != "cpu" or v.requires_grad or not v.is_contiguous():
-                        return None
-                    address, size = v.data_ptr(), v.element_size()
-                    nbytes = v.numel() * size
-                if not nbytes or address % size:
-                    return None
-                spec = cache.get((i, v.dtype))
-                if spec is None:
+        for i, (p, k, v) in enumerate(zip(self.params, key, args)):
+            spec = cache.get((i, k))
+            if spec is None:
+                if len(cache) > 4096:
+                    cache.clear()
+                if type(k) is tuple:                       # a constant: (type, value)
+                    spec = names.ArgSpec.of(p.name, "const", value=v)
+                elif k is int or k is float or k is bool:  # a scalar: its type
+                    spec = names.ArgSpec.of(p.name, "scalar", dtype={
+                        int: names.int32, float: names.float32, bool: names.bool_}[k])
+                else:                                      # an array: its dtype
                     dtype = dtype_of_array(v)
                     if dtype is None:
                         return None
-                    spec = cache[(i, v.dtype)] = names.ArgSpec.of(p.name, "gm", dtype=dtype)
-                specs.append(spec)
-                gm.append(names.runtime.GmArg(p.name, address, nbytes, v))
-                continue
-            if p.kind == "const" and t in (int, float, bool, str):
-                spec = cache.get((i, t, v))
-                if spec is None:
-                    if len(cache) > 4096:
-                        cache.clear()
-                    spec = cache[(i, t, v)] = names.ArgSpec.of(p.name, "const", value=v)
-                specs.append(spec)
-                continue
-            if p.kind not in ("scalar", "auto"):
-                return None
-            if t is int and p.annotation not in (float, "float") and -(2 ** 31) <= v < 2 ** 31:
-                dtype = names.int32
-            elif t is float and p.annotation not in (int, "int"):
-                dtype = names.float32
-            elif t is bool:
-                dtype = names.bool_
-            else:
-                return None
-            spec = cache.get((i, t))
-            if spec is None:
-                spec = cache[(i, t)] = names.ArgSpec.of(p.name, "scalar", dtype=dtype)
+                    spec = names.ArgSpec.of(p.name, "gm", dtype=dtype)
+                cache[(i, k)] = spec
             specs.append(spec)
-            scalars.append((v, dtype))
         return tuple(specs), gm, scalars
+
+    def changed_global(self, read: dict, guard: tuple) -> Optional[str]:
+        """The first global a compiled entry read (``read``) whose value has changed since,
+        or None; ``guard``: the entry's dependency guard, which holds (``_changed_globals``)."""
+        return _changed_globals(read, self, guard)
 
     def compiled_for(self, specs, platform):
         """The native code for a specialisation: memory cache, then disk, then compile."""
-        jit = _launch_names().jit
+        jit = launch_names().jit
         self._sync_code()
         mem_key = (specs, jit.codegen_variant())
         found = self._compiled.get(mem_key)
         if found is not None:
             entry, guard = found
-            if _guard_holds(guard):
+            if guard_holds(guard):
                 changed = _changed_globals(entry.globals_read, self, guard)
                 if not changed:
                     return entry, "memory"
@@ -398,7 +365,7 @@ class Kernel:
             del self._compiled[mem_key]
         guard = self.dependency_guard()
         sources, consts = self.dependencies()
-        options_key = _launch_names().options_key
+        options_key = launch_names().options_key
         key = jit.CacheKey(f"{self.fn.__module__}.{self.fn.__qualname__}"
                            f"{options_key(self.options)}", tuple(sources),
                            specs, tuple(sorted(consts)), mem_key[1], jit.compiler_version(),
@@ -415,49 +382,6 @@ class Kernel:
         return compiled, origin
 
 
-class Launcher:
-    """``kernel[block_dim]``: call it with the kernel's arguments to run it."""
-
-    def __init__(self, kernel: Kernel, block_dim: int):
-        self.kernel = kernel
-        self.block_dim = block_dim
-
-    @user_boundary
-    def __call__(self, *args, platform=None, trace=None, sanitize=None, lenient=False,
-                 **kwargs):
-        names = _launch_names()
-        config, jit = names.config, names.jit
-        chip = config.get_platform(platform) if platform is not None else \
-            config.current_platform()
-        if trace is None:
-            trace = envvars.flag("ASCENDC_PY_TRACE")
-        if not lenient:
-            lenient = envvars.flag("ASCENDC_PY_LENIENT")
-        sanitize = names.sanitizer.sanitizer_enabled(sanitize)
-        names.sanitizer.note_launch(sanitize)
-        t0 = time.perf_counter()
-        specs, gm, scalars = self.kernel.bind(args, kwargs)
-        compiled, origin = self.kernel.compiled_for(specs, chip)
-        t1 = time.perf_counter()
-        try:
-            result = names.runtime.run_blocks(
-                compiled, chip, self.block_dim, gm, scalars, trace=bool(trace),
-                timing=jit.timing_enabled(), lenient=bool(lenient), sanitize=sanitize)
-        except Exception as fault:  # what the blocks printed before the fault
-            if getattr(fault, "output", ""):
-                print(fault.output, end="")
-            raise
-        if result.output:  # printf/dump_tensor text, blocks in order
-            print(result.output, end="")
-        report = names.Report.from_launch(
-            kernel=self.kernel.__name__, platform=chip, result=result, compiled=compiled,
-            wall_seconds=time.perf_counter() - t1, prepare_seconds=t1 - t0, code_origin=origin,
-            sanitized=bool(sanitize), compile_seconds=compiled.compile_seconds,
-            stage_seconds=dict(compiled.stage_seconds))
-        names.profiler.notify(report)
-        return report
-
-
 def _compiled_by_cell_magic(code) -> bool:
     """Code compiled under a pseudo file name that no file and no linecache entry holds (a cell
     magic's ``'<timed exec>'``): its source is looked for in the notebook's cells."""
@@ -466,25 +390,6 @@ def _compiled_by_cell_magic(code) -> bool:
         return False      # a file: no need to load the notebook support (the front end)
     from ..compiler.frontend.notebook import is_unregistered_name
     return is_unregistered_name(name)
-
-
-def _guard_holds(guard: tuple) -> bool:
-    """Every kernel still runs the code it was compiled from, and every name through which it
-    reaches a helper or module still holds the same object (``Kernel.dependency_guard``)."""
-    kernels, slots = guard
-    for kernel, code in kernels:
-        if kernel.fn.__code__ is not code:
-            return False
-    for container, key, obj in slots:
-        if key is None:
-            try:
-                if container.cell_contents is not obj:
-                    return False
-            except ValueError:
-                return False
-        elif container.get(key, _MISSING) is not obj:
-            return False
-    return True
 
 
 def _changed_globals(read: dict, kernel: Kernel, guard: Optional[tuple] = None
@@ -510,7 +415,8 @@ def _changed_globals(read: dict, kernel: Kernel, guard: Optional[tuple] = None
             continue
         cur = ns.get(name)
         try:
-            same = type(cur) is type(old) and cur == old
+            # NaN never equals itself: a NaN that is still NaN has not changed
+            same = type(cur) is type(old) and (cur == old or (cur != cur and old != old))
         except Exception:  # noqa: BLE001
             same = False
         if not same:
@@ -564,7 +470,7 @@ def _namespace_for(owner: str, kernel: Kernel, seen=None):
 
 
 def _gm_arg(kernel: str, name: str, v):
-    names = _launch_names()
+    names = launch_names()
     GmArg, read_only_reason = names.runtime.GmArg, names.gm_access.read_only_reason
     dtype = dtype_of_array(v)
     if isinstance(v, np.ndarray):
@@ -595,14 +501,14 @@ def _gm_arg(kernel: str, name: str, v):
 def _check_alignment(kernel: str, name: str, address: int, itemsize: int) -> None:
     """GM addresses must be multiples of the element size, as the MTE requires."""
     if itemsize > 1 and address % itemsize:
-        raise _launch_names().GMAlignmentError(f"{kernel}: argument '{name}' starts at address {address:#x}, "
+        raise launch_names().GMAlignmentError(f"{kernel}: argument '{name}' starts at address {address:#x}, "
                                f"not a multiple of its element size {itemsize}",
                                hint=f"pass an aligned copy, e.g. np.ascontiguousarray or "
                                     f"{name}.copy()")
 
 
 def _scalar_dtype(kernel: str, p: _Param, v) -> DataType:
-    names = _launch_names()
+    names = launch_names()
     bool_, float32, int32, int64 = names.bool_, names.float32, names.int32, names.int64
     if _is_array(v):
         raise LaunchArgumentError(f"{kernel}: argument '{p.name}' is declared as a scalar "
@@ -677,3 +583,19 @@ def kernel(fn=None, **options):
 
 
 jit = kernel
+
+
+def _module_attributes(module, names, path: str, seen=None):
+    """(vars dict, dotted path, object) for each attribute a body names of a referenced module,
+    following module attributes down (``asc.adv.tanh``, ``pkg.sub.helper``): the names are the
+    code's ``co_names``, so only chains the body can spell are walked, each module once."""
+    seen = set() if seen is None else seen
+    seen.add(id(module))
+    attrs = vars(module)
+    for attr in names:
+        if attr not in attrs:
+            continue
+        sub = attrs[attr]
+        yield attrs, f"{path}.{attr}", sub
+        if inspect.ismodule(sub) and id(sub) not in seen:
+            yield from _module_attributes(sub, names, f"{path}.{attr}", seen)

@@ -134,6 +134,9 @@ def options_key(options: Any) -> str:
         parts.append(f"kernel_type={kt.name}")
     if options.get("matmul_cube_only"):
         parts.append("matmul_cube_only")
+    for name in ("insert_sync", "auto_sync"):     # compiler/insert_sync.py
+        if options.get(name) is not None:
+            parts.append(f"{name}={bool(options[name])}")
     return f"[{','.join(parts)}]" if parts else ""
 
 

@@ -177,7 +177,9 @@ def _launcher_class():
 
 def jit(fn=None, **options):
     """pyasc's ``asc.jit`` / ``asc.runtime.jit.jit``: ``@asc.jit`` or ``@asc.jit(**options)``
-    (``kernel_type``, ``matmul_cube_only``, ``insert_sync``, …, as ``ascendc_py.jit``)."""
+    (``kernel_type``, ``matmul_cube_only``, ``insert_sync``, …, as ``ascendc_py.jit``), with
+    pyasc's default ``auto_sync=True`` (automatic synchronisation, ``compiler/insert_sync.py``)."""
+    options.setdefault("auto_sync", True)
     if fn is None:
         return lambda f: PyascKernel(f, **options)
     return PyascKernel(fn, **options)

@@ -99,8 +99,11 @@ GM_PORT = 183        # this core's GM port, shared by reads and writes (timing_g
 GM_DEMAND_SHIFT = 187  # log2 of the demand record's window width (the record keeps the width)
 MM_STALL = 188       # AIV of a mix kernel: cycles its scalar unit waited for Matmul results (timing)
 MM_WAITS = 189       #   Matmul requests it sent to its AIC
-ATOMIC_MODE = 190    # GM write mode of MTE3 copies (set_atomic_*): 0 none, 1 add, 2 max, 3 min
-ATOMIC_DTYPE = 191   #   the dtype they accumulate in (compiler/ops/atomic.py ATOMIC_TYPES code)
+LOCAL_REACH = 190    # the end (bytes) of the furthest local-memory range check_local passed in
+                     # this block, in any memory: no instruction wrote a local byte at or past it
+                     # (the native block loop refills fresh memory only below it)
+ATOMIC = 191         # GM write mode of MTE3 copies (set_atomic_*): low byte 0 none, 1 add, 2 max,
+                     # 3 min; bits 8..15 the dtype they accumulate in (ops/atomic.py ATOMIC_TYPES)
 HEADER_SLOTS = 192
 TRACE_FIELDS = 6     # start, occupancy, latency, pipe, site, op
 QUEUE_DEPTH = 32     # per-pipe instruction queue (ring of start times)
@@ -131,22 +134,23 @@ def demand_size(num_gm_args: int) -> int:
 # ----------------------------------------------------------------------------- native block loop
 # ``asc_run_blocks(job, thread)`` (compiler/codegen/block_loop.py) runs a launch's blocks on one
 # host thread without returning to Python between them; simulator/runtime.py fills the records.
-# The job record (int64), one per launch, shared by its threads:
+# The job record (int64), one per launch, shared by its threads, at the start of the launch's
+# buffer; the arrays it names (JOB_HEADERS ... JOB_SCALARS) are given as byte offsets from it:
 JOB_KERNEL = 0       # address of the kernel's entry function ``int64 (int64 *ctx)``
 JOB_BLOCK_DIM = 1
 JOB_NEXT = 2         # the next block to start: threads take blocks with an atomic add
 JOB_STOP = 3         # 1: no further block starts (a block failed, Ctrl-C stopped the launch)
 JOB_FIRED = 4        # address of the SIGINT handler's counter (0: none) ...
 JOB_FIRED_AT = 5     # ... and its value when the launch started: Ctrl-C stops the loop
-JOB_HEADERS = 6      # address of int64 [block_dim, HEADER_SLOTS]: each block's ctx header after it
-JOB_COUNTERS = 7     # address of int64 [block_dim, JOB_COUNTER_SLOTS] (zeroed): each block's counters
+JOB_HEADERS = 6      # int64 [block_dim, HEADER_SLOTS]: each block's ctx header after it
+JOB_COUNTERS = 7     # int64 [block_dim, JOB_COUNTER_SLOTS] (zeroed): each block's counters
 JOB_COUNTER_SLOTS = 8
-JOB_DEMAND = 9       # address of float64 [block_dim, JOB_DEMAND_SLOTS] (zeroed): GM demand records
+JOB_DEMAND = 9       # float64 [block_dim, JOB_DEMAND_SLOTS] (zeroed): GM demand records
 JOB_DEMAND_SLOTS = 10
-JOB_RC = 11          # address of int64 [block_dim]: each block's return code
-JOB_GM_PTRS = 12     # the launch's ctx slots GM_PTRS, GM_SIZES, SCALARS, LOOP_BUDGET, TIMING_ON,
-JOB_GM_SIZES = 13    #   GM_ACCESS (written into every block's ctx after the template)
-JOB_SCALARS = 14
+JOB_RC = 11          # int64 [block_dim]: each block's return code
+JOB_GM_PTRS = 12     # the launch's ctx slots GM_PTRS, GM_SIZES, SCALARS (offsets of their arrays),
+JOB_GM_SIZES = 13    #   LOOP_BUDGET, TIMING_ON, GM_ACCESS (written into every block's ctx after
+JOB_SCALARS = 14     #   the template)
 JOB_LOOP_BUDGET = 15
 JOB_TIMING_ON = 16
 JOB_GM_ACCESS = 17
@@ -163,7 +167,9 @@ THREAD_CTX = 3       # address of the thread's ctx (ctx slots int64)
 THREAD_TEMPLATE = 4  # address of its ctx template: copied into the ctx before every block
 THREAD_CTX_SLOTS = 5
 THREAD_MEMORIES = 6  # how many local memories, then (base address, bytes) of each
-THREAD_MEMORY = 7
+THREAD_DIRTY = 7     # address of the core's int64 per memory: the bytes from its start that may
+                     # differ from FRESH_MEMORY_BYTE (every byte after them holds it)
+THREAD_MEMORY = 8
 THREAD_WAITING, THREAD_RUNNING, THREAD_CANCELLED = 0, 1, 2
 
 

@@ -19,8 +19,10 @@ when a report reads them (``NativeLaunch.blocks``).
 from __future__ import annotations
 
 import ctypes
+import operator
 import struct
 import time
+from typing import Optional
 
 import numpy as np
 
@@ -37,16 +39,18 @@ _native = _UNRESOLVED
 
 
 def _functions():
-    """(run_blocks, cancel_thread, address of the SIGINT handler's counter) or None when the
-    runtime library has no block loop (then launches take the Python loop)."""
+    """(run_blocks, cancel_thread, address of the SIGINT handler's counter, that counter as a
+    ctypes int or None) or None when the runtime library has no block loop (then launches
+    take the Python loop)."""
     global _native
     if _native is _UNRESOLVED:
         from ..compiler.codegen import runtime_loader as rl
         run, cancel = rl.symbol_address("asc_run_blocks"), rl.symbol_address("asc_cancel_thread")
         if run and cancel:
             proto = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
+            fired = rl.symbol_address(rl.INT_FIRED) or 0
             _native = (proto(run), ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)(cancel),
-                       rl.symbol_address(rl.INT_FIRED))
+                       fired, ctypes.c_int64.from_address(fired) if fired else None)
         else:
             _native = None
     return _native
@@ -61,7 +65,7 @@ class NativeLaunch(runtime.LaunchResult):
     """A launch's result whose ``blocks`` (BlockTiming per block, in block order) are made from
     the kept ctx headers, counters and GM demand records when first read."""
 
-    def __init__(self, block_dim: int, wall_seconds: float, buf: np.ndarray, layout: "_Layout",
+    def __init__(self, block_dim: int, wall_seconds: float, buf, layout: "_Layout",
                  timing: bool, output: str = ""):
         self.block_dim, self.wall_seconds, self.output = block_dim, wall_seconds, output
         self._records = (buf, layout, timing)
@@ -71,6 +75,7 @@ class NativeLaunch(runtime.LaunchResult):
     def blocks(self) -> list:
         if self._blocks is None:
             buf, lay, timing = self._records
+            buf = np.frombuffer(buf, np.int64)
             headers = buf[lay.headers:lay.counters].reshape(self.block_dim, abi.HEADER_SLOTS)
             counters = buf[lay.counters:lay.demand].reshape(self.block_dim, -1)
             demand = buf[lay.demand:].view(np.float64).reshape(self.block_dim, -1) \
@@ -87,11 +92,14 @@ class NativeLaunch(runtime.LaunchResult):
 
 class _Layout:
     """Where each part of a launch's one int64 buffer lives (offsets in int64 slots): the job
-    record, the GM pointers and sizes and the scalars (written by one assignment), the thread
-    records, the blocks' return codes, then per block the ctx header, the counters and the
-    float64 GM demand record."""
+    record, the GM pointers and sizes and the scalars, the thread records, the blocks' return
+    codes, then per block the ctx header, the counters and the float64 GM demand record. The
+    job record's pointers to them are byte offsets from the buffer's start (``abi.JOB_*``), so
+    the words that do not depend on a launch's arguments are computed here once (``head``,
+    ``tail``)."""
 
-    def __init__(self, block_dim: int, threads: int, record: int, n_gm: int, n_scalars: int):
+    def __init__(self, compiled, block_dim: int, threads: int, n_gm: int, n_scalars: int):
+        record = abi.thread_record_size(len(compiled.memories))
         at = abi.JOB_RECORD
         self.gm_ptrs, at = at, at + n_gm
         self.gm_sizes, at = at, at + n_gm
@@ -102,120 +110,218 @@ class _Layout:
         self.counters, at = at, at + block_dim * timing_params.COUNTER_SLOTS
         self.demand_slots = abi.demand_size(n_gm)
         self.demand, self.size = at, at + block_dim * self.demand_slots
+        self.threads = threads
+        #: a zeroed buffer of the launch (ctypes zeroes it; its address costs no numpy call)
+        self.buffer = ctypes.c_int64 * self.size
+        #: the job record and its arguments (up to the thread records) in one pack
+        self.job = struct.Struct(f"<{self.records}q")
+        fired = _functions()[2] if _functions() is not None else 0
+        # JOB_KERNEL .. JOB_FIRED (then JOB_FIRED_AT, read at each launch)
+        self.head = (compiled.address, block_dim, 0, 0, fired)
+        # JOB_HEADERS .. JOB_SCALARS (byte offsets)
+        self.mid = (8 * self.headers, 8 * self.counters, timing_params.COUNTER_SLOTS,
+                    8 * self.demand, self.demand_slots, 8 * self.rcs, 8 * self.gm_ptrs,
+                    8 * self.gm_sizes, 8 * self.scalars)
+        # JOB_GM_COUNT, JOB_STOP_BUDGET (after JOB_LOOP_BUDGET, JOB_TIMING_ON, JOB_GM_ACCESS)
+        self.tail = (n_gm, 0)
+        self.thread_words = struct.Struct(f"<{record - 1}q")   # a record but its state
 
 
-def _layout(compiled, block_dim: int, threads: int, n_gm: int, n_scalars: int) -> _Layout:
-    key = (block_dim, threads, n_gm, n_scalars)
-    layouts = compiled.__dict__.setdefault("_native_layouts", {})
-    layout = layouts.get(key)
-    if layout is None:
-        if len(layouts) > 64:
-            layouts.clear()
-        record = abi.thread_record_size(len(compiled.memories))
-        layout = layouts[key] = _Layout(block_dim, threads, record, n_gm, n_scalars)
-    return layout
+class NativePlan:
+    """What a vector launch on the native loop needs that does not depend on its argument
+    values, computed once per (compiled kernel, platform, block count, argument counts): the
+    cost table, the core shape, the layouts of its buffer (per host thread count) and which
+    scalars are floats (``plan_for``)."""
+
+    __slots__ = ("compiled", "platform", "block_dim", "costs", "core_key", "layouts",
+                 "float_scalars", "n_gm", "direct", "__weakref__")
+
+    def __init__(self, compiled, platform, block_dim: int, n_gm: int, scalar_dtypes):
+        self.compiled, self.platform, self.block_dim = compiled, platform, block_dim
+        #: the launcher may hand launches straight to ``run`` (runtime.run_blocks): a kernel
+        #: the native loop runs whose GM writes need no run-time access record
+        self.direct = runtime.native_loop_runs(compiled) and available() and \
+            not getattr(compiled.gm_writes, "checks_at_run_time", True)
+        self.costs = timing_params.cost_table(platform)
+        self.core_key = runtime.core_key(platform, abi.ctx_slots(compiled.num_queues),
+                                         compiled.memories)
+        self.n_gm = max(1, n_gm)
+        self.float_scalars = tuple(i for i, d in enumerate(scalar_dtypes) if d.is_float)
+        self.layouts: dict = {}
+
+    def layout(self, threads: int, n_scalars: int) -> _Layout:
+        lay = self.layouts.get(threads)
+        if lay is None:
+            lay = self.layouts[threads] = _Layout(self.compiled, self.block_dim, threads,
+                                                  self.n_gm, max(1, n_scalars))
+        return lay
+
+
+def plan_for(compiled, platform, block_dim: int, scalar_values, n_gm: int) -> NativePlan:
+    """The NativePlan of a launch (kept on the compiled kernel)."""
+    dtypes = tuple(d for _, d in scalar_values)
+    key = (block_dim, id(platform), n_gm, dtypes)
+    plans = compiled.__dict__.setdefault("_native_plans", {})
+    plan = plans.get(key)
+    if plan is None or plan.platform is not platform:
+        if len(plans) > 64:
+            plans.clear()
+        plan = plans[key] = NativePlan(compiled, platform, block_dim, n_gm, dtypes)
+    return plan
 
 
 _F64 = struct.Struct("<d")
 _I64 = struct.Struct("<q")
+_FIRST = operator.itemgetter(0)                    # a scalar's value
+_ADDRESS = operator.attrgetter("address")          # a GmArg's
+_NBYTES = operator.attrgetter("nbytes")
 
 
-def _scalar_words(scalar_values) -> list:
-    """The scalars' ctx words (floats as their float64 bits), as ``runtime.pack_scalars``."""
-    return [_I64.unpack(_F64.pack(float(v)))[0] if dtype.is_float else int(v)
-            for v, dtype in scalar_values] or [0]
+def host_threads(compiled, block_dim: int) -> int:
+    """How many host threads run a launch's blocks (the policy, in one place): the launching
+    thread alone for one block or when the kernel's blocks last took under SERIAL_SECONDS of
+    host time in all; else up to ``runtime.WORKERS``. A kernel that sets an atomic mode runs
+    its blocks one after another in block order (``ops/atomic.py``)."""
+    if block_dim == 1 or runs_blocks_in_order(compiled) or \
+            compiled.__dict__.get("_block_seconds", 1.0) * block_dim < SERIAL_SECONDS:
+        return 1
+    return min(runtime.WORKERS, block_dim)
 
 
 def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool,
-        access) -> runtime.LaunchResult:
-    """Run every block of a vector launch natively; raise the first failing block's fault."""
-    run_blocks, cancel_thread, fired = _functions()
-    num_queues = compiled.num_queues
-    costs = timing_params.cost_table(platform)
+        access, plan: Optional[NativePlan] = None) -> runtime.LaunchResult:
+    """Run every block of a vector launch natively; raise the first failing block's fault.
+    ``plan``: the launch's NativePlan when the caller kept it (else found here)."""
+    native = _native if _native is not _UNRESOLVED else _functions()
+    run_blocks, fired = native[0], native[3]
+    if plan is None or plan.compiled is not compiled or plan.block_dim != block_dim or \
+            plan.platform is not platform:
+        plan = plan_for(compiled, platform, block_dim, scalar_values, len(gm_args))
     budget = abi.loop_budget()
     own_thread = runtime.runs_blocks_itself()
-    serial = block_dim == 1 or runs_blocks_in_order(compiled) or \
-        compiled.__dict__.get("_block_seconds", 1.0) * block_dim < SERIAL_SECONDS
-    threads = 1 if serial else min(runtime.WORKERS, block_dim)
-    scalars = _scalar_words(scalar_values)
-    n_gm = max(1, len(gm_args))
-    lay = _layout(compiled, block_dim, threads, n_gm, len(scalars))
-
-    buf = np.zeros(lay.size, np.int64)
-    base = runtime.address_of(buf)
-    gm_words = [a.address for a in gm_args] + [a.nbytes for a in gm_args] if gm_args else [0, 0]
-    buf[:lay.records] = [
-        compiled.address, block_dim, 0, 0, fired,
-        ctypes.c_int64.from_address(fired).value if fired else 0,
-        base + 8 * lay.headers, base + 8 * lay.counters, timing_params.COUNTER_SLOTS,
-        base + 8 * lay.demand, lay.demand_slots, base + 8 * lay.rcs,
-        base + 8 * lay.gm_ptrs, base + 8 * lay.gm_sizes, base + 8 * lay.scalars, budget,
-        int(timing), runtime.address_of(access) if access is not None else 0, n_gm, 0] + gm_words \
-        + scalars
-    faults: dict[int, np.ndarray] = {}    # block -> the ctx it failed with
-    warnings: list[np.ndarray] = []
+    threads = host_threads(compiled, block_dim)
+    lay = plan.layouts.get(threads) or plan.layout(threads, len(scalar_values))
+    buf = lay.buffer()
+    base = ctypes.addressof(buf)
+    scalars = list(map(_FIRST, scalar_values)) or [0]
+    for i in plan.float_scalars:      # a float's word: its float64 bits (runtime.pack_scalars)
+        scalars[i] = _I64.unpack(_F64.pack(float(scalars[i])))[0]
+    lay.job.pack_into(buf, 0, *lay.head, fired.value if fired is not None else 0, *lay.mid,
+                      budget, int(timing), runtime.address_of(access) if access is not None
+                      else 0, *lay.tail, *map(_ADDRESS, gm_args) if gm_args else (0,),
+                      *map(_NBYTES, gm_args) if gm_args else (0,), *scalars)
     stop = runtime.LaunchStop(buf)
-    keys = compiled.__dict__.setdefault("_core_keys", {})
-    core_key = keys.get(platform)
-    if core_key is None:
-        core_key = keys[platform] = runtime.core_key(platform, abi.ctx_slots(num_queues),
-                                                     compiled.memories)
-
-    def share(i: int) -> None:
-        """This host thread's part of the launch: blocks until none is left."""
-        core = runtime._core_for_thread(core_key, platform)
-        core._template(costs, num_queues, budget)
-        at = lay.records + i * lay.record
-        record = buf[at:at + lay.record]
-        record[1:] = core.native_record[1:]       # all but the state (asc_cancel_thread's)
-        stop.register(core.ctx)
-        while True:
+    if own_thread and threads == 1:
+        # the launching thread runs every block (Ctrl-C: the SIGINT handler stops them)
+        t0 = time.perf_counter()
+        core = getattr(runtime._thread_cores, "core", None)
+        if core is None or (core.key is not plan.core_key and core.key != plan.core_key) or \
+                core._template_costs is not plan.costs or \
+                core._template_key != (compiled.num_queues, budget):
+            core = runtime.ready_core(plan.core_key, platform, plan.costs, compiled.num_queues,
+                                      budget)
+        at = lay.records
+        lay.thread_words.pack_into(buf, 8 * (at + 1), *core.native_words)   # all but the state
+        # (the watchdog's stop writes the job record, which every block that starts reads,
+        # and the ctx of a running block: listed without the lock, a list append is atomic)
+        stop.ctxs.append(core.ctx)
+        watch = runtime._WATCHDOG.watch(stop)
+        try:
             run_blocks(base, base + 8 * at)
-            if record[abi.THREAD_WARNED]:
-                warnings.append(core.warnings[:int(core.ctx[abi.WARN_LEN])].copy())
-                record[abi.THREAD_WARNED] = 0
-            elif record[abi.THREAD_FAULT] or buf[abi.JOB_STOP] or buf[abi.JOB_NEXT] >= block_dim:
-                break
-            elif fired:    # Ctrl-C: Python's handler has run by now; if it did not raise, go on
-                buf[abi.JOB_FIRED_AT] = ctypes.c_int64.from_address(fired).value
+            if buf[abi.JOB_NEXT] < block_dim or buf[at + abi.THREAD_WARNED]:
+                # not every block ran in one call: warnings to collect, or Ctrl-C's handler
+                # did not raise (_run_share goes on)
+                warnings = _run_share(run_blocks, native[2], buf, base, at, block_dim, core,
+                                      again=False)
             else:
-                break
-        if record[abi.THREAD_FAULT]:
-            faults[int(record[abi.THREAD_FAULT]) - 1] = core.ctx.copy()
-
-    t0 = time.perf_counter()
-    watch = runtime._WATCHDOG.watch(stop)
-    try:
-        if own_thread and threads == 1:
-            share(0)       # (Ctrl-C: the SIGINT handler stopped its blocks, nothing else runs)
-        else:
-            own = (lambda: share(0)) if own_thread else None
-            futures = [(i, runtime._executor().submit(share, i))
-                       for i in range(1 if own_thread else 0, threads)]
-
-            def no_further_block():
-                buf[abi.JOB_STOP] = 1
-
-            runtime.run_and_wait(own, [_waiter(cancel_thread, base + 8 * (
-                lay.records + i * lay.record), f, own is not None) for i, f in futures], stop,
-                no_further_block)
-    finally:
-        runtime._WATCHDOG.forget(watch)
-    wall = time.perf_counter() - t0
-    if faults:
-        block = min(faults)
-        ctx = faults[block]
-        site = int(ctx[abi.ERR_SITE])
-        site_info = compiled.sites[site] if 0 <= site < len(compiled.sites) else None
-        fault = build_fault(int(buf[lay.rcs + block]), site_info, int(ctx[abi.ERR_A]),
-                            int(ctx[abi.ERR_B]), int(ctx[abi.ERR_C]), compiled, block, ctx)
-        fault.output = ""
-        raise fault
+                warnings = None
+        finally:
+            runtime._WATCHDOG.forget(watch)
+        wall = time.perf_counter() - t0
+        if buf[at + abi.THREAD_FAULT]:
+            _raise_fault(compiled, buf, lay, {buf[at + abi.THREAD_FAULT] - 1: core.ctx.copy()})
+    else:
+        t0 = time.perf_counter()
+        warnings = _run_threads(compiled, platform, plan, lay, buf, base, threads, own_thread,
+                                budget, stop, native)
+        wall = time.perf_counter() - t0
     if warnings:
         from . import sanitizer
         sanitizer.emit_warnings(compiled, np.concatenate(warnings))
-    compiled._block_seconds = wall * threads / block_dim
+    compiled._block_seconds = wall * threads / block_dim     # (host_threads reads it)
     return NativeLaunch(block_dim, wall, buf, lay, timing)
+
+
+def _run_share(run_blocks, fired_address: int, buf, base: int, at: int, block_dim: int, core,
+               again: bool = True) -> list:
+    """One host thread's part of a launch: blocks until none is left (its thread record at
+    slot ``at`` of ``buf``, its core ``core``); the warnings its blocks recorded. ``again``
+    False: the thread has called the block loop once already, look at what it left first."""
+    warnings = []
+    while True:
+        if again:
+            run_blocks(base, base + 8 * at)
+        again = True
+        if buf[at + abi.THREAD_WARNED]:
+            warnings.append(core.warnings[:int(core.ctx[abi.WARN_LEN])].copy())
+            buf[at + abi.THREAD_WARNED] = 0
+        elif buf[at + abi.THREAD_FAULT] or buf[abi.JOB_STOP] or buf[abi.JOB_NEXT] >= block_dim:
+            return warnings
+        elif fired_address:  # Ctrl-C: Python's handler has run by now; if it did not raise, go on
+            buf[abi.JOB_FIRED_AT] = ctypes.c_int64.from_address(fired_address).value
+        else:
+            return warnings
+
+
+def _run_threads(compiled, platform, plan, lay, buf, base: int, threads: int, own_thread: bool,
+                 budget: int, stop, native) -> list:
+    """Run a launch's blocks on ``threads`` host threads (the launching thread one of them
+    when ``own_thread``); raise the first failing block's fault; the blocks' warnings."""
+    run_blocks, cancel_thread, fired_address = native[:3]
+    faults: dict[int, np.ndarray] = {}    # block -> the ctx it failed with
+    warnings: list[np.ndarray] = []
+    block_dim = plan.block_dim
+
+    def share(i: int) -> None:
+        """This host thread's part of the launch: blocks until none is left."""
+        core = runtime.ready_core(plan.core_key, platform, plan.costs, compiled.num_queues,
+                                  budget)
+        at = lay.records + i * lay.record
+        lay.thread_words.pack_into(buf, 8 * (at + 1), *core.native_words)   # all but the state
+        stop.register(core.ctx)
+        warnings.extend(_run_share(run_blocks, fired_address, buf, base, at, block_dim, core))
+        if buf[at + abi.THREAD_FAULT]:
+            faults[buf[at + abi.THREAD_FAULT] - 1] = core.ctx.copy()
+
+    watch = runtime._WATCHDOG.watch(stop)
+    try:
+        own = (lambda: share(0)) if own_thread else None
+        futures = [(i, runtime._executor().submit(share, i))
+                   for i in range(1 if own_thread else 0, threads)]
+
+        def no_further_block():
+            buf[abi.JOB_STOP] = 1
+
+        runtime.run_and_wait(own, [_waiter(cancel_thread, base + 8 * (
+            lay.records + i * lay.record), f, own is not None) for i, f in futures], stop,
+            no_further_block)
+    finally:
+        runtime._WATCHDOG.forget(watch)
+    if faults:
+        _raise_fault(compiled, buf, lay, faults)
+    return warnings
+
+
+def _raise_fault(compiled, buf, lay: _Layout, faults: dict) -> None:
+    """Raise the fault of the lowest failing block (``faults``: block -> its ctx)."""
+    block = min(faults)
+    ctx = faults[block]
+    site = int(ctx[abi.ERR_SITE])
+    site_info = compiled.sites[site] if 0 <= site < len(compiled.sites) else None
+    fault = build_fault(int(buf[lay.rcs + block]), site_info, int(ctx[abi.ERR_A]),
+                        int(ctx[abi.ERR_B]), int(ctx[abi.ERR_C]), compiled, block, ctx)
+    fault.output = ""
+    raise fault
 
 
 def _waiter(cancel_thread, record_address: int, future, withdraw: bool):

@@ -102,6 +102,16 @@ class Report:
         report.__dict__["_pending"] = launch
         return report
 
+    @classmethod
+    def of_launch(cls, kernel: str, platform, result, compiled, wall_seconds: float,
+                  prepare_seconds: float, code_origin: str, sanitized: bool) -> "Report":
+        """``from_launch`` for the launcher: the same report, pending as one tuple (a launch
+        whose report nobody reads builds no keyword dict either)."""
+        report = cls.__new__(cls)
+        report.__dict__["_pending"] = (kernel, platform, result, compiled, wall_seconds,
+                                       prepare_seconds, code_origin, sanitized)
+        return report
+
     def __getattr__(self, name: str):
         # only reached for attributes the instance does not have yet: the fields of a report
         # that from_launch left pending
@@ -109,8 +119,20 @@ class Report:
         if pending is None or name.startswith("__"):
             raise AttributeError(f"'Report' object has no attribute '{name}'")
         del self.__dict__["_pending"]
-        self.__dict__.update(type(self).build(**pending).__dict__)
+        self.__dict__.update(type(self).build(**self.launch_arguments(pending)).__dict__)
         return getattr(self, name)
+
+    @staticmethod
+    def launch_arguments(pending) -> dict:
+        """The keyword arguments of ``build`` of a pending report (``of_launch`` keeps them
+        as a tuple, ``from_launch`` as a dict)."""
+        if not isinstance(pending, tuple):
+            return dict(pending)
+        kernel, platform, result, compiled, wall, prepare, origin, sanitized = pending
+        return dict(kernel=kernel, platform=platform, result=result, compiled=compiled,
+                    wall_seconds=wall, prepare_seconds=prepare, code_origin=origin,
+                    sanitized=sanitized, compile_seconds=compiled.compile_seconds,
+                    stage_seconds=dict(compiled.stage_seconds))
 
     def __getstate__(self) -> dict:
         """Pickled with every field computed (a pending report holds native code)."""
@@ -226,6 +248,17 @@ class Report:
         return self.cycles - self.launch_cycles
 
     @property
+    def inserted_sync(self) -> list[str]:
+        """The synchronisation the insert_sync pass added to this kernel (README "Automatic
+        synchronisation"): one ``"MTE2->V at file.py:17"`` per set_flag/wait_flag pair or
+        barrier, naming the line of the access that needed it."""
+        from ..compiler.errors import place
+        return [f"{site.detail[1]} at {place(site.loc.file, site.loc.line)}"
+                for site in self._sites
+                if site.op in ("set_flag", "pipe_barrier") and len(site.detail) == 2
+                and site.detail[0] == "insert_sync" and site.loc is not None]
+
+    @property
     def unchecked(self) -> tuple[str, ...]:
         """What this launch did not check (empty in sanitize mode): the checks that need
         per-byte bookkeeping run only with ``sanitize=True``."""
@@ -272,6 +305,10 @@ class Report:
         if self.instructions:
             rows.append(("instructions", ", ".join(f"{k} {v:,}"
                                                     for k, v in sorted(self.instructions.items()))))
+        inserted = self.inserted_sync
+        if inserted:
+            rows.append(("insert_sync", f"{len(inserted)} flag(s) inserted: "
+                                        f"{', '.join(inserted)}"))
         rows.append(("host", f"run {self.wall_seconds * 1e3:.2f} ms, prepare "
                              f"{self.prepare_seconds * 1e3:.2f} ms (code from "
                              f"{self.code_origin})"))

@@ -25,6 +25,7 @@ from _queue import SimpleQueue
 
 from ..dsl.types import NUM_PIPES
 from ..compiler.ops.debug import PRINT_BUFFER_BYTES
+from .. import envvars
 from ..forksafe import ForkSafeLock
 from . import abi, blas, gm_access, interrupts, sanitizer, timing_params
 from .faults import build_fault
@@ -140,6 +141,7 @@ def local_memory_sizes(platform) -> dict[Memory, int]:
 
 _thread_cores = threading.local()
 _MAIN_THREAD = threading.main_thread()
+_MAIN_IDENT = _MAIN_THREAD.ident
 #: the memories of a cube core (AIC): a core with any of them gets a scratch buffer for mmad
 CUBE_MEMORIES = frozenset((Memory.L1, Memory.L0A, Memory.L0B, Memory.L0C, Memory.BT,
                            Memory.FB))
@@ -191,6 +193,17 @@ def core_key(platform, ctx_slots: int, memories) -> tuple:
     return (ctx_slots, tuple(memories), tuple(sorted(local_memory_sizes(platform).items())))
 
 
+def ready_core(key: tuple, platform, costs, num_queues: int, loop_budget: int) -> "_Core":
+    """This host thread's core (``_core_for_thread``) with its ctx template for these costs,
+    queue count and loop budget (``_Core._template``): what the native block loop runs on."""
+    core = getattr(_thread_cores, "core", None)
+    if core is None or core.key != key:
+        core = _core_for_thread(key, platform)
+    if core._template_costs is not costs or core._template_key != (num_queues, loop_budget):
+        core._template(costs, num_queues, loop_budget)
+    return core
+
+
 def _core_for_thread(key: tuple, platform) -> "_Core":
     """This host thread's simulated core, reused across launches when its shape matches
     (``key``: ``core_key``)."""
@@ -221,11 +234,16 @@ class _Core:
         self._template_ctx: Optional[np.ndarray] = None
         self._template_costs: Optional[np.ndarray] = None
         self.native_record: Optional[np.ndarray] = None   # block_runner's thread record
+        self.native_words: tuple = ()                      # ... its words but the first
         self.counters = np.zeros(timing_params.COUNTER_SLOTS, np.int64)
         self.memories = {}
         sizes = local_memory_sizes(platform)
         for mem in memories:
             self.memories[mem] = _guarded(sizes[mem])
+        # per memory, the bytes from its start that may not hold FRESH_MEMORY_BYTE (all, until
+        # a fill): the native block loop refills only those (block_loop.py)
+        self.dirty = np.array([view.size for _, view in self.memories.values()] or [0],
+                              np.int64)
         # mmad widens its operands here (ctx CUBE_SCRATCH): 4 B per L0A/L0B byte, plus L0C;
         # only cores with a cube's memories have one (a vector core's first launch would
         # otherwise fill 640 KB it never uses)
@@ -256,12 +274,13 @@ class _Core:
         if trace_buf is not None:
             ctx[abi.TRACE_PTR] = trace_buf.ctypes.data
             ctx[abi.TRACE_CAP] = trace_buf.shape[0]
-        for _, view in self.memories.values():
+        for k, (_, view) in enumerate(self.memories.values()):
             # every block starts with its local memories filled with FRESH_MEMORY_BYTE (NaN
             # for floats, -1 for integers): nothing carries over from an earlier block or
             # launch, so a kernel that reads bytes it never wrote gets the same recognisable
             # values whichever host thread ran it (sanitize mode reports such reads)
             view.fill(FRESH_MEMORY_BYTE)
+            self.dirty[k] = view.size     # what this block writes is not tracked here
         return ctx
 
     def _template(self, costs, num_queues: int, loop_budget: int) -> np.ndarray:
@@ -291,6 +310,7 @@ class _Core:
                 t[abi.MEM_SIZE + int(mem)] = view.size
             self._template_ctx, self._template_key = t, key
             self.native_record = self._native_record(t)
+            self.native_words = tuple(int(w) for w in self.native_record[1:])
         return self._template_ctx
 
     def _native_record(self, template: np.ndarray) -> np.ndarray:
@@ -301,6 +321,7 @@ class _Core:
         r[abi.THREAD_TEMPLATE] = template.ctypes.data
         r[abi.THREAD_CTX_SLOTS] = template.size
         r[abi.THREAD_MEMORIES] = len(self.memories)
+        r[abi.THREAD_DIRTY] = self.dirty.ctypes.data
         for k, (_, view) in enumerate(self.memories.values()):
             r[abi.THREAD_MEMORY + 2 * k] = view.ctypes.data
             r[abi.THREAD_MEMORY + 2 * k + 1] = view.size
@@ -367,26 +388,49 @@ LENIENT_SLACK = 256 * 1024  # bytes after each GM buffer in lenient mode (a whol
 def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_values,
                trace: bool = False, trace_capacity: int = 100_000,
                timing: bool = True, lenient: bool = False,
-               sanitize: bool = False) -> LaunchResult:
+               sanitize: bool = False, plan=None) -> LaunchResult:
     """Run every block; raise the first block's fault (if any) as a KernelRuntimeError.
 
     ``lenient``: every GM buffer is staged in a copy with ``LENIENT_SLACK`` bytes of slack
     after it (as device allocations have); accesses that run into the slack become
     ``GMOutOfBoundsWarning``s naming the line, and only the bytes inside each buffer are copied
-    back, so results inside the buffers are unaffected.
+    back, so results inside the buffers are unaffected. ``plan``: what the launcher kept of an
+    earlier launch of the same specialisation (``block_runner.NativePlan``), or None.
     """
+    if plan is not None and plan.direct and not (trace or lenient or sanitize) and \
+            _native_loop().ENABLED:
+        # the launcher's plan of a kernel the native loop runs, with writable arrays bound by
+        # launcher.plan_key: nothing for gm_access to refuse, record or bump
+        for a in gm_args:
+            if type(a.owner) is not np.ndarray:
+                break
+        else:
+            return _block_runner.run(compiled, platform, block_dim, gm_args, scalar_values,
+                                     timing, None, plan)
     access = gm_access.before_launch(compiled, gm_args)
+    if not (lenient or access is not None) and _numpy_only(gm_args):
+        # nothing to stage, no torch tensor whose version a write must bump (after_launch)
+        return _run(compiled, platform, block_dim, gm_args, scalar_values, trace,
+                    trace_capacity, timing, lenient, sanitize, access, plan)
     originals, staged = gm_args, []
     if lenient:
         gm_args, staged = _stage_with_slack(gm_args)
     try:
         return _run(compiled, platform, block_dim, gm_args, scalar_values, trace,
-                    trace_capacity, timing, lenient, sanitize, access)
+                    trace_capacity, timing, lenient, sanitize, access, plan)
     finally:
         for original, copy in staged:
             if not original.read_only:
                 ctypes.memmove(original.address, copy.ctypes.data, original.nbytes)
         gm_access.after_launch(compiled, originals, access)
+
+
+def _numpy_only(gm_args) -> bool:
+    """Every GM argument is a numpy array (``gm_access.after_launch`` has nothing to do)."""
+    for a in gm_args:
+        if type(a.owner) is not np.ndarray:
+            return False
+    return True
 
 
 def _stage_with_slack(gm_args):
@@ -417,32 +461,47 @@ class Flag:
         return self._set
 
 
-class LaunchStop:
+#: the lock of every LaunchStop (registering a core and stopping are rare and short: one lock
+#: shared by all launches costs a launch nothing to create)
+_STOP_LOCK = threading.Lock()
+
+
+class LaunchStop(Flag):
     """Stops every block of one launch early: the watchdog when the launch runs out of time
     (``abi.WATCHDOG_BUDGET``), Ctrl-C (``abi.INTERRUPT_BUDGET``). Each running block's loop
     budget gets the value, so it leaves at its next loop iteration, cross-core wait or
-    long-instruction check (a matmul row chunk); blocks not started yet do not start."""
+    long-instruction check (a matmul row chunk); blocks not started yet do not start. Set (a
+    Flag) once stopped."""
 
-    def __init__(self, job: Optional[np.ndarray] = None):
-        self.lock = threading.Lock()
+    __slots__ = ("ctxs", "budget", "job")
+
+    def __init__(self, job=None):
+        self._set = False
         self.ctxs: list[np.ndarray] = []
-        self.stopped = Flag()
         self.budget = abi.WATCHDOG_BUDGET
         self.job = job      # the native block loop's job record (block_runner.py), if any
 
+    @property
+    def stopped(self) -> Flag:
+        """Whether the launch is stopping (this object)."""
+        return self
+
     def register(self, ctx: np.ndarray) -> None:
         """A block is about to run with ``ctx``: stop it at once if the launch is stopping."""
-        with self.lock:
-            if not any(c is ctx for c in self.ctxs):   # a thread's core serves many blocks
+        with _STOP_LOCK:
+            for c in self.ctxs:    # a thread's core serves many blocks
+                if c is ctx:
+                    break
+            else:
                 self.ctxs.append(ctx)
-            if self.stopped.is_set():
+            if self._set:
                 ctx[abi.LOOP_BUDGET] = self.budget
 
     def stop(self, budget: int = abi.WATCHDOG_BUDGET) -> None:
-        with self.lock:
-            if not self.stopped.is_set():
+        with _STOP_LOCK:
+            if not self._set:
                 self.budget = budget
-            self.stopped.set()
+            self._set = True
             if self.job is not None:     # blocks that start from now on get the budget too
                 self.job[abi.JOB_STOP_BUDGET] = self.budget
             for ctx in self.ctxs:
@@ -491,7 +550,7 @@ def runs_blocks_itself() -> bool:
     """Whether the launching thread runs blocks itself (no hand-off to a pool thread): the
     main thread, where Ctrl-C arrives, once the runtime library's SIGINT handler is in place
     (``interrupts.py``); other threads hand every block to the pool."""
-    return threading.current_thread() is _MAIN_THREAD and interrupts.install()
+    return threading.get_ident() == _MAIN_IDENT and interrupts.install()
 
 
 STOP_POLL_SECONDS = 0.05
@@ -505,17 +564,23 @@ class _Watchdog:
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.launches: dict[int, tuple[float, list, threading.Event]] = {}
-        self.ids = itertools.count()
+        self.launches: dict[int, tuple[float, LaunchStop]] = {}   # id(stop) -> deadline, stop
+        self.limits: dict[str, float] = {}    # ASCENDC_PY_LAUNCH_TIMEOUT's text -> seconds
         self.thread: Optional[threading.Thread] = None
 
     def watch(self, stop: "LaunchStop") -> Optional[int]:
-        limit = abi.launch_timeout()
+        raw = envvars.get(abi.LAUNCH_TIMEOUT_ENV)
+        limit = self.limits.get(raw)
+        if limit is None:     # (parsed once per text of the variable)
+            if len(self.limits) > 64:
+                self.limits.clear()
+            limit = self.limits[raw] = abi.launch_timeout()
         if limit <= 0:
             return None
+        key = id(stop)     # (the launch keeps its stop alive until it calls forget)
+        deadline = time.monotonic() + limit
         with self.lock:
-            key = next(self.ids)
-            self.launches[key] = (time.monotonic() + limit, stop)
+            self.launches[key] = (deadline, stop)
             if self.thread is None:
                 self.thread = threading.Thread(target=self._loop, name="ascendc-py-watchdog",
                                                daemon=True)
@@ -559,8 +624,9 @@ def _after_fork_in_child() -> None:
     """A forked child has only the forking thread: the pool's threads, the watchdog's thread
     and any lock another thread held are gone. Start them afresh (torch DataLoader workers,
     multiprocessing with fork), or the child's first launch would wait forever."""
-    global _pool, _MAIN_THREAD
+    global _pool, _MAIN_THREAD, _MAIN_IDENT
     _MAIN_THREAD = threading.main_thread()
+    _MAIN_IDENT = _MAIN_THREAD.ident
     _pool = None
     _WATCHDOG.__init__()
 
@@ -569,8 +635,9 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_capacity, timing,
-         lenient, sanitize=False, access=None) -> LaunchResult:
+def _subcore_plan(compiled):
+    """How a cube or mix kernel, or one with cross-core sync, maps to sub-cores
+    (``subcores.plan_for``); None for a vector kernel (computed once per compiled kernel)."""
     plan = compiled.__dict__.get("_subcore_plan", _UNPLANNED)
     if plan is _UNPLANNED:
         if not needs_subcores(getattr(compiled, "kernel_type", "AIV_ONLY"), compiled.memories,
@@ -579,18 +646,36 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
         else:
             from .subcores import plan_for
             plan = plan_for(compiled)
+    return plan
+
+
+def _prints(compiled) -> bool:
+    """Whether the kernel prints (printf/dump_tensor: its blocks run in the Python loop)."""
+    prints = compiled.__dict__.get("_prints")
+    if prints is None:
+        prints = compiled._prints = any(s.op in ("printf", "dump_tensor") for s in compiled.sites)
+    return prints
+
+
+def native_loop_runs(compiled) -> bool:
+    """Whether launches of ``compiled`` without trace, lenient or sanitize mode run in the
+    native block loop (``block_runner.py``), as ``_run`` routes them."""
+    return _subcore_plan(compiled) is None and not _prints(compiled)
+
+
+def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_capacity, timing,
+         lenient, sanitize=False, access=None, native_plan=None) -> LaunchResult:
+    plan = _subcore_plan(compiled)
     if plan is not None:  # cube and mix kernels, cross-core sync: simulator/subcores.py
         from . import subcores
         return subcores.run(compiled, plan, platform, block_dim, gm_args, scalar_values, trace,
                             trace_capacity, timing, lenient, sanitize, access)
-    prints = compiled.__dict__.get("_prints")
-    if prints is None:
-        prints = compiled._prints = any(s.op in ("printf", "dump_tensor") for s in compiled.sites)
+    prints = _prints(compiled)
     if not (trace or lenient or sanitize or prints):
         block_runner = _native_loop()   # blocks run in the runtime library's native loop
         if block_runner.ENABLED and block_runner.available():
             return block_runner.run(compiled, platform, block_dim, gm_args, scalar_values,
-                                    timing, access)
+                                    timing, access, native_plan)
     ctx_slots = abi.ctx_slots(compiled.num_queues)
     gm_ptrs = np.array([a.address for a in gm_args] or [0], np.int64)
     gm_sizes = np.array([a.nbytes for a in gm_args] or [0], np.int64)

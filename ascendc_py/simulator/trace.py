@@ -37,6 +37,26 @@ def _code(report, site: int) -> str:
     return "?"
 
 
+def _inserted_at(report) -> dict:
+    """Source location -> the flags the insert_sync pass put before the instruction there
+    (flags are not trace events: the instruction that waited on them carries them)."""
+    out: dict = {}
+    for site in report._sites:
+        if site.op in ("set_flag", "pipe_barrier") and len(site.detail) == 2 \
+                and site.detail[0] == "insert_sync" and site.loc is not None:
+            out.setdefault(site.loc, []).append(site.detail[1])
+    return out
+
+
+def _inserted(report, site: int, at: dict) -> dict:
+    """``{"insert_sync": "MTE2->V"}`` on an instruction the insert_sync pass synchronised."""
+    if at and 0 <= site < len(report._sites):
+        pairs = at.get(report._sites[site].loc)
+        if pairs and report._sites[site].op not in ("set_flag", "wait_flag", "pipe_barrier"):
+            return {"insert_sync": ", ".join(pairs)}
+    return {}
+
+
 def write_chrome_trace(report, path) -> str:
     if getattr(report, "_layout", None) is not None:   # launches on sub-cores
         from .subcore_report import write_subcore_trace
@@ -46,6 +66,7 @@ def write_chrome_trace(report, path) -> str:
                          "(or set ASCENDC_PY_TRACE=1)")
     us_per_cycle = 1.0 / report.clock_mhz
     events = []
+    inserted = _inserted_at(report)
     for core in range(len(report.core_cycles)):
         events.append({"name": "process_name", "ph": "M", "pid": f"core{core}.veccore0",
                        "args": {"name": f"core{core}.veccore0"}})
@@ -60,14 +81,16 @@ def write_chrome_trace(report, path) -> str:
                            "pid": f"core{core}.veccore0", "tid": PIPE_NAMES[pipe],
                            "ts": start * us_per_cycle, "dur": max(occ, 1) * us_per_cycle,
                            "args": {"code": _code(report, site), "block": block,
-                                    "latency_cycles": lat, "occupancy_cycles": occ}})
+                                    "latency_cycles": lat, "occupancy_cycles": occ,
+                                    **_inserted(report, site, inserted)}})
     path = Path(path)
     if path.parent and not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w") as f:
         json.dump({"traceEvents": events, "displayTimeUnit": "ns",
                    "otherData": {"kernel": report.kernel, "platform": report.platform,
-                                 "clock_mhz": report.clock_mhz}}, f)
+                                 "clock_mhz": report.clock_mhz,
+                                 "insert_sync": report.inserted_sync}}, f)
     return os.fspath(path)
 
 

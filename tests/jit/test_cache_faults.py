@@ -35,8 +35,12 @@ def result(proc) -> dict:
 
 
 def runtime_library(cache: pathlib.Path) -> pathlib.Path:
-    """The shared object of a runtime library shard the vadd kernel calls (its add loop)."""
-    (so,) = sorted(cache.glob("runtime-*-vec.add.float32.so"))
+    """The shared object of a runtime library shard the vadd kernel calls (its add loop), of
+    this compiler version (a developer's cache directory also holds earlier versions' shards)."""
+    from ascendc_py.compiler import jit
+    from ascendc_py.compiler.codegen.runtime_loader import shard_key
+    so = cache / jit.blob_path(shard_key("vec.add.float32"), ".so").name
+    assert so.is_file(), sorted(p.name for p in cache.glob("runtime-*vec.add*"))
     return so
 
 

@@ -321,3 +321,48 @@ def test_the_source_check_does_not_repeat_pythons_warnings(module_dir):
         mod.warned_k[1](out)
     assert [w for w in seen if issubclass(w.category, SyntaxWarning)] == []
     assert out[0] == 2.0
+
+
+def test_reloaded_helper_reached_through_a_package_attribute_chain(module_dir, notebook):
+    """``pkg.sub.scale`` (a helper two module attributes down, as ``asc.adv.<api>`` is): its
+    source is part of the caller's key and its identity part of the guard, so a reloaded
+    submodule runs the new helper (before, the chain stopped at the first module: the caller
+    kept the old code)."""
+    ns, run = notebook
+    pkg = module_dir / "stale_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from . import sub\n")
+    write_module(pkg / "sub.py", 2)
+    ns["stale_pkg"] = importlib.import_module("stale_pkg")
+    try:
+        run(CALLER_CELL.replace("scale(og, 4)", "stale_pkg.sub.scale(og, 4)"))
+        assert launch(ns["caller"]) == [0, 2, 4, 6]
+        write_module(pkg / "sub.py", 3)
+        importlib.reload(ns["stale_pkg"].sub)
+        assert launch(ns["caller"]) == [0, 3, 6, 9]
+    finally:
+        for name in ("stale_pkg", "stale_pkg.sub"):
+            sys.modules.pop(name, None)
+
+
+def test_a_nan_global_does_not_recompile_every_launch(notebook):
+    """A module-level NaN constant read by a kernel is unchanged while it stays NaN (NaN never
+    equals itself: before, every launch took it for a changed global and recompiled)."""
+    ns, run = notebook
+    ns["FILL"] = float("nan")
+    run('''
+@asc.kernel
+def fill(out: asc.GlobalAddress):
+    og = asc.GlobalTensor()
+    og.set_global_buffer(out, 4)
+    for i in range(4):
+        og.set_value(i, FILL)
+''')
+    out = np.zeros(4, np.float32)
+    ns["fill"][1](out)
+    assert np.isnan(out).all()
+    assert ns["fill"][1](out).code_origin == "memory"
+    ns["FILL"] = 1.5
+    with pytest.warns(UserWarning, match="global FILL changed"):
+        ns["fill"][1](out)
+    assert out.tolist() == [1.5] * 4

@@ -30,8 +30,10 @@ _HOST = "python/test/unit/lib/host/"
 #: corpus -> {file: cases of it that pass today (a floor)}
 PASSING = {
     "kernels": {"python/test/kernels/test_vadd.py": 1,
-                "python/test/kernels/test_matmul_torch.py": 1},
-    "generalization": {_GEN + "test_duplicate.py": 2, _GEN + "test_vadd.py": 2,
+                "python/test/kernels/test_matmul_torch.py": 1,
+                "python/test/kernels/insert_sync/test_vadd.py": 1,
+                "python/test/kernels/insert_sync/test_vadd_scalar.py": 1},
+    "generalization": {_GEN + "test_axpy.py": 4, _GEN + "test_duplicate.py": 2, _GEN + "test_vadd.py": 2,
                        _GEN + "test_vadd_bits.py": 1, _GEN + "test_vadd_l0.py": 3,
                        _GEN + "test_vadd_sw.py": 1, _GEN + "test_vadd_tiling.py": 2,
                        _GEN + "test_vadds.py": 2, _GEN + "test_vsqrt.py": 1,
@@ -40,7 +42,7 @@ PASSING = {
                        _GEN + "test_trans_5hd_addr_tensor.py": 2,
                        _GEN + "test_trans_5hd_tensor_list.py": 2,
                        _GEN_ADV + "test_matmul_iterate_all.py": 1},
-    "generalization-lenient": {_GEN + "test_duplicate.py": 5, _GEN + "test_vadd.py": 7,
+    "generalization-lenient": {_GEN + "test_axpy.py": 4, _GEN + "test_duplicate.py": 5, _GEN + "test_vadd.py": 7,
                                _GEN + "test_vadd_bits.py": 5, _GEN + "test_vadd_l0.py": 7,
                                _GEN + "test_vadd_sw.py": 5, _GEN + "test_vadd_tiling.py": 7,
                                _GEN + "test_vadds.py": 7,

@@ -304,7 +304,10 @@ def test_flag_id_out_of_range_at_run_time():
     ("asc.cross_core_set_flag(1, 3, asc.PipeID.PIPE_V)", "mode_id 3 is not 0, 1 or 2"),
     ("asc.cross_core_set_flag(1, n, asc.PipeID.PIPE_V)", "mode_id must be a compile-time"),
     ("asc.cross_core_set_flag(1, 0, asc.PipeID.PIPE_ALL)", "pipe cannot be PIPE_ALL"),
-    ("asc.cross_core_set_flag(1, 0, 3)", "pipe must be a PipeID"),
+    ("asc.cross_core_set_flag(1, 0, 1.5)", "pipe must be a PipeID"),
+    # int pipe ids follow Ascend C's pipe_t numbering (pyasc passes them)
+    ("asc.cross_core_set_flag(1, 0, 7)", "pipe 7 is not a pipe of A2/A3"),
+    ("asc.cross_core_set_flag(1, 0, 6)", "pipe cannot be PIPE_ALL"),
     ("asc.cross_core_set_flag(1, 0)", "missing argument 'pipe'"),
     ("asc.sync_all(n > 0)", "is_aiv_only must be a compile-time bool"),
 ])

@@ -328,7 +328,7 @@ def test_a_report_is_computed_when_first_read_and_equals_the_eager_one():
     x, y, z = (np.ones(2 * TILE, np.float32) for _ in range(3))
     report = report_add[2](x, y, z, 1)
     assert "_pending" in report.__dict__          # nothing computed for an unread report
-    pending = dict(report.__dict__["_pending"])
+    pending = type(report).launch_arguments(report.__dict__["_pending"])
     eager = type(report).build(**pending)
     assert report.cycles == eager.cycles > 0      # the first read computes every field
     assert "_pending" not in report.__dict__

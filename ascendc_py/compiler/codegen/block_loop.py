@@ -4,10 +4,18 @@
 GIL) to run blocks of one launch until none is left: it takes the next block with an atomic add,
 copies the thread's ctx template into its ctx and writes the launch's slots (``abi.JOB_GM_PTRS``
 …), points the ctx at the block's own counters and GM demand record (started as ``prepare``
-starts it), fills the thread's local memories with ``runtime.FRESH_MEMORY_BYTE``, calls the
-kernel, and keeps the block's ctx header and return code. It is exactly what the Python loop of
-``simulator/runtime.py`` does per block (that loop still serves sanitize mode, tracing, printing
-kernels and lenient mode), so a block computes the same bits and cycles on either path.
+starts it), makes the thread's local memories fresh, calls the kernel, and keeps the block's
+ctx header and return code. It is exactly what the Python loop of ``simulator/runtime.py`` does
+per block (that loop still serves sanitize mode, tracing, printing kernels and lenient mode),
+so a block computes the same bits and cycles on either path.
+
+Fresh memory: every byte of every local memory holds ``runtime.FRESH_MEMORY_BYTE`` when a block
+starts, as after the Python loop's fill of the whole memory. Only the bytes an earlier block on
+this core may have changed are written again: per memory, those below the furthest end any of
+its instructions passed ``check_local`` with (``abi.LOCAL_REACH``; every local byte an
+instruction reads or writes is checked there first, which is what keeps kernels inside their
+memories), kept in the core's dirty counts (``abi.THREAD_DIRTY``; a new core and the Python
+loop count the whole memory).
 
 After a block that recorded warnings it returns (``abi.THREAD_WARNED`` names the block), so
 that the caller collects them from the ctx's buffer before calling it again. It stops taking
@@ -15,10 +23,11 @@ blocks when a block fails (that thread's ctx keeps the failing state, the thread
 the block; other threads stop before their next block) or when the SIGINT handler fired since
 the launch began (the caller raises KeyboardInterrupt, or calls it again). A stop of the launch
 (``abi.JOB_STOP_BUDGET``: the watchdog, Ctrl-C seen in Python) goes into the loop budget of
-every block that starts after it, as the Python loop does; ``abi.JOB_STOP`` ends the loop. ``asc_cancel_thread(thread)`` lets the launching thread withdraw a helper thread's
-share before that thread started (it returns the record's previous state): a launch whose
-blocks the launching thread already ran does not wait for a pool thread to wake up.
-Record layouts: ``simulator/abi.py`` (JOB_*, THREAD_*).
+every block that starts after it, as the Python loop does; ``abi.JOB_STOP`` ends the loop.
+``asc_cancel_thread(thread)`` lets the launching thread withdraw a helper thread's share before
+that thread started (it returns the record's previous state): a launch whose blocks the
+launching thread already ran does not wait for a pool thread to wake up. Record layouts:
+``simulator/abi.py`` (JOB_*, THREAD_*); the job record's arrays are byte offsets from it.
 """
 from __future__ import annotations
 
@@ -104,17 +113,25 @@ def _define_run(module: L.Module) -> None:
     memories = thread.load(abi.THREAD_MEMORIES)
     fired = job.load(abi.JOB_FIRED)
     fired_at = job.load(abi.JOB_FIRED_AT)
-    headers = _as_ptr(b, job.load(abi.JOB_HEADERS))
-    counters = job.load(abi.JOB_COUNTERS)
+    job_base = b.ptrtoint(fn.args[0], I64)
+
+    def in_job(field) -> L.Value:
+        """The address of a part of the launch's buffer (the record holds its byte offset)."""
+        return b.add(job_base, job.load(field))
+
+    headers = _as_ptr(b, in_job(abi.JOB_HEADERS))
+    counters = in_job(abi.JOB_COUNTERS)
     counter_bytes = b.mul(job.load(abi.JOB_COUNTER_SLOTS), _i(8))
-    demand = job.load(abi.JOB_DEMAND)
+    demand = in_job(abi.JOB_DEMAND)
     demand_bytes = b.mul(job.load(abi.JOB_DEMAND_SLOTS), _i(8))
-    rcs = _as_ptr(b, job.load(abi.JOB_RC))
-    launch_slots = [(slot, job.load(field)) for slot, field in (
-        (abi.GM_PTRS, abi.JOB_GM_PTRS), (abi.GM_SIZES, abi.JOB_GM_SIZES),
-        (abi.SCALARS, abi.JOB_SCALARS), (abi.LOOP_BUDGET, abi.JOB_LOOP_BUDGET),
-        (abi.TIMING_ON, abi.JOB_TIMING_ON), (abi.GM_ACCESS, abi.JOB_GM_ACCESS))]
-    gm_sizes = _as_ptr(b, job.load(abi.JOB_GM_SIZES))
+    rcs = _as_ptr(b, in_job(abi.JOB_RC))
+    launch_slots = [(abi.GM_PTRS, in_job(abi.JOB_GM_PTRS)),
+                    (abi.GM_SIZES, in_job(abi.JOB_GM_SIZES)),
+                    (abi.SCALARS, in_job(abi.JOB_SCALARS))] + [
+        (slot, job.load(field)) for slot, field in (
+            (abi.LOOP_BUDGET, abi.JOB_LOOP_BUDGET), (abi.TIMING_ON, abi.JOB_TIMING_ON),
+            (abi.GM_ACCESS, abi.JOB_GM_ACCESS))]
+    gm_sizes = _as_ptr(b, launch_slots[1][1])
     gm_count = job.load(abi.JOB_GM_COUNT)
     b.branch(head)
 
@@ -164,6 +181,7 @@ def _define_run(module: L.Module) -> None:
     with b.if_then(interrupted()):
         ctx_rec.store(abi.LOOP_BUDGET, _i(abi.INTERRUPT_BUDGET))
     rc = b.call(kernel, [ctx])
+    _note_dirty(b, thread, memories, ctx_rec.load(abi.LOCAL_REACH))
     header_bytes = abi.HEADER_SLOTS * 8
     row = b.gep(headers, [b.mul(block, _i(abi.HEADER_SLOTS))], source_etype=I64)
     b.call(memcpy, [row, ctx, _i(header_bytes), L.Constant(I1, 0)])
@@ -199,13 +217,30 @@ def _define_run(module: L.Module) -> None:
 
 
 def _fill_memories(b: L.IRBuilder, thread: _Record, memories, memset) -> None:
-    """memset every local memory of the thread record to FRESH_MEMORY_BYTE."""
+    """Make the thread's local memories fresh: every byte FRESH_MEMORY_BYTE. Only the bytes
+    earlier blocks may have changed are written (``abi.THREAD_DIRTY``); the rest hold it."""
+    dirty = _as_ptr(b, thread.load(abi.THREAD_DIRTY))
+
     def fill(m):
-        slot = b.add(_i(abi.THREAD_MEMORY), b.mul(m, _i(2)))
-        base = _as_ptr(b, thread.load(slot))
-        size = thread.load(b.add(slot, _i(1)))
-        b.call(memset, [base, L.Constant(I8, FRESH_MEMORY_BYTE), size, L.Constant(I1, 0)])
+        base = _as_ptr(b, thread.load(b.add(_i(abi.THREAD_MEMORY), b.mul(m, _i(2)))))
+        count = b.gep(dirty, [m], source_etype=I64)
+        b.call(memset, [base, L.Constant(I8, FRESH_MEMORY_BYTE), b.load(count, typ=I64),
+                        L.Constant(I1, 0)])
+        b.store(_i(0), count)
     counted_loop(b, memories, fill, "fill")
+
+
+def _note_dirty(b: L.IRBuilder, thread: _Record, memories, reach) -> None:
+    """After a block (failed or not): the bytes it may have changed in each local memory are
+    those below ``reach`` (``abi.LOCAL_REACH``: no instruction passed check_local past it)."""
+    dirty = _as_ptr(b, thread.load(abi.THREAD_DIRTY))
+    reach = b.select(b.icmp_signed("<", reach, _i(0)), _i(0), reach)
+
+    def note(m):
+        size = thread.load(b.add(_i(abi.THREAD_MEMORY + 1), b.mul(m, _i(2))))
+        within = b.select(b.icmp_signed("<", reach, size), reach, size)
+        b.store(within, b.gep(dirty, [m], source_etype=I64))
+    counted_loop(b, memories, note, "dirty")
 
 
 def _start_demand_record(b: L.IRBuilder, row, gm_sizes, gm_count) -> None:

@@ -56,6 +56,11 @@ def counted_loop(b: L.IRBuilder, func: L.Function, n: L.Value, body) -> None:
     b.position_at_end(done)
 
 
+#: branch weights of a branch to an error exit (taken 1 time in 100), as ``if_then``'s
+#: ``likely=False`` sets them
+_UNLIKELY = (1, 99)
+
+
 class FnBuilder:
     """An LLVM function whose first argument is the ctx array (kernels and runtime functions).
 
@@ -132,21 +137,34 @@ class FnBuilder:
     def fail_with(self, cond: L.Value, code: abi.ErrorCode, site: L.Value, a=None, b=None,
                   c=None) -> None:
         """If ``cond`` holds at run time, record the error and return its code."""
-        with self.b.if_then(cond, likely=False):
-            self.st(abi.ERR_CODE, self.i64(int(code)))
-            self.st(abi.ERR_SITE, site)
-            for slot, v in ((abi.ERR_A, a), (abi.ERR_B, b), (abi.ERR_C, c)):
-                if v is not None:
-                    self.st(slot, v)
-            self.b.branch(self.fail_block)
-            # if_then expects the block to fall through; give it an unreachable continuation
-            self.b.position_at_end(self.func.append_basic_block("dead"))
+        err = self.func.append_basic_block("err")
+        ok = self.func.append_basic_block("ok")
+        self.unlikely(self.b.cbranch(cond, err, ok))
+        self.b.position_at_end(err)
+        self.st(abi.ERR_CODE, self.i64(int(code)))
+        self.st(abi.ERR_SITE, site)
+        for slot, v in ((abi.ERR_A, a), (abi.ERR_B, b), (abi.ERR_C, c)):
+            if v is not None:
+                self.st(slot, v)
+        self.b.branch(self.fail_block)
+        self.b.position_at_end(ok)
 
     def leave_on_error(self, rc: L.Value) -> None:
         """After a call to a runtime function: leave if it reported an error."""
-        with self.b.if_then(self.b.icmp_signed("!=", rc, self.i64(0)), likely=False):
-            self.b.branch(self.fail_block)
-            self.b.position_at_end(self.func.append_basic_block("dead"))
+        ok = self.func.append_basic_block("ok")
+        self.unlikely(self.b.cbranch(self.b.icmp_signed("!=", rc, self.i64(0)),
+                                     self.fail_block, ok))
+        self.b.position_at_end(ok)
+
+    def unlikely(self, branch) -> None:
+        """Mark a conditional branch's true edge as taken 1 time in 100 (the metadata node
+        ``set_weights`` would make, built once per module instead of once per branch)."""
+        md = getattr(self.module, "_asc_unlikely", None)
+        if md is None:
+            md = self.module._asc_unlikely = self.module.add_metadata(
+                [L.MetaDataString(self.module, "branch_weights")] +
+                [L.Constant(I32, w) for w in _UNLIKELY])
+        branch.set_metadata("prof", md)
 
     def finish(self) -> None:
         """Terminate the entry and fail blocks (call after the body returned)."""
@@ -174,6 +192,21 @@ class Codegen(FnBuilder):
         self.nq = fn.num_queues
         self.cur_loc: Optional[SourceLoc] = None
         self.pending_scalar = 0
+        self.slots: dict[int, L.Value] = {}
+        self.ssa = single_assignments(fn.body)
+        self.values: dict[ir.Var, L.Value] = {}
+
+    def slot_ptr(self, index) -> L.Value:
+        """A ctx slot's address: one GEP in the entry block per constant slot of the kernel
+        function (a few hundred fewer instructions to build, print and parse; LLVM folds the
+        offsets into the accesses either way)."""
+        if not isinstance(index, int) or self.b.function is not self.func:
+            return super().slot_ptr(index)
+        ptr = self.slots.get(index)
+        if ptr is None:
+            ptr = self.slots[index] = self.alloca_builder.gep(
+                self.ctx, [L.Constant(I64, index)], source_etype=I64, inbounds=True)
+        return ptr
 
     def site(self, op: str, detail: tuple = (), tensors: tuple = ()) -> int:
         """Record a place that can fail (the current statement's location) and its id;
@@ -236,7 +269,11 @@ class Codegen(FnBuilder):
 
     def s_assign(self, s: ir.Assign) -> None:
         self.scalar_cost(count_ops(s.value))
-        self.b.store(self.expr(s.value), self.var(s.var))
+        value = self.expr(s.value)
+        if s.var in self.ssa:          # its value dominates every read: no alloca
+            self.values[s.var] = value
+        else:
+            self.b.store(value, self.var(s.var))
 
     def s_if(self, s: ir.If) -> None:
         self.scalar_cost(1 + count_ops(s.cond))
@@ -351,6 +388,9 @@ class Codegen(FnBuilder):
         return const(e.dtype, e.value)
 
     def e_load(self, e: ir.Load) -> L.Value:
+        value = self.values.get(e.var)
+        if value is not None:
+            return value
         return self.b.load(self.var(e.var), typ=llvm_type(e.var.dtype))
 
     def e_special(self, e: ir.Special) -> L.Value:
@@ -412,6 +452,12 @@ class Codegen(FnBuilder):
 
     def e_bin(self, e: ir.Bin) -> L.Value:
         a, c = self.expr(e.a), self.expr(e.b)
+        if e.op in _FOLDED and isinstance(a, L.Constant) and isinstance(c, L.Constant) \
+                and isinstance(a.constant, int) and isinstance(c.constant, int) \
+                and not e.dtype.is_float and e.dtype.bits >= 8:
+            # two integer constants (static_range offsets times sizes): the wrapped result
+            return L.Constant(a.type, _wrap(_FOLDED[e.op](a.constant, c.constant),
+                                            e.dtype.bits))
         return _BIN_LOWER[(e.op, e.dtype.is_float)](self, a, c, e.dtype)
 
 
@@ -419,6 +465,15 @@ class Codegen(FnBuilder):
 def _int_div_parts(cg: Codegen, a, c, dt: DataType, want_mod: bool):
     t = llvm_type(dt)
     zero, one, minus1 = (L.Constant(t, v) for v in (0, 1, -1))
+    if isinstance(c, L.Constant) and isinstance(c.constant, int) and c.constant > 0:
+        # a positive constant divisor (sizeof, tile lengths): no zero or -1 case, and the
+        # remainder has the divisor's sign exactly when it is negative. The site the zero
+        # check would have had is still taken, so later sites keep their numbers.
+        cg.site("%" if want_mod else "//")
+        q, r = cg.b.sdiv(a, c), cg.b.srem(a, c)
+        negative = cg.b.icmp_signed("<", r, zero)
+        return cg.b.select(negative, cg.b.add(r, c), r) if want_mod else \
+            cg.b.select(negative, cg.b.sub(q, one), q)
     cg.fail_if(cg.b.icmp_signed("==", c, zero), abi.ErrorCode.DIVISION_BY_ZERO,
                "%" if want_mod else "//")
     is_m1 = cg.b.icmp_signed("==", c, minus1)
@@ -470,6 +525,15 @@ def _minmax(cg, a, c, dt, name):
     return eb.min(a, c) if name == "min" else eb.max(a, c)
 
 
+#: integer operations on two constants computed while lowering (two's complement wrap)
+_FOLDED = {"add": lambda x, y: x + y, "sub": lambda x, y: x - y, "mul": lambda x, y: x * y}
+
+
+def _wrap(value: int, bits: int) -> int:
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if value >> (bits - 1) else value
+
+
 _BIN_LOWER = {
     ("add", False): lambda cg, a, c, dt: cg.b.add(a, c),
     ("add", True): lambda cg, a, c, dt: cg.b.fadd(a, c),
@@ -511,6 +575,78 @@ def _int_range(dtype: DataType) -> tuple[int, int]:
     if dtype.is_signed:
         return -(1 << (dtype.bits - 1)), (1 << (dtype.bits - 1)) - 1
     return 0, min((1 << dtype.bits) - 1, (1 << 63) - 1)
+
+
+def single_assignments(body) -> set:
+    """The variables of a kernel body written once, by an ``Assign``, and read only by the
+    statements after it in the same statement list (at any depth): the assigned value
+    dominates every read, so codegen keeps it as an SSA value instead of an alloca (the code
+    LLVM's SROA would make of the alloca). Loop variables and intrinsic results never are."""
+    writes: dict = {}
+    assigned: dict = {}
+    reads: list = []
+
+    def read(x, chain) -> None:
+        if isinstance(x, ir.Load):
+            reads.append((x.var, chain))
+        elif isinstance(x, (ir.Bin, ir.Cmp)):
+            read(x.a, chain)
+            read(x.b, chain)
+        elif isinstance(x, (ir.Un, ir.Cast)):
+            read(x.a, chain)
+        elif isinstance(x, ir.Select):
+            read(x.cond, chain)
+            read(x.a, chain)
+            read(x.b, chain)
+        elif isinstance(x, ir.LocalRef):
+            read(x.addr, chain)
+            read(x.size, chain)
+            read(x.tag, chain)
+        elif isinstance(x, ir.GlobalRef):
+            read(x.arg, chain)
+            read(x.offset, chain)
+            read(x.size, chain)
+        elif isinstance(x, (tuple, list)):
+            for item in x:
+                read(item, chain)
+
+    def walk(stmts, chain) -> None:
+        for i, st in enumerate(stmts):
+            here = chain + ((id(stmts), i),)
+            if isinstance(st, ir.Assign):
+                writes[st.var] = writes.get(st.var, 0) + 1
+                assigned[st.var] = here
+                read(st.value, here)
+            elif isinstance(st, ir.If):
+                read(st.cond, here)
+                walk(st.then, here)
+                walk(st.orelse, here)
+            elif isinstance(st, ir.ForRange):
+                writes[st.var] = 2
+                read((st.start, st.stop, st.step), here)
+                walk(st.body, here)
+            elif isinstance(st, ir.While):
+                walk(st.pre, here)
+                read(st.cond, here)
+                walk(st.body, here)
+            elif isinstance(st, ir.Block):
+                walk(st.body, here)
+            elif isinstance(st, ir.Intrinsic):
+                for r in st.results:
+                    writes[r] = 2
+                read(st.args, here)
+                read(tuple(value for _, value in st.attrs), here)
+
+    walk(body, ())
+    found = {v for v, n in writes.items() if n == 1 and v in assigned}
+    for var, chain in reads:
+        if var in found:
+            at = assigned[var]
+            k = len(at) - 1
+            if not (len(chain) > k and chain[:k] == at[:k] and chain[k][0] == at[k][0]
+                    and chain[k][1] > at[k][1]):
+                found.discard(var)
+    return found
 
 
 def count_ops(e) -> int:

@@ -20,6 +20,7 @@ from .. import ir
 from ..ops import REGISTRY
 from . import runtime_lib
 from .core import Codegen, lowering
+from .rtfuncs import call_rt, rt
 from .types import I1, I64, PTR, memory_type
 
 E = abi.ErrorCode
@@ -88,10 +89,37 @@ def track_queue_tensors(cg: Codegen, op: str, operands, site) -> None:
                if isinstance(ref, ir.LocalRef) and not (isinstance(ref.tag, ir.Const)
                                                         and ref.tag.value < 0)]
     # the reads first: an in-place op (add(a, a, b)) reads what other pipes wrote before it
-    for which, ref in sorted(tracked, key=lambda t: t[0] in written):
-        call = [cg.ctx, cg._as_i64(cg.expr(ref.tag)), cg.i64(int(pipe)),
-                cg.i64(int(which in written)), cg.i64(which), site]
-        cg.leave_on_error(cg.b.call(runtime_lib.declare_rt(cg.module, "tensor_use"), call))
+    uses = [(cg._as_i64(cg.expr(ref.tag)), int(which in written), which)
+            for which, ref in sorted(tracked, key=lambda t: t[0] in written)]
+    while uses:
+        group, uses = uses[:TENSOR_USES], uses[TENSOR_USES:]
+        if len(group) == 1:
+            (tag, write, which), = group
+            call = [cg.ctx, tag, cg.i64(int(pipe)), cg.i64(write), cg.i64(which), site]
+            fn = runtime_lib.declare_rt(cg.module, "tensor_use")
+        else:   # one call for the operands of an instruction: fewer calls and branches
+            group += [(cg.i64(-1), 0, 0)] * (TENSOR_USES - len(group))
+            call = [cg.ctx, cg.i64(int(pipe))]
+            for tag, write, which in group:
+                call += [tag, cg.i64(2 * which + write)]
+            call.append(site)
+            fn = runtime_lib.declare_rt(cg.module, "tensor_uses")
+        cg.leave_on_error(cg.b.call(fn, call))
+
+
+#: operands ``tensor_uses`` checks in one call
+TENSOR_USES = 3
+
+
+@rt("pipe", "tag0", "use0", "tag1", "use1", "tag2", "use2")
+def tensor_uses(fb, pipe, tag0, use0, tag1, use1, tag2, use2, site):
+    """``tensor_use`` of up to three operands of one instruction, in turn (``use``: 2 * which
+    + write; tag -1: no operand): the kernel makes one call instead of one per operand."""
+    b = fb.b
+    for tag, use in ((tag0, use0), (tag1, use1), (tag2, use2)):
+        with b.if_then(b.icmp_signed(">=", tag, fb.i64(0))):
+            call_rt(fb, "tensor_use", tag, pipe, b.and_(use, fb.i64(1)),
+                    b.ashr(use, fb.i64(1)), site)
 
 
 def set_windows(cg: Codegen, operands) -> tuple:

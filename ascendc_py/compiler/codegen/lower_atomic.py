@@ -1,8 +1,8 @@
 """Codegen of the atomic GM-write switches and the read-modify-write they select (semantics and
 the order across blocks: ``ops/atomic.py``).
 
-``set_atomic_*`` store the mode and dtype in ctx (``abi.ATOMIC_MODE``/``ATOMIC_DTYPE``): one
-scalar instruction. The copies that write GM from local memory (``lower_movement.py``) call
+``set_atomic_*`` store the mode (low byte) and the dtype code (bits 8..15) in ctx
+(``abi.ATOMIC``): one scalar instruction. The copies that write GM from local memory (``lower_movement.py``) call
 ``gm_store``: a plain ``memmove`` unless a mode is set and the destination is GM, then the
 library's ``atomic_write``: element by element in the atomic dtype, under a process-wide lock so
 that blocks running on different host threads never lose an update.
@@ -28,7 +28,8 @@ _OP_MODE = {"set_atomic_add": MODES["add"], "set_atomic_max": MODES["max"],
 def lower_get_store_atomic_config(cg: Codegen, s: ir.Intrinsic) -> None:
     """(AtomicDtype value, op): the dtype code is the AtomicDtype value (ATOMIC_TYPES' order),
     0 with no mode; op = mode - 1 (0 = sum)."""
-    mode, code = cg.ld(abi.ATOMIC_MODE), cg.ld(abi.ATOMIC_DTYPE)
+    state = cg.ld(abi.ATOMIC)
+    mode, code = cg.b.and_(state, cg.i64(255)), cg.b.lshr(state, cg.i64(8))
     on = cg.b.icmp_signed("!=", mode, cg.i64(0))
     kind = cg.b.select(on, code, cg.i64(0))
     op = cg.b.select(on, cg.b.sub(mode, cg.i64(1)), cg.i64(0))
@@ -41,11 +42,13 @@ def lower_get_store_atomic_config(cg: Codegen, s: ir.Intrinsic) -> None:
           "set_atomic_type", "set_store_atomic_config")
 def lower_set_atomic(cg: Codegen, s: ir.Intrinsic) -> None:
     cg.site(s.op)          # the launch reads the kernel's sites to see that it uses atomics
-    if s.op != "set_atomic_type":
-        cg.st(abi.ATOMIC_MODE, cg.i64(_OP_MODE[s.op]))
     dtype = s.attr("dtype")
-    if dtype is not None:
-        cg.st(abi.ATOMIC_DTYPE, cg.i64(ATOMIC_TYPES.index(dtype) + 1))
+    state = cg.ld(abi.ATOMIC)
+    mode = cg.b.and_(state, cg.i64(255)) if s.op == "set_atomic_type" else \
+        cg.i64(_OP_MODE[s.op])
+    code = cg.i64((ATOMIC_TYPES.index(dtype) + 1) << 8) if dtype is not None else \
+        cg.b.and_(state, cg.i64(255 << 8))       # set_atomic_none keeps the dtype
+    cg.st(abi.ATOMIC, cg.b.or_(mode, code))
     cg.scalar_cost(1)
 
 
@@ -54,7 +57,7 @@ def gm_store(fb: FnBuilder, dst_mem, dst, src, nbytes, site) -> None:
     memory is ``dst_mem``: accumulate when it is GM and an atomic mode is set."""
     b = fb.b
     atomic = b.and_(b.icmp_signed("==", dst_mem, fb.i64(int(Memory.GM))),
-                    b.icmp_signed("!=", fb.ld(abi.ATOMIC_MODE), fb.i64(0)))
+                    b.icmp_signed("!=", b.and_(fb.ld(abi.ATOMIC), fb.i64(255)), fb.i64(0)))
     with b.if_else(atomic, likely=False) as (then, otherwise):
         with then:
             call_rt(fb, "atomic_write", b.ptrtoint(dst, I64), b.ptrtoint(src, I64), nbytes,
@@ -96,7 +99,8 @@ def atomic_write(fb: FnBuilder, dst, src, nbytes, site):
     got = b.extract_value(b.cmpxchg(lock, fb.i64(0), fb.i64(1), "acquire", "monotonic"), 1)
     b.cbranch(got, held, spin)
     b.position_at_end(held)
-    mode, code = fb.ld(abi.ATOMIC_MODE), fb.ld(abi.ATOMIC_DTYPE)
+    state = fb.ld(abi.ATOMIC)
+    mode, code = b.and_(state, fb.i64(255)), b.lshr(state, fb.i64(8))
     for k, dtype in enumerate(ATOMIC_TYPES):
         mt = memory_type(dtype)
         for m in (MODES["add"], MODES["max"], MODES["min"]):

@@ -25,8 +25,14 @@ def _pipes(s: ir.Intrinsic) -> tuple[PipeID, PipeID]:
     return POSITION_PIPES.get(s.attr("position"), (PipeID.PIPE_V, PipeID.PIPE_V))
 
 
-def _call(cg: Codegen, name: str, args: list, op: str) -> None:
-    call_checked(cg, declare_rt(cg.module, name), [cg._as_i64(a) for a in args], op)
+def _call(cg: Codegen, name: str, args: list, op: str, detail: tuple = ()) -> None:
+    call_checked(cg, declare_rt(cg.module, name), [cg._as_i64(a) for a in args], op, detail)
+
+
+def _inserted(s: ir.Intrinsic) -> tuple:
+    """The site detail of a statement the insert_sync pass added (the report lists them)."""
+    pair = s.attr("insert_sync")
+    return ("insert_sync", pair) if pair else ()
 
 
 def _tensor_results(cg: Codegen, s: ir.Intrinsic) -> None:
@@ -135,14 +141,14 @@ def lower_flag(cg: Codegen, s: ir.Intrinsic) -> None:
     pipe = ev.src_pipe if s.op == "set_flag" else ev.dst_pipe
     extra = [cg.i64(int(ev.src_pipe))] if s.op == "wait_flag" else []
     _call(cg, s.op, [cg.i64(abi.flag_base(cg.nq)), cg.i64(event), cg.expr(eid),
-                     cg.i64(int(pipe)), cg.i64(TP.OP_INDEX[s.op])] + extra, s.op)
+                     cg.i64(int(pipe)), cg.i64(TP.OP_INDEX[s.op])] + extra, s.op, _inserted(s))
 
 
 @lowering("pipe_barrier")
 def lower_pipe_barrier(cg: Codegen, s: ir.Intrinsic) -> None:
     if cg.timing is not None:
         cg.timing.barrier(cg, s.args[0])
-    _call(cg, "san_barrier", [cg.i64(s.args[0])], "pipe_barrier")  # sanitize mode
+    _call(cg, "san_barrier", [cg.i64(s.args[0])], "pipe_barrier", _inserted(s))  # sanitize
     if s.args[0] == int(PipeID.PIPE_ALL):   # every queue tensor's writes are handed over
         _call(cg, "barrier_handover", [cg.i64(abi.flag_base(cg.nq))], "pipe_barrier")
 

@@ -118,6 +118,9 @@ def check_local(fb: FnBuilder, mem, addr, nbytes, aligned, which, site):
     mis = b.and_(b.icmp_signed("!=", aligned, fb.i64(0)),
                  b.icmp_signed("!=", b.and_(addr, fb.i64(ALIGN - 1)), fb.i64(0)))
     fb.fail_with(mis, E.LOCAL_MISALIGNED, site, addr, aligned)
+    # every local byte an instruction touches passed here: the native block loop refills
+    # fresh memory only below the furthest end (abi.LOCAL_REACH, block_loop.py)
+    fb.st(abi.LOCAL_REACH, fb.smax(fb.ld(abi.LOCAL_REACH), end))
 
 
 @rt("arg", "start", "nbytes", "elem_size", "which")

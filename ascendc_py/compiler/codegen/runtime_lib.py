@@ -209,8 +209,13 @@ def piece_ir(piece: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
                     continue                # not a symbol (vecmath's tables)
                 elif not isinstance(g, L.GlobalVariable) or g.initializer is not None:
                     defined.append(g.name)
-            _piece_ir[piece] = (str(module), tuple(defined), tuple(needed))
+            _piece_ir[piece] = (module_text(module), tuple(defined), tuple(needed))
         return _piece_ir[piece]
+
+
+def module_text(module: L.Module) -> str:
+    from .irtext import module_text as text
+    return text(module)
 
 
 def _generate(piece: str) -> L.Module:

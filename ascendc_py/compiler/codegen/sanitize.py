@@ -234,7 +234,7 @@ def san_gm_write(fb: FnBuilder, arg, start, nbytes, site):
     st = _off(fb)
     b = fb.b
     n = _ld(fb, st, fb.i64(GMW_LEN))
-    atomic = b.icmp_signed("!=", fb.ld(abi.ATOMIC_MODE), fb.i64(0))
+    atomic = b.icmp_signed("!=", b.and_(fb.ld(abi.ATOMIC), fb.i64(255)), fb.i64(0))
     tagged = b.select(atomic, b.sub(fb.i64(-1), site), site)
     with b.if_then(b.icmp_signed("<", n, _ld(fb, st, fb.i64(GMW_CAP)))):
         log = b.inttoptr(_ld(fb, st, fb.i64(GMW_PTR)), PTR)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import __future__
 import ast
+import functools
 import math
 import warnings
 
@@ -67,7 +68,19 @@ def defines_at_first_line(file_text: str, code) -> bool:
 def _compile(source, filename: str, flags: int):
     """``source`` compiled as Python compiles a module, or None. Python warned about the text
     (SyntaxWarning, DeprecationWarning for invalid escapes) when it compiled the module itself:
-    the comparison compiles it again silently, not a second time at the user."""
+    the comparison compiles it again silently, not a second time at the user. A file's text
+    is compiled once for all the kernels it defines (the last few texts are remembered)."""
+    if isinstance(source, str):
+        return _compile_text(source, filename, flags)
+    return _compile_now(source, filename, flags)
+
+
+@functools.lru_cache(maxsize=4)
+def _compile_text(source: str, filename: str, flags: int):
+    return _compile_now(source, filename, flags)
+
+
+def _compile_now(source, filename: str, flags: int):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
