@@ -218,7 +218,8 @@ def independent(name: str, dtype, *args):
     if name in ("add_relu", "sub_relu"):   # the sum or difference in the dtype, then relu
         op = np.add if name == "add_relu" else np.subtract
         wide = [np.asarray(a).astype(np.int64 if npd.kind in "iu" else np.float64) for a in args]
-        r = op(*wide).astype(npd)
+        with np.errstate(all="ignore"):       # integers wrap, floats may overflow to inf
+            r = op(*wide).astype(npd)
         return np.maximum(r, npd.type(0))
     if npd.kind in "iu":
         wide = [np.asarray(a).astype(np.int64) for a in args]
