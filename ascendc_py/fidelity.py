@@ -109,6 +109,10 @@ def _vector_probe(x: asc.GlobalAddress, n: int, OP: asc.ConstExpr[str]):
         asc.duplicate(d, 1, n)
     elif OP == "axpy":
         asc.axpy(d, a, 2, n)
+    elif OP == "fused_mul_add":
+        asc.fused_mul_add(d, a, b, n)
+    elif OP == "mul_add_dst":
+        asc.mul_add_dst(d, a, b, n)
     elif OP == "whole_reduce_sum":
         asc.whole_reduce_sum(d, a, epr, reps, 1, 1, 8)
     elif OP == "whole_reduce_max":
@@ -142,6 +146,8 @@ VECTOR_RATES = (
     ("duplicate", "float16", "VECTORDUP_FP16", 0.97), ("duplicate", "int32",
                                                         "VECTORDUP_INT32", 1.00),
     ("axpy", "float16", "VAXPY_FP16", 2.00), ("axpy", "float32", "VAXPY_FP32", 2.00),
+    # reference table: VMADD/VMLA ~42.6 B/cycle of one input (256 B / 42.6 = 6.0 c/rep)
+    ("fused_mul_add", "float16", "VMADD", 6.00), ("mul_add_dst", "float16", "VMLA", 6.00),
     ("whole_reduce_sum", "float16", "VCADD_FP16", 7.00),
     ("whole_reduce_sum", "float32", "VCADD_FP32", 3.00),
     ("whole_reduce_max", "float16", "VCMAX_FP16", 6.81),

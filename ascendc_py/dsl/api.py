@@ -199,3 +199,7 @@ KERNEL_CLASSES = {c.asc_name: c for c in (GlobalAddress, GlobalTensor, LocalTens
 from .cube_api import CUBE_BUILTINS  # noqa: E402
 
 BUILTINS.update(CUBE_BUILTINS)
+
+from . import opfamily_api  # noqa: E402  (copy/atomic/fused families' records and switches)
+
+BUILTINS.update(opfamily_api.builtins())

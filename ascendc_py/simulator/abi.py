@@ -102,6 +102,8 @@ MM_WAITS = 189       #   Matmul requests it sent to its AIC
 LOCAL_REACH = 190    # the end (bytes) of the furthest local-memory range check_local passed in
                      # this block, in any memory: no instruction wrote a local byte at or past it
                      # (the native block loop refills fresh memory only below it)
+ATOMIC = 191         # GM write mode of MTE3 copies (set_atomic_*): low byte 0 none, 1 add, 2 max,
+                     # 3 min; bits 8..15 the dtype they accumulate in (ops/atomic.py ATOMIC_TYPES)
 HEADER_SLOTS = 192
 TRACE_FIELDS = 6     # start, occupancy, latency, pipe, site, op
 QUEUE_DEPTH = 32     # per-pipe instruction queue (ring of start times)

@@ -27,6 +27,7 @@ from typing import Optional
 import numpy as np
 
 from . import abi, runtime, timing_params
+from ..compiler.ops.atomic import runs_blocks_in_order
 from .faults import build_fault
 
 #: a launch runs on the launching thread alone when its blocks last took under this host time
@@ -179,9 +180,10 @@ _NBYTES = operator.attrgetter("nbytes")
 def host_threads(compiled, block_dim: int) -> int:
     """How many host threads run a launch's blocks (the policy, in one place): the launching
     thread alone for one block or when the kernel's blocks last took under SERIAL_SECONDS of
-    host time in all; else up to ``runtime.WORKERS``."""
-    if block_dim == 1 or compiled.__dict__.get("_block_seconds", 1.0) * block_dim < \
-            SERIAL_SECONDS:
+    host time in all; else up to ``runtime.WORKERS``. A kernel that sets an atomic mode runs
+    its blocks one after another in block order (``ops/atomic.py``)."""
+    if block_dim == 1 or runs_blocks_in_order(compiled) or \
+            compiled.__dict__.get("_block_seconds", 1.0) * block_dim < SERIAL_SECONDS:
         return 1
     return min(runtime.WORKERS, block_dim)
 

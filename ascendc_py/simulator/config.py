@@ -292,6 +292,9 @@ class VectorCosts:
     # axpy is VAXPY: msKPP fp16 and fp32 2.0 c/rep [C4] M (VMADD/VMLA, 6 c/rep, are other
     # instructions); delay not found: uses MUL's 7
     madd: VecOpCost = _vop(2, 7, delay_int=5)
+    # VMADD/VMLA (fused_mul_add, fused_mul_add_relu, mul_add_dst): msKPP ~42.6 B/c of one input,
+    # 6 c/rep [C4] M; delay not found: uses MUL's 7
+    fma: VecOpCost = _vop(6, 7, delay_int=5)
 
     def for_class(self, cost_class: Any) -> VecOpCost:
         """The cost of a class given by name or by an enum whose ``.value`` is the name."""

@@ -734,7 +734,8 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
                                            core.demand if timing else None)
 
     t0 = time.perf_counter()
-    nworkers = min(WORKERS, block_dim)
+    from ..compiler.ops.atomic import runs_blocks_in_order
+    nworkers = 1 if runs_blocks_in_order(compiled) else min(WORKERS, block_dim)
     # the launching thread is one of the workers when Ctrl-C can still stop its blocks
     # (runs_blocks_itself); otherwise every block runs on a pool thread while it waits
     watch = _WATCHDOG.watch(stop)

@@ -106,15 +106,24 @@ class SanitizerState:
 
 def check_block_overlaps(compiled, logs: dict[int, np.ndarray], names=None) -> None:
     """Raise BlockOverlapError if two blocks wrote the same bytes of one GM argument
-    (``names``: key -> how to call the writer, e.g. 'block 2 (AIV1)'; default 'block <key>')."""
+    (``names``: key -> how to call the writer, e.g. 'block 2 (AIV1)'; default 'block <key>').
+    Two writes that both accumulate (set_atomic_*: logged with site ``-1 - site``) are not a
+    race; an atomic write and a plain one of another block are."""
     rows = [(int(arg), int(start), int(end), block, int(site))
             for block, log in logs.items() for arg, start, end, site in log.tolist()
             if end > start]
     rows.sort()
-    furthest: dict[int, tuple] = {}
+    furthest: dict[tuple, tuple] = {}   # (arg, atomic) -> the write reaching furthest
     for arg, start, end, block, site in rows:
-        prev = furthest.get(arg)
-        if prev is not None and start < prev[0] and prev[1] != block:
+        atomic = site < 0
+        site = -1 - site if atomic else site
+        prev = None
+        for kind in ((False,) if atomic else (False, True)):
+            p = furthest.get((arg, kind))
+            if p is not None and start < p[0] and p[1] != block:
+                prev = p
+                break
+        if prev is not None:
             other_end, other_block, other_site = prev
             name = compiled.gm_args[arg][0] if 0 <= arg < len(compiled.gm_args) else f"#{arg}"
             this = _site(compiled, site)
@@ -130,8 +139,9 @@ def check_block_overlaps(compiled, logs: dict[int, np.ndarray], names=None) -> N
                 f"{min(end, other_end)}) of global argument '{name}'{where}; the result depends "
                 f"on which block runs last", this.loc if this else None,
                 hint="give each block its own slice of the output (offset by get_block_idx())")
-        if prev is None or end > prev[0]:
-            furthest[arg] = (end, block, site)
+        mine = furthest.get((arg, atomic))
+        if mine is None or end > mine[0]:
+            furthest[(arg, atomic)] = (end, block, site)
 
 
 def _site(compiled, site: int):

@@ -97,6 +97,7 @@ _CLASS_FIELDS = {CostClass.SIMPLE: "simple", CostClass.MUL: "mul",
                  CostClass.DIV_SQRT: "div_sqrt", CostClass.DIV: "div",
                  CostClass.PAIR_REDUCE: "pair_reduce",
                  CostClass.RECIP: "recip", CostClass.REDUCE: "reduce", CostClass.MADD: "madd",
+                 CostClass.FMA: "fma",
                  CostClass.REDUCE_MAX: "reduce_max", CostClass.BLOCK_REDUCE: "block_reduce",
                  CostClass.CONVERT: "convert", CostClass.DUP: "dup", CostClass.DMA: "copy",
                  CostClass.SYNC: "simple", CostClass.SCALAR: "simple", CostClass.NONE: "simple"}

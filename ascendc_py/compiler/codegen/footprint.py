@@ -22,11 +22,12 @@ MAX_BLOCK_STRIDE = 65535
 MAX_REPEAT_STRIDE = 255
 
 
-def check_strides(fb: FnBuilder, site, operands) -> None:
-    """Each (which, block stride, repeat stride) must fit its hardware field."""
+def check_strides(fb: FnBuilder, site, operands, max_repeat: int = MAX_REPEAT_STRIDE) -> None:
+    """Each (which, block stride, repeat stride) must fit its hardware field (repeat strides
+    are 8-bit but for copy's 12-bit repeat sizes: ``max_repeat``)."""
     b = fb.b
     for which, blk, rep in operands:
-        for value, limit in ((blk, MAX_BLOCK_STRIDE), (rep, MAX_REPEAT_STRIDE)):
+        for value, limit in ((blk, MAX_BLOCK_STRIDE), (rep, max_repeat)):
             bad = b.or_(b.icmp_signed("<", value, fb.i64(0)),
                         b.icmp_signed(">", value, fb.i64(limit)))
             with b.if_then(bad, likely=False):

@@ -17,6 +17,7 @@ from ..ops.movement import BLOCK, EXT_LIMITS, MAX_PADDING_BYTES, PARAMS_LIMITS
 from . import runtime_lib
 from .core import Codegen, FnBuilder, lowering
 from .intrinsics import call_checked, operand
+from .lower_atomic import gm_store
 from .rtfuncs import WARN_TRUNCATED, call_tm, counted, operand_pointer, rt, warn
 from .sanitize import san_copy_on_path
 from .types import I1, I64, PTR, intrinsic
@@ -110,7 +111,7 @@ def data_copy(fb: FnBuilder, path, dst_mem, dst_a, dst_off, src_mem, src_a, src_
                           fb.i64(0), fb.i64(1), site)
     src = operand_pointer(fb, src_mem, src_a, fb.sat_mul(src_off, esize), nbytes, esize,
                           fb.i64(1), fb.i64(1), site)
-    _memmove(fb, dst, src, nbytes)
+    gm_store(fb, dst_mem, dst, src, nbytes, site)   # a plain memmove unless set_atomic_*
     san_copy_on_path(fb, path, dst_mem, dst_a, fb.sat_mul(dst_off, esize), src_mem, src_a,
                      fb.sat_mul(src_off, esize), nbytes, site)
     call_tm(fb, "dma", path, nbytes, 1, op, site)
@@ -134,7 +135,7 @@ def data_copy_blocks(fb: FnBuilder, path, dst_mem, dst_a, dst_off, src_mem, src_
         d = operand_pointer(fb, dst_mem, dst_a, doff, burst, esize, fb.i64(0), fb.i64(1), site)
         s = operand_pointer(fb, src_mem, src_a, soff, burst, esize, fb.i64(1), fb.i64(1), site)
         if move:
-            _memmove(fb, d, s, burst)
+            gm_store(fb, dst_mem, d, s, burst, site)
             san_copy_on_path(fb, path, dst_mem, dst_a, doff, src_mem, src_a, soff, burst, site)
     _bursts(fb, count, one)
     call_tm(fb, "dma", path, b.mul(count, burst), count, op, site)
@@ -189,7 +190,7 @@ def data_copy_pad(fb: FnBuilder, path, dst_mem, dst_a, dst_off, src_mem, src_a, 
                 s = operand_pointer(fb, src_mem, src_a, soff, length, esize, fb.i64(1),
                                     fb.i64(1), site)
                 if move:
-                    _memmove(fb, d, s, length)
+                    gm_store(fb, dst_mem, d, s, length, site)
                     san_copy_on_path(fb, path, dst_mem, dst_a, doff, src_mem, src_a, soff,
                                      length, site)
             _bursts(fb, count, one_out)

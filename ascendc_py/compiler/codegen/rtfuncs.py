@@ -604,7 +604,7 @@ def _san_vector(fb: FnBuilder, addrs, extents, spec, site) -> None:
     v, ub = fb.i64(int(PipeID.PIPE_V)), fb.i64(int(Memory.UB))
     call_rt(fb, "san_issue", v, site)
     reads = list(zip(addrs, extents))[1:]
-    if spec.family == Family.AXPY:
+    if spec.family in (Family.AXPY, Family.TERNARY):   # dst is read too
         reads.append((addrs[0], extents[0]))
     for addr, extent in reads:
         call_rt(fb, "san_access", v, ub, addr, extent, fb.i64(0), site)
@@ -702,7 +702,8 @@ def define_masked_vector_op(module: L.Module, spec, dtype, src_dtype=None) -> No
     base = fb.ld(abi.MEM_BASE + int(Memory.UB))
     contiguous_layout = L.Constant(I1, 1)
     extents = []
-    check_strides(fb, site, [(w, o[2], o[3]) for w, o in enumerate(operands)])
+    check_strides(fb, site, [(w, o[2], o[3]) for w, o in enumerate(operands)],
+                  spec.max_repeat_stride)
     span = lane_span(fb, counter, lo, hi, total, repeats, epr)
     for which, (_, addr, blk, rep, ek) in enumerate(operands):
         bpr = epr * ek // 32  # blocks of this operand per repeat

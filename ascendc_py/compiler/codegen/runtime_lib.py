@@ -57,7 +57,7 @@ def function_name(op: str, dtype: DataType, src_dtype: DataType | None = None) -
 def operand_counts(spec) -> tuple[int, int]:
     """(source tensors, scalar operands) of an element-wise op."""
     n_src = {Family.BINARY: 2, Family.UNARY: 1, Family.SCALAR: 1, Family.DUPLICATE: 0,
-             Family.AXPY: 1}[spec.family]
+             Family.AXPY: 1, Family.TERNARY: 2}[spec.family]
     return n_src, 1 if spec.family in (Family.SCALAR, Family.DUPLICATE, Family.AXPY) else 0
 
 
@@ -106,7 +106,7 @@ def _define(module: L.Module, spec, dtype: DataType, noalias: bool = False,
 
     def element(i):
         vals = ([b.load(b.gep(dst, [i], source_etype=mt), typ=mt)]
-                if spec.family == Family.AXPY else [])
+                if spec.family in (Family.AXPY, Family.TERNARY) else [])
         vals += [widen(b.load(b.gep(p, [i], source_etype=st), typ=st)) for p in srcs]
         vals += [widen(v) for v in scalars]
         b.store(spec.elem(eb, *vals), b.gep(dst, [i], source_etype=mt))

@@ -229,13 +229,16 @@ def san_barrier(fb: FnBuilder, pipe, site):
 
 @rt("arg", "start", "nbytes")
 def san_gm_write(fb: FnBuilder, arg, start, nbytes, site):
-    """Log a GM write so overlapping writes of different blocks can be found after the run."""
+    """Log a GM write so overlapping writes of different blocks can be found after the run. A
+    write under an atomic mode (set_atomic_*) is logged with site ``-1 - site``."""
     st = _off(fb)
     b = fb.b
     n = _ld(fb, st, fb.i64(GMW_LEN))
+    atomic = b.icmp_signed("!=", b.and_(fb.ld(abi.ATOMIC), fb.i64(255)), fb.i64(0))
+    tagged = b.select(atomic, b.sub(fb.i64(-1), site), site)
     with b.if_then(b.icmp_signed("<", n, _ld(fb, st, fb.i64(GMW_CAP)))):
         log = b.inttoptr(_ld(fb, st, fb.i64(GMW_PTR)), PTR)
-        for k, v in enumerate((arg, start, b.add(start, nbytes), site)):
+        for k, v in enumerate((arg, start, b.add(start, nbytes), tagged)):
             fb.b.store(v, fb.b.gep(log, [b.add(b.mul(n, fb.i64(4)), fb.i64(k))],
                                    source_etype=I64))
         _st(fb, st, fb.i64(GMW_LEN), b.add(n, fb.i64(1)))

@@ -3,8 +3,10 @@
 The registry is one dict; the declarations are grouped by family in the modules of this package
 (``vector.py``: element-wise ops; ``system.py``: contiguous data_copy, sync, queues, scalar
 access, masks; ``convert.py``: cast/compare/select; ``reduce.py``: reductions; ``movement.py``:
-strided and padded copies; ``debug.py``: printf/dump_tensor), imported at the bottom of this
-file in a fixed order (the order is the op index the timing model's counters use).
+strided and padded copies; ``debug.py``: printf/dump_tensor; ``vcopy.py``: copy; ``atomic.py``:
+set_atomic_*; ``fused.py``: fused vector ops and casts; ``transpose.py``: transpose and
+trans_data_to_5hd), imported at the bottom of this file in a fixed order (the order is the op
+index the timing model's counters use).
 
 An ``OpSpec`` gives the op's name, its call forms (parameter names), the dtypes it accepts, the
 pipe it issues to, its cost class (read by the timing model), a NumPy reference and the name of
@@ -46,6 +48,7 @@ class CostClass(enum.Enum):
     SYNC = "sync"
     SCALAR = "scalar"
     NONE = "none"
+    FMA = "fma"                        # fused_mul_add, mul_add_dst, fused_mul_add_relu (VMADD/VMLA)
 
 
 class Family(enum.Enum):
@@ -56,6 +59,7 @@ class Family(enum.Enum):
     SCALAR = "scalar"          # op(dst, src, scalar, count)
     DUPLICATE = "duplicate"    # op(dst, scalar, count)
     AXPY = "axpy"              # op(dst, src, scalar, count), dst is also read
+    TERNARY = "ternary"        # op(dst, src0, src1, count), dst is also read (ops/fused.py)
     DATA_COPY = "data_copy"
     SYNC = "sync"
     QUEUE = "queue"
@@ -84,6 +88,8 @@ class OpSpec:
     flops_per_elem: int = 1
     #: (dst dtype, src dtype) pairs allowed besides one dtype for all (mixed-precision axpy)
     mixed: tuple = ()
+    #: largest repeat stride of the masked form (8-bit fields; Copy's repeat sizes are 12-bit)
+    max_repeat_stride: int = 255
 
 
 REGISTRY: dict[str, OpSpec] = {}
@@ -131,3 +137,5 @@ def vector_ops() -> list[OpSpec]:
 
 
 from . import vector, system, convert, reduce, movement, debug, cube, matmul, crosscore, cube_init  # noqa: E402,F401,E501  (order = op index)
+# issue 15 op families, after the others (their op indices are appended)
+from . import vcopy, atomic, fused, transpose  # noqa: E402,F401

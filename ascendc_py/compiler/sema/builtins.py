@@ -497,15 +497,26 @@ def vector_op(an, spec: OpSpec, args, kwargs, loc) -> SVal:
     operands = [dst.ref()]
     scalar = None
     src_dtype = dst.dtype  # differs only for a mixed-precision pair (spec.mixed)
+    src_dtypes = []
     for name in form[1:]:
         if name.startswith("src"):
             src = want_local(b[name], f"asc.{spec.name} {name}", loc)
             if (dst.dtype, src.dtype) in spec.mixed:
+                if any(d != src.dtype for d in src_dtypes):
+                    raise KernelTypeError(f"asc.{spec.name}: {name} is {src.dtype.name} but "
+                                          f"the other source is {src_dtypes[0].name}; the "
+                                          f"sources must have one dtype", loc,
+                                          hint="convert with asc.cast first")
                 src_dtype = src.dtype
             elif src.dtype != dst.dtype:
                 raise KernelTypeError(f"asc.{spec.name}: {name} is {src.dtype.name} but dst is "
                                       f"{dst.dtype.name}; all operands must have one dtype",
                                       loc, hint="convert with asc.cast first")
+            if src_dtype != dst.dtype and src.dtype != src_dtype:
+                raise KernelTypeError(f"asc.{spec.name}: {name} is {src.dtype.name} but the "
+                                      f"other source is {src_dtype.name}; the sources must "
+                                      f"have one dtype", loc, hint="convert with asc.cast first")
+            src_dtypes.append(src.dtype)
             operands.append(src.ref())
         elif name == "scalar":  # converted to the tensor dtype, as Ascend C does
             sv = b[name]
@@ -531,7 +542,8 @@ def vector_op(an, spec: OpSpec, args, kwargs, loc) -> SVal:
     kind, lo, hi = mask_operand(b["mask"], dst.dtype, spec.name, loc)
     repeat = want_int(b["repeat_times"], f"asc.{spec.name} repeat_times", loc, int64)
     if "repeat_params" in b:
-        strides = repeat_strides(b["repeat_params"], spec.family == Family.BINARY, loc)
+        strides = repeat_strides(b["repeat_params"],
+                                 spec.family in (Family.BINARY, Family.TERNARY), loc)
     else:  # duplicate: dst_block_stride, dst_repeat_stride
         strides = (want_int(b["dst_block_stride"], "dst_block_stride", loc, int64),
                    ir.Const(1, int64), ir.Const(1, int64),
@@ -585,3 +597,4 @@ def repeat_strides(v: SVal, binary: bool, loc: SourceLoc) -> tuple:
 from . import objects, convert, reduce, movement, debug, cube, adv, crosscore, cube_init  # noqa: E402,F401,E501  (registrations)
 from . import event_ids  # noqa: E402,F401  (TPipe event-id pool)
 from . import auto_tensor  # noqa: E402,F401  (asc.LocalTensorAuto)
+from . import vcopy, atomic, fused, transpose  # noqa: E402,F401  (issue 15 op families)
