@@ -13,8 +13,8 @@ from ..dsl.types import DataType
 from .errors import SourceLoc
 
 
-@dataclass(frozen=True)
-class ArgSpec:
+@dataclass(frozen=True, eq=False)      # (its own __eq__ and __hash__: eq=True would only
+class ArgSpec:                          # make a generated __eq__ that is never used)
     """How one kernel argument is specialised: 'gm' (dtype), 'scalar' (dtype) or 'const'.
 
     Launches build their specs with ``ArgSpec.of`` (one interned object per distinct spec, its
