@@ -376,11 +376,15 @@ def _load_object(obj: bytes, entry_name: str, shards, so_path: Optional[Path] = 
     return address
 
 
-def blob_path(name: str, suffix: str = ".bin", root: Optional[Path] = None) -> Optional[Path]:
-    """Where the cached binary ``name`` (the runtime library) lives (in ``root``, by default
-    the cache directory); None: no usable cache."""
-    root = root or cache_dir()
-    return None if root is None else root / f"{name.replace('/', '_').replace('|', '_')}{suffix}"
+def blob_name(name: str, suffix: str = ".bin") -> str:
+    """The file name of the cached binary ``name`` in the cache directory."""
+    return f"{name.replace('/', '_').replace('|', '_')}{suffix}"
+
+
+def blob_path(name: str, suffix: str = ".bin") -> Optional[Path]:
+    """Where the cached binary ``name`` (the runtime library) lives; None: no usable cache."""
+    root = cache_dir()
+    return None if root is None else root / blob_name(name, suffix)
 
 
 def load_blob(name: str) -> Optional[tuple[bytes, list, dict]]:
