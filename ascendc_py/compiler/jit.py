@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .. import envvars
+from ..fieldwise import Fieldwise, FrozenFieldwise
 from ..forksafe import ForkSafeLock
 from . import cachedir
 from .cachedir import cache_dir
@@ -146,8 +147,8 @@ def host_target() -> str:
     return host_id()
 
 
-@dataclass(frozen=True)
-class CacheKey:
+@dataclass(frozen=True, repr=False, eq=False)   # (repr, eq, hash: FrozenFieldwise's)
+class CacheKey(FrozenFieldwise):
     """Everything a compiled kernel depends on."""
 
     kernel: str                                # module.qualname
@@ -162,8 +163,8 @@ class CacheKey:
         return hashlib.sha256(repr(self).encode()).hexdigest()[:40]
 
 
-@dataclass
-class CompiledKernel:
+@dataclass(repr=False, eq=False)                # (repr, eq: Fieldwise's)
+class CompiledKernel(Fieldwise):
     """Native code of one specialisation plus what the runtime needs to run and explain it."""
 
     name: str

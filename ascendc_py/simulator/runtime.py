@@ -26,6 +26,7 @@ from _queue import SimpleQueue
 from ..dsl.types import NUM_PIPES
 from ..compiler.ops.debug import PRINT_BUFFER_BYTES
 from .. import envvars
+from ..fieldwise import Fieldwise
 from ..forksafe import ForkSafeLock
 from . import abi, blas, gm_access, interrupts, sanitizer, timing_params
 from .faults import build_fault
@@ -329,8 +330,8 @@ class _Core:
         return r
 
 
-@dataclass
-class LaunchResult:
+@dataclass(repr=False, eq=False)       # (repr, eq: Fieldwise's, not generated per class)
+class LaunchResult(Fieldwise):
     """Host wall time plus the timing model's per-block records."""
 
     block_dim: int
