@@ -23,7 +23,6 @@ from ..dsl.types import Memory
 from typing import Callable, NamedTuple, Optional
 from _queue import SimpleQueue
 
-from ..dsl.types import NUM_PIPES
 from ..compiler.ops.debug import PRINT_BUFFER_BYTES
 from .. import envvars
 from ..fieldwise import Fieldwise
