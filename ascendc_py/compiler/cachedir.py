@@ -22,6 +22,8 @@ import threading
 from pathlib import Path
 from typing import Optional
 
+from .. import envvars
+
 ENV_VAR = "ASCENDC_PY_CACHE_DIR"
 MAX_ENTRY_BYTES = 1 << 30   # no cache file is larger: a bigger one is not ours
 
@@ -29,6 +31,7 @@ _lock = threading.Lock()
 _unusable: dict[str, str] = {}      # cache root -> why it is not used (this process)
 _reported: set = set()              # (root, reason) already warned about
 _pending: list = []                 # problems seen on other threads, reported later
+_usable: dict = {}                  # the variables _root reads -> (root, Path) found usable
 
 
 def _root() -> Path:
@@ -43,6 +46,18 @@ def cache_dir() -> Optional[Path]:
     """The cache root, created if missing (read from the environment on every call), or None
     when it cannot be used: then the caller keeps what it built in memory."""
     _report_pending()
+    env = (envvars.get(ENV_VAR), envvars.get("XDG_CACHE_HOME"), envvars.get("HOME"))
+    known = _usable.get(env)
+    if known is not None:
+        # a root found usable before: one stat and one access check, no path objects (a
+        # launch asks once per runtime library shard it loads)
+        path, root = known
+        try:
+            if path not in _unusable and stat.S_ISDIR(os.stat(path).st_mode) and \
+                    os.access(path, os.W_OK | os.X_OK):
+                return root
+        except OSError:
+            pass
     root = _root()
     key = str(root)
     if key in _unusable:
@@ -56,6 +71,9 @@ def cache_dir() -> Optional[Path]:
     except OSError as exc:
         problem(exc, root)
         return None
+    if len(_usable) > 16:
+        _usable.clear()
+    _usable[env] = (key, root)
     return root
 
 

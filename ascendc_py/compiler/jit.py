@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .. import envvars
+from ..fieldwise import Fieldwise, FrozenFieldwise
 from ..forksafe import ForkSafeLock
 from . import cachedir
 from .cachedir import cache_dir
@@ -121,21 +122,22 @@ def compiler_version() -> str:
     global _version_cache
     if _version_cache is None:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        h = hashlib.sha256(str(CACHE_FORMAT).encode())
+        parts = [str(CACHE_FORMAT)]
         for sub in ("compiler", "simulator", "dsl"):
             found, todo = [], [(os.path.join(root, sub), sub)]
             while todo:     # os.scandir: a quarter of os.walk's time (a launch pays for it)
                 directory, rel = todo.pop()
                 with os.scandir(directory) as entries:
                     for e in entries:
-                        if e.name.endswith(".py") and e.is_file():
-                            found.append((f"{rel}/{e.name}", e.path))
-                        elif e.is_dir(follow_symlinks=False) and e.name != "__pycache__":
-                            todo.append((e.path, f"{rel}/{e.name}"))
-            for rel, path in sorted(found):
-                st = os.stat(path)
-                h.update(f"{rel}:{st.st_size}:{st.st_mtime_ns};".encode())
-        _version_cache = h.hexdigest()[:16]
+                        name = e.name
+                        if name.endswith(".py") and e.is_file():
+                            st = e.stat()
+                            found.append((f"{rel}/{name}", f"{st.st_size}:{st.st_mtime_ns};"))
+                        elif name != "__pycache__" and e.is_dir(follow_symlinks=False):
+                            todo.append((e.path, f"{rel}/{name}"))
+            found.sort()
+            parts += [f"{rel}:{tail}" for rel, tail in found]
+        _version_cache = hashlib.sha256("".join(parts).encode()).hexdigest()[:16]
     return _version_cache
 
 
@@ -145,8 +147,8 @@ def host_target() -> str:
     return host_id()
 
 
-@dataclass(frozen=True)
-class CacheKey:
+@dataclass(frozen=True, repr=False, eq=False)   # (repr, eq, hash: FrozenFieldwise's)
+class CacheKey(FrozenFieldwise):
     """Everything a compiled kernel depends on."""
 
     kernel: str                                # module.qualname
@@ -161,8 +163,8 @@ class CacheKey:
         return hashlib.sha256(repr(self).encode()).hexdigest()[:40]
 
 
-@dataclass
-class CompiledKernel:
+@dataclass(repr=False, eq=False)                # (repr, eq: Fieldwise's)
+class CompiledKernel(Fieldwise):
     """Native code of one specialisation plus what the runtime needs to run and explain it."""
 
     name: str
@@ -352,11 +354,15 @@ def load_object_engine(obj: bytes):
 _libraries: list = []  # dlopen'ed kernel libraries, kept alive for the process
 
 
-def _load_object(obj: bytes, entry_name: str, shards, so_path: Optional[Path] = None) -> int:
-    """Load a kernel, the runtime library's ``shards`` it calls first: from its shared library
-    when there is one (``dlopen``, no LLVM), else into MCJIT."""
+def _load_object(obj: bytes, entry_name: str, shards, so_path: Optional[Path] = None,
+                 bundle: Optional[dict] = None) -> int:
+    """Load a kernel, the runtime library's ``shards`` it calls first (all at once from the
+    entry's ``bundle`` of them when it can be used, ``runtime_loader.load_bundle``): from its
+    shared library when there is one (``dlopen``, no LLVM), else into MCJIT."""
     from . import native
-    from .codegen.runtime_loader import CORE, ensure_shards
+    from .codegen.runtime_loader import CORE, ensure_shards, load_bundle
+    if bundle is not None and so_path is not None:
+        load_bundle(_bundle_path(so_path), bundle)
     ensure_shards([CORE, *shards])    # the core shard too: every launch needs it
     if so_path is not None and so_path.exists():
         lib = native.load_shared(so_path)
@@ -371,10 +377,15 @@ def _load_object(obj: bytes, entry_name: str, shards, so_path: Optional[Path] = 
     return address
 
 
+def blob_name(name: str, suffix: str = ".bin") -> str:
+    """The file name of the cached binary ``name`` in the cache directory."""
+    return f"{name.replace('/', '_').replace('|', '_')}{suffix}"
+
+
 def blob_path(name: str, suffix: str = ".bin") -> Optional[Path]:
     """Where the cached binary ``name`` (the runtime library) lives; None: no usable cache."""
     root = cache_dir()
-    return None if root is None else root / f"{name.replace('/', '_').replace('|', '_')}{suffix}"
+    return None if root is None else root / blob_name(name, suffix)
 
 
 def load_blob(name: str) -> Optional[tuple[bytes, list, dict]]:
@@ -412,6 +423,12 @@ def _entry_path(key: CacheKey) -> Optional[Path]:
 
 def _so_path(entry: Path) -> Path:
     return entry.with_suffix(".so")
+
+
+def _bundle_path(entry: Path) -> Path:
+    """The shared object of the runtime library shards the kernel of ``entry`` calls, linked
+    together (``runtime_loader.link_bundle``)."""
+    return entry.with_suffix(".rt.so")
 
 
 def _write_entry(path: Path, obj: bytes, meta: dict) -> None:
@@ -510,11 +527,13 @@ def load_cached(key: CacheKey, name: str) -> Optional[CompiledKernel]:
     if os.path.lexists(so) and meta.get("so_sha256") != cachedir.file_sha256(so):
         _remove(so)  # a library that is not the one we linked is not trusted
     try:
-        address = _load_object(obj, meta["entry_name"], list(meta["runtime_shards"]), so)
+        address = _load_object(obj, meta["entry_name"], list(meta["runtime_shards"]), so,
+                               meta.get("runtime_bundle"))
         return _meta_to_compiled(name, address, meta, from_disk=True)
     except Exception:  # noqa: BLE001 - a bad entry is recompiled, never trusted
         _remove(path)
         _remove(so)
+        _remove(_bundle_path(path))
         return None
 
 
@@ -645,10 +664,14 @@ def _link_in_background(obj: bytes, entry: Path, meta: dict) -> None:
     on a background thread, so compiling does not wait for the system linker."""
     def work():
         from . import native
+        from .codegen import runtime_loader as rl
         try:
             so = _so_path(entry)
             if native.link_shared(obj, so):
                 meta["so_sha256"] = cachedir.file_sha256(so)
+                bundle = rl.link_bundle([rl.CORE, *meta["runtime_shards"]], _bundle_path(entry))
+                if bundle is not None:
+                    meta["runtime_bundle"] = bundle
             _write_entry(entry, obj, meta)
         except OSError as exc:   # reported by the next call on the main thread
             cachedir.problem(exc, entry)

@@ -50,8 +50,10 @@ def host_id() -> str:
     return f"{os.uname().machine}|{model}|{digest}"
 
 
-def link_shared(obj: bytes, target: Path, libs: tuple = ()) -> bool:
-    """Link object code into the shared library ``target`` (atomically); False on failure."""
+def link_shared(obj: bytes, target: Path, libs: tuple = (), more: tuple = (),
+                flags: tuple = ()) -> bool:
+    """Link object code (``obj``, then the objects ``more``, with the linker ``flags``) into
+    the shared library ``target`` (atomically); False on failure."""
     import subprocess
     import tempfile
     cc = linker()
@@ -59,10 +61,12 @@ def link_shared(obj: bytes, target: Path, libs: tuple = ()) -> bool:
         return False
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-        o_path = Path(tmp) / "code.o"
+        o_paths = [Path(tmp) / f"code{k}.o" for k in range(1 + len(more))]
         so_path = Path(tmp) / "code.so"
-        o_path.write_bytes(obj)
-        cmd = [cc, "-shared", "-o", str(so_path), str(o_path)] + [f"-l{lib}" for lib in libs]
+        for o_path, code in zip(o_paths, (obj, *more)):
+            o_path.write_bytes(code)
+        cmd = [cc, "-shared", *flags, "-o", str(so_path), *map(str, o_paths)] + \
+            [f"-l{lib}" for lib in libs]
         try:
             done = subprocess.run(cmd, capture_output=True, timeout=60)
         except (OSError, subprocess.SubprocessError):

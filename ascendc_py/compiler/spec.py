@@ -10,11 +10,12 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..dsl.types import DataType
+from ..fieldwise import FrozenFieldwise
 from .errors import SourceLoc
 
 
-@dataclass(frozen=True)
-class ArgSpec:
+@dataclass(frozen=True, repr=False, eq=False)   # (its own __eq__ and __hash__, the repr of
+class ArgSpec(FrozenFieldwise):                 # FrozenFieldwise: no methods generated)
     """How one kernel argument is specialised: 'gm' (dtype), 'scalar' (dtype) or 'const'.
 
     Launches build their specs with ``ArgSpec.of`` (one interned object per distinct spec, its
@@ -70,8 +71,8 @@ _INTERNED: dict = {}
 _INTERNED_MAX = 65536
 
 
-@dataclass(frozen=True)
-class GmWrites:
+@dataclass(frozen=True, repr=False, eq=False)   # (repr, eq, hash: FrozenFieldwise's)
+class GmWrites(FrozenFieldwise):
     """The GM arguments a compiled kernel may write.
 
     ``static``: (argument index, op, location) of the first instruction writing each argument

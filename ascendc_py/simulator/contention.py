@@ -160,7 +160,7 @@ def _settle(records: np.ndarray, lanes, offsets, platform) -> Optional[Settlemen
     offsets = np.asarray(offsets, np.float64)
     nlanes = int(lanes.max()) + 1
     if not offsets.any() and (widths == widths[0]).all() and \
-            len(np.unique(lanes)) == len(lanes):
+            len(set(lanes.tolist())) == len(lanes):   # (np.unique would import numpy.ma)
         # one wave, every unit on its own lane from cycle 0 with the same windows (the usual
         # launch): the timeline's windows are the units' own
         window, cell = float(widths[0]), None

@@ -16,7 +16,6 @@ A compiled kernel records the GM arguments it may write (``CompiledKernel.gm_wri
 """
 from __future__ import annotations
 
-import mmap
 from typing import Optional
 
 import numpy as np
@@ -32,6 +31,7 @@ def read_only_reason(array: np.ndarray) -> str:
     base = array
     while isinstance(base, np.ndarray) and base.base is not None:
         base = base.base
+    import mmap      # (only read-only arrays get here: not imported on the launch path)
     if isinstance(array, np.memmap) or isinstance(base, mmap.mmap):
         return "a read-only np.memmap"
     if isinstance(base, bytes):

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..compiler.ops import REGISTRY
 from ..dsl.types import PIPE_NAMES
+from ..fieldwise import Fieldwise
 from . import timing_params as TP
 
 STALL_CAUSES = ("flag wait", "queue full", "scalar issue", "HBM contention")
@@ -30,8 +31,8 @@ def cube_flops_of(counters) -> int:
                    if name in TP.OP_INDEX)
 
 
-@dataclass
-class Report:
+@dataclass(repr=False, eq=False)       # (repr, eq: Fieldwise's, not generated per class)
+class Report(Fieldwise):
     """Returned by every launch ``k[block_dim](...)``; ``print(report)`` shows a table.
 
     Timing (cycle-approximate, see the README's timing model section): ``cycles`` and

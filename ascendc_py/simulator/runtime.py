@@ -9,7 +9,7 @@ from __future__ import annotations
 import ctypes
 import itertools
 import os
-import signal
+import _signal as signal  # (the C module: signal.py builds enums, 0.4 ms of a first launch)
 import struct
 import threading
 import time
@@ -23,9 +23,9 @@ from ..dsl.types import Memory
 from typing import Callable, NamedTuple, Optional
 from _queue import SimpleQueue
 
-from ..dsl.types import NUM_PIPES
 from ..compiler.ops.debug import PRINT_BUFFER_BYTES
 from .. import envvars
+from ..fieldwise import Fieldwise
 from ..forksafe import ForkSafeLock
 from . import abi, blas, gm_access, interrupts, sanitizer, timing_params
 from .faults import build_fault
@@ -156,13 +156,15 @@ GUARD_BYTE = 0x5A
 _CORES: "weakref.WeakSet[_Core]" = weakref.WeakSet()
 
 
-def _guarded(size: int) -> tuple[np.ndarray, np.ndarray]:
-    """A 64-byte aligned buffer of ``size`` bytes inside GUARD_BYTES of GUARD_BYTE each side:
-    (the whole allocation, the usable view)."""
-    buf = np.full(size + 2 * GUARD_BYTES + 64, GUARD_BYTE, np.uint8)
+def _guarded(size: int, fill: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A 64-byte aligned buffer of ``size`` bytes holding ``fill``, inside GUARD_BYTES of
+    GUARD_BYTE each side: (the whole allocation, the usable view). Each byte is written once."""
+    buf = np.empty(size + 2 * GUARD_BYTES + 64, np.uint8)
     offset = GUARD_BYTES + (-(buf.ctypes.data + GUARD_BYTES)) % 64
+    buf[:offset] = GUARD_BYTE
+    buf[offset + size:] = GUARD_BYTE
     view = buf[offset:offset + size]
-    view.fill(0)
+    view.fill(fill)
     return buf, view
 
 
@@ -238,12 +240,11 @@ class _Core:
         self.counters = np.zeros(timing_params.COUNTER_SLOTS, np.int64)
         self.memories = {}
         sizes = local_memory_sizes(platform)
-        for mem in memories:
-            self.memories[mem] = _guarded(sizes[mem])
-        # per memory, the bytes from its start that may not hold FRESH_MEMORY_BYTE (all, until
-        # a fill): the native block loop refills only those (block_loop.py)
-        self.dirty = np.array([view.size for _, view in self.memories.values()] or [0],
-                              np.int64)
+        for mem in memories:     # fresh, as every block finds them (so the first needs no fill)
+            self.memories[mem] = _guarded(sizes[mem], FRESH_MEMORY_BYTE)
+        # per memory, the bytes from its start that may not hold FRESH_MEMORY_BYTE (none
+        # yet): the native block loop refills only those (block_loop.py)
+        self.dirty = np.zeros(max(len(self.memories), 1), np.int64)
         # mmad widens its operands here (ctx CUBE_SCRATCH): 4 B per L0A/L0B byte, plus L0C;
         # only cores with a cube's memories have one (a vector core's first launch would
         # otherwise fill 640 KB it never uses)
@@ -328,48 +329,24 @@ class _Core:
         return r
 
 
-@dataclass
-class BlockTiming:
-    """What the timing model recorded for one block (cycles)."""
-
-    block: int
-    cycles: int
-    pipe_busy: np.ndarray      # per pipe (PipeID order, PIPE_ALL excluded)
-    stall_flag: np.ndarray     # per pipe
-    stall_scalar: np.ndarray   # per pipe
-    stall_queue: int
-    counters: np.ndarray       # timing_params counter layout
-    scalar_busy: int = 0       # cycles the scalar unit spent issuing (not waiting)
-    trace: Optional[np.ndarray] = None
-    trace_dropped: int = 0
-    hbm_stall: int = 0         # cycles added by sharing HBM/L2 with other cores (contention.py)
-    gm_demand: Optional[np.ndarray] = None   # the block's GM demand record (abi layout)
-
-
-def _block_timing(block: int, ctx: np.ndarray, counters: np.ndarray, trace_buf,
-                  demand: Optional[np.ndarray] = None) -> BlockTiming:
-    p = slice(0, NUM_PIPES)
-    done = ctx[abi.PIPE_DONE:abi.PIPE_DONE + NUM_PIPES]
-    cycles = int(max(int(ctx[abi.T_SCALAR]), int(done.max())))
-    trace = None
-    if trace_buf is not None:
-        trace = trace_buf[:int(ctx[abi.TRACE_LEN])].copy()
-    return BlockTiming(block, cycles, ctx[abi.PIPE_BUSY:abi.PIPE_BUSY + NUM_PIPES][p].copy(),
-                       ctx[abi.STALL_FLAG:abi.STALL_FLAG + NUM_PIPES].copy(),
-                       ctx[abi.STALL_SCALAR:abi.STALL_SCALAR + NUM_PIPES].copy(),
-                       int(ctx[abi.STALL_QUEUE]), counters.copy(),
-                       int(ctx[abi.T_SCALAR] - ctx[abi.STALL_FLAG] - ctx[abi.STALL_QUEUE]),
-                       trace, int(ctx[abi.TRACE_DROPPED]), gm_demand=demand)
-
-
-@dataclass
-class LaunchResult:
+@dataclass(repr=False, eq=False)       # (repr, eq: Fieldwise's, not generated per class)
+class LaunchResult(Fieldwise):
     """Host wall time plus the timing model's per-block records."""
 
     block_dim: int
     wall_seconds: float
     blocks: list = field(default_factory=list)
     output: str = ""           # printf/dump_tensor text of every block, in block order
+
+
+def __getattr__(name: str):
+    # the blocks' timing records are made when a report is read, not by the launch: their
+    # dataclass is created then (block_timing.py; creating a dataclass costs ~0.3 ms)
+    if name in ("BlockTiming", "_block_timing"):
+        from . import block_timing
+        value = globals()[name] = getattr(block_timing, name)
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def pack_scalars(values) -> np.ndarray:
@@ -676,6 +653,7 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
         if block_runner.ENABLED and block_runner.available():
             return block_runner.run(compiled, platform, block_dim, gm_args, scalar_values,
                                     timing, access, native_plan)
+    from .block_timing import BlockTiming, _block_timing
     ctx_slots = abi.ctx_slots(compiled.num_queues)
     gm_ptrs = np.array([a.address for a in gm_args] or [0], np.int64)
     gm_sizes = np.array([a.nbytes for a in gm_args] or [0], np.int64)

@@ -115,8 +115,9 @@ def cost_table(platform, bank_rule: bool = True) -> np.ndarray:
             base = CLASS_BASE + (c * len(FAMILIES) + f) * 2
             t[base] = getattr(cost, f"cycles_per_repeat_{fam}")
             t[base + 1] = getattr(cost, f"latency_{fam}")
+    by_ends = {(path.src, path.dst): path for path in platform.dma.paths()}
     for p, (src, dst) in enumerate(PATHS):
-        path = platform.dma.path(src, dst)
+        path = by_ends.get((src, dst)) or platform.dma.path(src, dst)   # (KeyError if none)
         base = PATH_BASE + p * PATH_FIELDS
         t[base] = path.bytes_per_cycle
         t[base + 1] = path.latency_cycles

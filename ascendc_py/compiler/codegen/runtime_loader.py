@@ -13,8 +13,10 @@ so the Ctrl-C hook (``simulator/interrupts.py``) needs nothing else.
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
+from typing import Optional
 
 from ...forksafe import ForkSafeLock
 
@@ -99,7 +101,7 @@ def _load_cached(piece: str) -> bool:
     from .. import jit, native
     key = shard_key(piece)
     entry = jit.load_blob(key)
-    if entry is None or not jit.elf_is_sound(entry[0]):
+    if entry is None:
         return False
     obj, symbols, meta = entry
     so = jit.blob_path(key, ".so")
@@ -107,14 +109,81 @@ def _load_cached(piece: str) -> bool:
     # and SHA-256 recorded when it was linked): a truncated or patched file in the cache is
     # linked again, never dlopen'ed
     if so is not None and (meta.get("so_size") is None or _so_mismatch(so, meta)):
+        if not jit.elf_is_sound(obj):
+            return False
         meta = _link(key, obj, symbols, so)
     lib = native.load_shared(so, global_symbols=True) if so is not None and meta.get(
         "so_size") is not None else None
     if lib is not None and all(native.symbol_address(lib, n) for n in symbols[:1]):
         _shards[piece] = lib      # symbols are looked up when first asked for (dlsym)
         _owner.update(dict.fromkeys(symbols, piece))
+    elif not jit.elf_is_sound(obj):   # (checked before LLVM's object loader sees it)
+        return False
     else:
         _load_into_mcjit(piece, obj, symbols)
+    return True
+
+
+def link_bundle(pieces: list, target) -> Optional[dict]:
+    """Link the cached shards of ``pieces`` (``CORE`` first) into the one shared object
+    ``target``, for a kernel's cache entry: a new process then loads the runtime library the
+    kernel calls with one ``dlopen`` (``load_bundle``). A shard holds its own copy of every
+    piece it calls, so a definition may repeat: the first one linked serves, as the first
+    shard loaded does when they are loaded one by one. Returns what ``load_bundle`` needs
+    (the pieces, the symbols each owns, the bundle's size and SHA-256), or None when a shard
+    is not cached or the link fails."""
+    from .. import cachedir, jit, native
+    objs, symbols = [], {}
+    for piece in pieces:
+        entry = jit.load_blob(shard_key(piece))
+        if entry is None or not entry[1] or not jit.elf_is_sound(entry[0]):
+            return None
+        objs.append(entry[0])
+        symbols[piece] = list(entry[1])
+    if not native.link_shared(objs[0], target, libs=("m",), more=tuple(objs[1:]),
+                              flags=("-Wl,--allow-multiple-definition",)):
+        return None
+    try:
+        size = target.stat().st_size
+    except OSError:
+        return None
+    return {"pieces": list(pieces), "symbols": symbols, "so_size": size,
+            "so_sha256": cachedir.file_sha256(target)}
+
+
+def load_bundle(path, bundle: dict) -> bool:
+    """Load the shards of a cached kernel from its bundle (``link_bundle``) with one ``dlopen``
+    (``RTLD_GLOBAL``): only in a process that has loaded none of them yet, while every one of
+    them is still cached, and only if the bundle is the file that was linked (size and
+    SHA-256; one that is not is deleted, never loaded). False: nothing was loaded (the
+    caller loads the shards one by one, ``ensure_shards``)."""
+    from .. import cachedir, jit, native
+    try:
+        pieces, symbols = list(bundle["pieces"]), bundle["symbols"]
+        size, sha = bundle["so_size"], bundle["so_sha256"]
+    except (KeyError, TypeError):
+        return False
+    with _lock:
+        root = cachedir.cache_dir()
+        if root is None or any(p in _shards for p in pieces):
+            return False
+        folder = str(root)
+        for piece in pieces:     # (a shard deleted from the cache is built again instead)
+            if not os.path.isfile(os.path.join(folder, jit.blob_name(shard_key(piece)))):
+                return False
+        try:
+            if path.stat().st_size != size or cachedir.file_sha256(path) != sha:
+                path.unlink()    # not the bundle that was linked: never loaded
+                return False
+        except OSError:
+            return False
+        lib = native.load_shared(path, global_symbols=True)
+        if lib is None or not all(native.symbol_address(lib, symbols[p][0])
+                                  for p in (pieces[0], pieces[-1])):   # (the file is verified)
+            return False
+        for piece in pieces:
+            _shards[piece] = lib       # symbols are looked up when first asked for (dlsym)
+            _owner.update(dict.fromkeys(symbols[piece], piece))
     return True
 
 
