@@ -178,5 +178,11 @@ register_matmul = Builtin(
     "register_matmul(pipe, workspace, matmul, tiling): bind a Matmul to its tiling. In a mix "
     "kernel the cube core (AIC) becomes the matmul server here: its own kernel ends.")
 
+# The math functions (pyasc's asc.adv.acos ... asc.adv.axpy): kernel-language device functions
+# of the library package ascendc_py.advlib, inlined by the kernels that call them.
+from .advlib.math import (MATH_APIS, acos, acosh, asin, asinh, atan, atanh, axpy,  # noqa: E402
+                          ceil, cos, cosh, digamma, erf, erfc, exp, floor, frac, lgamma, log,
+                          power, round, sign, sin, sinh, tan, tanh, trunc, xor)
+
 __all__ = ["CubeFormat", "LayoutMode", "Property", "DEFAULT_C0_SIZE", "property", "TCubeTiling", "MatmulType", "Matmul", "register_matmul",
-           "TCUBE_TILING_FIELDS"]
+           "TCUBE_TILING_FIELDS"] + list(MATH_APIS)
