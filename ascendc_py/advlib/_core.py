@@ -68,11 +68,12 @@ def float_operands(dst, src, msg_dtype):
 def scratch(temp_buffer, regions: asc.ConstExpr[int], msg_tmp):
     """The temporary buffer as float32 (the framework's reserved one when None)."""
     if temp_buffer is None:
-        auto = asc.LocalTensorAuto(asc.uint8, regions * 4 * FRAMEWORK_CHUNK)
-        return auto.reinterpret_cast(asc.float32)
-    assert temp_buffer.dtype == asc.uint8, msg_tmp
-    assert temp_buffer.get_size() >= regions * 4 * REPEAT, msg_tmp
-    return temp_buffer.reinterpret_cast(asc.float32)
+        buf = asc.LocalTensorAuto(asc.uint8, regions * 4 * FRAMEWORK_CHUNK)
+    else:
+        assert temp_buffer.dtype == asc.uint8, msg_tmp
+        assert temp_buffer.get_size() >= regions * 4 * REPEAT, msg_tmp
+        buf = temp_buffer
+    return buf.reinterpret_cast(asc.float32)
 
 
 @asc.kernel

@@ -36,6 +36,7 @@ M_AXPY = ("asc.adv.axpy: dst and src must be float16/float16, float32/float32 or
              f"asc.adv.axpy: temp_buffer must be a uint8 LocalTensor of at least {4 * REPEAT} "
              f"bytes (ascendc_py.host_adv.get_axpy_max_min_tmp_size gives the range)")
 NAN = float("nan")
+NEG_INF = float("-inf")
 #: Taylor coefficients of e^r for each taylor_expand_level L: 1/L!, ..., 1/1!, 1/0!
 TAYLOR = tuple(tuple(1.0 / _m.factorial(i) for i in range(L, -1, -1)) for L in range(0, 32))
 
@@ -180,15 +181,21 @@ def power(dst, src0, src1, count=None, temp_buffer=None, is_reuse_source=False):
         asc.mul(r, r, e, m)
         asc.exp(r, r, m)                      # |x| ** y
         asc.muls(w, r, -1.0, m)
-        asc.cast(v, e, R.CAST_TRUNC, m)
-        asc.compare(mi, v, e, EQ, mc)         # y is an integer
         asc.muls(h, e, 0.5, m)
         asc.cast(v, h, R.CAST_TRUNC, m)
-        asc.compare(mo, v, h, NE, mc)         # y / 2 is not: odd (for integers)
+        asc.compare(mo, v, h, NE, mc)         # y / 2 not integral: y odd (if integral)
         asc.select(w, mo, w, r, TT, m)
-        asc.select(w, mi, w, NAN, TS, m)      # negative base: +-|x|**y or NaN
+        asc.reciprocal(v, x, m)
+        asc.add(v, v, x, m)
+        asc.compare_scalar(mi, v, 0.0, LT, mc)    # x + 1/x < 0: the sign bit of x is set
+        asc.select(w, mi, w, r, TT, m)        # (-0, -inf included)
+        asc.cast(v, e, R.CAST_TRUNC, m)
+        asc.compare(mi, v, e, EQ, mc)         # y integral
+        asc.select(h, mi, w, NAN, TS, m)      # a negative base needs it, else NaN
         asc.compare_scalar(mi, x, 0.0, LT, mc)
-        asc.select(r, mi, w, r, TT, m)
+        asc.select(h, mi, h, w, TT, m)
+        asc.compare_scalar(mi, x, NEG_INF, EQ, mc)
+        asc.select(r, mi, w, h, TT, m)        # -inf ** y: +-inf or 0, never NaN
         asc.compare_scalar(mi, e, 0.0, NE, mc)
         asc.select(r, mi, r, 1.0, TS, m)      # x ** 0 = 1
         asc.compare_scalar(mi, x, 1.0, NE, mc)
