@@ -80,10 +80,13 @@ def scratch(temp_buffer, regions: asc.ConstExpr[int], msg_tmp):
 def unary(dst, src, count, temp_buffer, body, regions: asc.ConstExpr[int], msgs, arg=0):
     """Run ``body(out, x, t, m, mc, chunk, arg)`` over ``count`` elements of ``src`` in chunks.
 
-    ``x``: the chunk widened to float32 (``mc`` = m rounded up to 64 elements are valid to
-    read); ``out``: where the body writes its m float32 results (dst itself for float32, region
-    1 for float16, narrowed to dst with a round-to-nearest cast); ``t``: the float32 temporary
-    buffer, whose regions 2.. are the body's; ``arg``: a compile-time value for the body."""
+    Each chunk of m elements is widened to float32 in region 0 (``x``), rounded up to whole
+    256-byte repeats with zeros (``m`` = ``mc`` = that length for the body: every instruction
+    covers whole repeats, costs what m elements would, and reads only bytes written before,
+    as sanitize mode checks); the body writes its float32 results to region 1 (``out``), whose
+    first m elements go to dst (a round-to-nearest Cast for float16, a Muls by 1 for float32);
+    ``t``: the float32 temporary buffer, whose regions 2.. are the body's; ``arg``: a
+    compile-time value for the body."""
     float_operands(dst, src, msgs[0])
     n = element_count(dst, src, count, msgs[1])
     t = scratch(temp_buffer, regions, msgs[2])
@@ -93,13 +96,17 @@ def unary(dst, src, count, temp_buffer, body, regions: asc.ConstExpr[int], msgs,
     for off in range(0, n, chunk):
         m = min(chunk, n - off)
         mc = (m + REPEAT - 1) // REPEAT * REPEAT
+        if m < mc:
+            asc.duplicate(x, 0.0, mc)             # the tail of the last repeat: defined
         if src.dtype == asc.float16:
             asc.cast(x, src[off:], asc.RoundMode.CAST_NONE, m)
-            body(y, x, t, m, mc, chunk, arg)
-            asc.cast(dst[off:], y, asc.RoundMode.CAST_RINT, m)
         else:
             asc.muls(x, src[off:], 1.0, m)
-            body(dst[off:], x, t, m, mc, chunk, arg)
+        body(y, x, t, mc, mc, chunk, arg)
+        if src.dtype == asc.float16:
+            asc.cast(dst[off:], y, asc.RoundMode.CAST_RINT, m)
+        else:
+            asc.muls(dst[off:], y, 1.0, m)
 
 
 def messages(api: str, regions: int) -> tuple:

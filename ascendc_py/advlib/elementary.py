@@ -170,40 +170,43 @@ def power(dst, src0, src1, count=None, temp_buffer=None, is_reuse_source=False):
     for off in range(0, n, chunk):
         m = min(chunk, n - off)
         mc = (m + REPEAT - 1) // REPEAT * REPEAT
+        if m < mc:
+            asc.duplicate(x, 0.0, mc)
+            asc.duplicate(e, 0.0, mc)
         if dst.dtype == asc.float16:
             asc.cast(x, src0[off:], R.CAST_NONE, m)
             asc.cast(e, src1[off:], R.CAST_NONE, m)
         else:
             asc.muls(x, src0[off:], 1.0, m)
             asc.muls(e, src1[off:], 1.0, m)
-        asc.abs(r, x, m)
-        asc.ln(r, r, m)
-        asc.mul(r, r, e, m)
-        asc.exp(r, r, m)                      # |x| ** y
-        asc.muls(w, r, -1.0, m)
-        asc.muls(h, e, 0.5, m)
-        asc.cast(v, h, R.CAST_TRUNC, m)
+        asc.abs(r, x, mc)
+        asc.ln(r, r, mc)
+        asc.mul(r, r, e, mc)
+        asc.exp(r, r, mc)                      # |x| ** y
+        asc.muls(w, r, -1.0, mc)
+        asc.muls(h, e, 0.5, mc)
+        asc.cast(v, h, R.CAST_TRUNC, mc)
         asc.compare(mo, v, h, NE, mc)         # y / 2 not integral: y odd (if integral)
-        asc.select(w, mo, w, r, TT, m)
-        asc.reciprocal(v, x, m)
-        asc.add(v, v, x, m)
+        asc.select(w, mo, w, r, TT, mc)
+        asc.reciprocal(v, x, mc)
+        asc.add(v, v, x, mc)
         asc.compare_scalar(mi, v, 0.0, LT, mc)    # x + 1/x < 0: the sign bit of x is set
-        asc.select(w, mi, w, r, TT, m)        # (-0, -inf included)
-        asc.cast(v, e, R.CAST_TRUNC, m)
+        asc.select(w, mi, w, r, TT, mc)        # (-0, -inf included)
+        asc.cast(v, e, R.CAST_TRUNC, mc)
         asc.compare(mi, v, e, EQ, mc)         # y integral
-        asc.select(h, mi, w, NAN, TS, m)      # a negative base needs it, else NaN
+        asc.select(h, mi, w, NAN, TS, mc)      # a negative base needs it, else NaN
         asc.compare_scalar(mi, x, 0.0, LT, mc)
-        asc.select(h, mi, h, w, TT, m)
+        asc.select(h, mi, h, w, TT, mc)
         asc.compare_scalar(mi, x, NEG_INF, EQ, mc)
-        asc.select(r, mi, w, h, TT, m)        # -inf ** y: +-inf or 0, never NaN
+        asc.select(r, mi, w, h, TT, mc)        # -inf ** y: +-inf or 0, never NaN
         asc.compare_scalar(mi, e, 0.0, NE, mc)
-        asc.select(r, mi, r, 1.0, TS, m)      # x ** 0 = 1
+        asc.select(r, mi, r, 1.0, TS, mc)      # x ** 0 = 1
         asc.compare_scalar(mi, x, 1.0, NE, mc)
+        asc.select(y, mi, r, 1.0, TS, mc)     # 1 ** y = 1
         if dst.dtype == asc.float16:
-            asc.select(y, mi, r, 1.0, TS, m)  # 1 ** y = 1
             asc.cast(dst[off:], y, R.CAST_RINT, m)
         else:
-            asc.select(dst[off:], mi, r, 1.0, TS, m)
+            asc.muls(dst[off:], y, 1.0, m)
 
 
 # ----------------------------------------------------------------------------- xor / axpy

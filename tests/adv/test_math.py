@@ -162,3 +162,24 @@ def test_tmp_size_queries():
         host_adv.get_sin_max_min_tmp_size([16], 8)
     with pytest.raises(ValueError, match="unknown math API"):
         host_adv.math_tmp_size("softmax", [16], 4)
+
+
+@pytest.mark.parametrize("api", UNARY)
+def test_sanitize_mode_finds_nothing(api):
+    """Every instruction reads only bytes written before (the last repeat's tail is zeroed)
+    and nothing races: sanitize mode runs the APIs clean, with a tail and several chunks."""
+    x = inputs(api, np.float16)
+    z = np.zeros_like(x)
+    mx, mn = host_adv.math_tmp_size(api, 1000, 2)
+    _kernel(api, True)[1](x, z, N, 1000, mn, sanitize=True)
+    z2 = np.zeros_like(x)
+    _kernel(api, False)[1](x, z2, N, 1000, 0, sanitize=True)
+    assert same_bits(z, z2)
+
+
+def test_sanitize_power_and_exp():
+    x = inputs("exp", np.float32)
+    z = np.zeros_like(x)
+    binary_kernel("power")[1](x, x, z, N, 999, 9 * 256, sanitize=True)
+    binary_kernel("power", False)[1](x, x, z, N, 999, 0, sanitize=True)
+    exp_kernel[1](x, z, N, 999, 5 * 256, 4, sanitize=True)
