@@ -78,3 +78,24 @@ def test_sin_on_a_wide_range():
     z, x = run("sin", x)
     u, _, _ = errors(z, x, "sin", np.float32)
     assert u <= 1.5
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["float32", "float16"])
+def test_power_error_grows_with_the_exponent_product(dtype):
+    from kernels_advmath import binary_kernel
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0.01, 10, N).astype(dtype)
+    y = rng.uniform(-8, 8, N).astype(dtype)
+    y[::4] = np.round(y[::4])
+    x[1::4] *= -1
+    y[1::4] = np.round(y[1::4])                       # negative bases: integer exponents
+    z = np.zeros_like(x)
+    binary_kernel("power")[1](x, y, z, N, N, 60 * 1024)
+    t = np.power(x.astype(np.float64), y.astype(np.float64))
+    fin = np.isfinite(t) & (np.abs(t) < np.finfo(dtype).max) & (np.abs(t) > np.finfo(dtype).tiny)
+    d = np.abs(z.astype(np.float64) - t)[fin] / ulp(t[fin], dtype)
+    ly = np.abs(y.astype(np.float64) * np.log(np.abs(x.astype(np.float64))))[fin]
+    if dtype == np.float32:
+        assert np.all(d <= 1.7 * np.maximum(ly, 1.0))
+    else:
+        assert d.max() <= 0.51
