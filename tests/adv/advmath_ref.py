@@ -7,7 +7,6 @@ The constants come from the library modules, so a replay follows the algorithm, 
 its numbers."""
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 

@@ -10,7 +10,7 @@ import pytest
 
 from ascendc_py import host_adv
 
-from advmath_accuracy import ACC_DOMAIN, TRUTH, errors, sample, ulp
+from advmath_accuracy import TRUTH, errors, sample, ulp
 from kernels_advmath import exp_kernel, unary_kernel
 
 #: api -> (max ulp float32, max ulp float16), measured (README table) with a little room;
@@ -58,7 +58,8 @@ def test_gamma_family_error(api, domain, di, dtype):
     z, x = run(api, x)
     t = np.asarray(TRUTH[api](x.astype(np.float64)))
     fin = np.isfinite(t)
-    d = np.abs(z.astype(np.float64) - t)[fin]
+    with np.errstate(invalid="ignore"):
+        d = np.abs(z.astype(np.float64) - t)[fin]
     t = t[fin]
     far = np.abs(t) >= 0.5
     max_ulp, max_abs = ROOT_BOUNDS[api][domain][di]
