@@ -17,7 +17,7 @@ PYASC_MATH = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", 
 
 
 def test_every_pyasc_math_name_is_a_kernel_function():
-    assert sorted(MATH_APIS) == sorted(PYASC_MATH)
+    assert sorted(MATH_APIS) == sorted(PYASC_MATH) == sorted(asc.adv.MATH_APIS)
     for name in PYASC_MATH:
         fn = getattr(asc.adv, name)
         assert isinstance(fn, asc.Kernel), name
@@ -70,3 +70,14 @@ def test_a_changed_library_helper_is_recompiled(monkeypatch):
     monkeypatch.undo()
     k[1](x, z, 1024, 1024, 4096)
     np.testing.assert_allclose(z, np.tanh(x), rtol=1e-6, atol=1e-7)
+
+
+def test_the_library_loads_on_first_use():
+    """`import ascendc_py` does not import the library (its import cost); asc.adv.<api> does."""
+    import subprocess
+    import sys
+    code = ("import sys, ascendc_py as asc; assert 'ascendc_py.advlib' not in sys.modules; "
+            "f = asc.adv.tanh; assert 'ascendc_py.advlib.special' in sys.modules; "
+            "assert asc.adv.erf.fn.__module__ == 'ascendc_py.advlib.special'; "
+            "assert 'lgamma' in dir(asc.adv)")
+    subprocess.run([sys.executable, "-c", code], check=True)
