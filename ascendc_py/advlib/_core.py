@@ -4,9 +4,10 @@ loop that runs an API's float32 body over ``count`` elements.
 Temporary-buffer rule (ours; Ascend C documents the interface, not the sizes): an API whose
 body needs ``k`` float32 scratch regions works on chunks of ``c`` elements (a multiple of 64,
 one 256-byte repeat of float32) with ``(k + 2) * 4 * c`` bytes: region 0 holds the chunk of
-the input widened to float32, region 1 the float32 result, regions 2.. the body's scratch. The smallest buffer is one repeat per region, ``(k + 2) * 256`` bytes; the largest
-useful one holds the whole count in one chunk, ``(k + 2) * 4 * align64(count)`` bytes. A larger
-buffer means fewer chunks (fewer, longer instructions), as Ascend C's GetXxxMaxMinTmpSize says.
+the input widened to float32, region 1 the float32 result, regions 2.. the body's scratch.
+The smallest buffer is one repeat per region, ``(k + 2) * 256`` bytes; the largest useful one
+holds the whole count in one chunk, ``(k + 2) * 4 * align64(count)`` bytes. A larger buffer
+means fewer chunks (fewer, longer instructions), as Ascend C's GetXxxMaxMinTmpSize says.
 Without a temporary buffer the API takes one of ``(k + 2) * 4 * FRAMEWORK_CHUNK`` bytes that
 the compiler reserves in UB (``asc.LocalTensorAuto``: Ascend C's "接口框架申请临时空间").
 """
