@@ -178,5 +178,25 @@ register_matmul = Builtin(
     "register_matmul(pipe, workspace, matmul, tiling): bind a Matmul to its tiling. In a mix "
     "kernel the cube core (AIC) becomes the matmul server here: its own kernel ends.")
 
+# The math functions (pyasc's asc.adv.acos ... asc.adv.axpy): kernel-language device functions
+# of the library package ascendc_py.advlib, inlined by the kernels that call them. Loaded on
+# first use (importing the library costs ~15 ms, which `import ascendc_py` does not pay).
+MATH_APIS = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "cosh", "digamma",
+             "erf", "erfc", "exp", "floor", "frac", "lgamma", "log", "round", "sign", "sin",
+             "sinh", "tan", "tanh", "trunc", "power", "xor", "axpy")
+
 __all__ = ["CubeFormat", "LayoutMode", "Property", "DEFAULT_C0_SIZE", "property", "TCubeTiling", "MatmulType", "Matmul", "register_matmul",
-           "TCUBE_TILING_FIELDS"]
+           "TCUBE_TILING_FIELDS"] + list(MATH_APIS)
+
+
+def __getattr__(name: str):
+    if name in MATH_APIS:
+        from .advlib import math as _math
+        for api in MATH_APIS:                 # bind them all: later lookups are plain
+            globals()[api] = getattr(_math, api)
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(MATH_APIS))

@@ -25,7 +25,8 @@ meta-path finder answers every ``asc`` / ``asc.*`` import with a module built he
 ``asc.lib.host``
     The matmul tiling helpers of :mod:`ascendc_py.host` (``MultiCoreMatmulTiling``,
     ``MatmulApiTiling``, ``get_ascendc_platform``, ``TPosition``, ``CubeFormat``, ``DataType``,
-    ``MatrixTraverse``); other names raise a clear AttributeError.
+    ``MatrixTraverse``) and the math APIs' ``get_<api>_max_min_tmp_size`` queries of
+    :mod:`ascendc_py.host_adv`; other names raise a clear AttributeError.
 
 Anything else under ``asc`` raises ModuleNotFoundError naming what this layer provides.
 pyasc's own code is not used or needed: only its public names and values are followed.
@@ -391,11 +392,15 @@ def _make_lib_runtime(name: str) -> types.ModuleType:
 
 
 def _make_lib_host(name: str) -> types.ModuleType:
-    from ascendc_py import host
-    mod = _StubModule(name, "pyasc's asc.lib.host: the matmul tiling helpers (ascendc_py.host)",
+    from ascendc_py import host, host_adv
+    mod = _StubModule(name, "pyasc's asc.lib.host: the matmul tiling helpers (ascendc_py.host) "
+                            "and the math APIs' tmp-size queries (ascendc_py.host_adv)",
                       "ascendc_py.host provides the matmul tiling (MultiCoreMatmulTiling, "
-                      "MatmulApiTiling) and the platform queries only")
-    return _fill(mod, {k: getattr(host, k) for k in host.__all__})
+                      "MatmulApiTiling) and the platform queries, ascendc_py.host_adv the "
+                      "get_<math api>_max_min_tmp_size queries")
+    names = {k: getattr(host, k) for k in host.__all__}
+    names.update({k: getattr(host_adv, k) for k in host_adv.__all__})
+    return _fill(mod, names)
 
 
 _BUILDERS: dict = {

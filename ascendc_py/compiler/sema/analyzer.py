@@ -421,11 +421,31 @@ class Analyzer:
         if s.msg is not None:
             m = self.expr(s.msg)
             msg = m.value if isinstance(m, StrV) else ""
+        site = self.library_site()
         if isinstance(cond, ConstV):
             if not cond.value:
-                raise StaticAssertionError(f"assertion failed{': ' + msg if msg else ''}", s.loc)
+                exc = StaticAssertionError(f"assertion failed{': ' + msg if msg else ''}",
+                                           site or s.loc)
+                exc.at_user_site = site is not None
+                raise exc
             return
-        self.emit(ir.Intrinsic("kernel_assert", (cond.expr,), (), s.loc, (("msg", msg),)))
+        stmt = ir.Intrinsic("kernel_assert", (cond.expr,), (), site or s.loc, (("msg", msg),))
+        if site is None:
+            self.emit(stmt)
+        else:
+            self.blocks[-1].append(stmt)   # already the user's line, with its own chain
+
+    def library_site(self) -> Optional[SourceLoc]:
+        """Inside a library function (its module sets ``__asc_library__ = True``, as asc.adv's
+        math does): where the user's code called into the library, with the calls above it;
+        an assertion of the library (a too-small temporary buffer, a count beyond a tensor)
+        is reported there. None outside library code."""
+        for i in range(1, len(self.inline_stack)):
+            fn = getattr(self.inline_stack[i], "fn", None)
+            if getattr(fn, "__globals__", {}).get("__asc_library__"):
+                site = self.inline_sites[i - 1][2]
+                return replace(site, inlined_from=tuple(reversed(self.inline_sites[:i - 1])))
+        return None
 
     # ------------------------------------------------------------------ expressions
     def expr(self, e) -> SVal:
@@ -505,6 +525,10 @@ class Analyzer:
     def compare(self, op: str, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
         if isinstance(a, EnumV) != isinstance(b, EnumV):   # an IntEnum against a number
             a, b = S.numeric(a), S.numeric(b)
+        if op in ("is", "is not") and (isinstance(a, NoneV) or isinstance(b, NoneV)):
+            # `x is None`: known at compile time for every value (an optional argument)
+            same = isinstance(a, NoneV) and isinstance(b, NoneV)
+            return ConstV(same if op == "is" else not same, bool_)
         if op in ("is", "is not", "==", "!=") and not isinstance(a, (ConstV, RtV)):
             same = _eq(a, b)
             return ConstV(same if op in ("is", "==") else not same, bool_)
@@ -618,7 +642,8 @@ class Analyzer:
                 try:
                     self.stmts(fdef.body)
                 except KernelError as exc:   # raised inside the callee: name the chain
-                    if exc.loc is not None and not exc.loc.inlined_from:
+                    if exc.loc is not None and not exc.loc.inlined_from \
+                            and not getattr(exc, "at_user_site", False):
                         exc.relocated(self.chained(exc.loc))
                     raise
             returned = self.scope.returned
