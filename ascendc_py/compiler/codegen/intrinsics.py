@@ -257,4 +257,4 @@ from . import queues  # noqa: E402,F401  (queue, flag and end-of-kernel lowering
 from . import lower_convert, lower_reduce, lower_movement, lower_debug, blas  # noqa: E402,F401
 from . import lower_cube, lower_cube_init, lower_matmul, lower_crosscore  # noqa: E402,F401
 from . import interrupt, block_loop  # noqa: E402,F401  (SIGINT handler, native block loop)
-from . import lower_atomic, lower_fused_cast, lower_transpose  # noqa: E402,F401  (issue 15)
+from . import lower_atomic, lower_fused_cast, lower_transpose, lower_sort  # noqa: E402,F401  (issue 15)

@@ -138,4 +138,4 @@ def vector_ops() -> list[OpSpec]:
 
 from . import vector, system, convert, reduce, movement, debug, cube, matmul, crosscore, cube_init  # noqa: E402,F401,E501  (order = op index)
 # issue 15 op families, after the others (their op indices are appended)
-from . import vcopy, atomic, fused, transpose  # noqa: E402,F401
+from . import vcopy, atomic, fused, transpose, sort  # noqa: E402,F401
