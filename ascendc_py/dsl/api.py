@@ -184,6 +184,18 @@ for _name in REDUCE_OPS:
     BUILTINS[_name] = Builtin(_name, REGISTRY[_name].doc)
 BUILTINS["ReduceOrder"] = ReduceOrder  # type: ignore[assignment]  (an enum, exported as asc.ReduceOrder)
 
+# brcb, gatherb, gather, scatter (compiler/ops/gather.py) and their parameter records
+from ..compiler.ops.gather import GATHER_OPS  # noqa: E402
+
+for _name in GATHER_OPS:
+    BUILTINS[_name] = Builtin(_name, REGISTRY[_name].doc)
+BUILTINS["BrcbRepeatParams"] = Builtin(
+    "BrcbRepeatParams", "BrcbRepeatParams(dst_blk_stride=1, dst_rep_stride=8): brcb's "
+    "destination strides in 32-byte blocks")
+BUILTINS["GatherRepeatParams"] = Builtin(
+    "GatherRepeatParams", "GatherRepeatParams(dst_blk_stride=1, dst_rep_stride=8): gatherb's "
+    "destination strides in 32-byte blocks")
+
 KERNEL_CLASSES = {c.asc_name: c for c in (GlobalAddress, GlobalTensor, LocalTensor, TPipe, TQue,
                                           TBuf)}
 

@@ -292,6 +292,13 @@ class VectorCosts:
     # axpy is VAXPY: msKPP fp16 and fp32 2.0 c/rep [C4] M (VMADD/VMLA, 6 c/rep, are other
     # instructions); delay not found: uses MUL's 7
     madd: VecOpCost = _vop(2, 7, delay_int=5)
+    # VGATHER (gather; scatter, unmeasured, uses it): msKPP 10.6 B/c for uint16, 21 B/c for
+    # uint32 [C4] M, i.e. ~5.3 elements per cycle: 24 c per 256-B repeat of 16-bit elements,
+    # 12 of 32-bit ones. The f16/f32 columns are the 16-/32-bit widths (ops/gather.py passes the
+    # width as the family); delay not found: the simple-op delay
+    gather: VecOpCost = _vop(24, 6, rate_f32=12, rate_int=12)
+    # VGATHERB: msKPP ≈122 B/c [C4] M, 2 c/rep; delay not found: the simple-op delay
+    gatherb: VecOpCost = _vop(2, 6)
 
     def for_class(self, cost_class: Any) -> VecOpCost:
         """The cost of a class given by name or by an enum whose ``.value`` is the name."""

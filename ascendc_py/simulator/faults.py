@@ -100,6 +100,9 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
     if code == E.TENSOR_EXTENT:
         return _tensor_extent(op, what, which, _memory_name(mem_id), site, a, b, c, where, loc)
     if code == E.VALUE_RANGE:
+        if op in ("brcb", "gatherb", "gather", "scatter"):
+            from ..compiler.ops.gather import describe
+            return err.ValueRangeError(describe(op, a, b, c) + where, loc)
         if op == "value":   # a checked narrowing or offset: detail names the value
             name = detail[0] if detail and isinstance(detail[0], str) else "a value"
             return err.ValueRangeError(f"{name} is {a}, outside {b}..{c}{where}", loc,

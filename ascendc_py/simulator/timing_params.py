@@ -99,7 +99,8 @@ _CLASS_FIELDS = {CostClass.SIMPLE: "simple", CostClass.MUL: "mul",
                  CostClass.RECIP: "recip", CostClass.REDUCE: "reduce", CostClass.MADD: "madd",
                  CostClass.REDUCE_MAX: "reduce_max", CostClass.BLOCK_REDUCE: "block_reduce",
                  CostClass.CONVERT: "convert", CostClass.DUP: "dup", CostClass.DMA: "copy",
-                 CostClass.SYNC: "simple", CostClass.SCALAR: "simple", CostClass.NONE: "simple"}
+                 CostClass.SYNC: "simple", CostClass.SCALAR: "simple", CostClass.NONE: "simple",
+                 CostClass.GATHER: "gather", CostClass.GATHERB: "gatherb"}
 
 
 @functools.lru_cache(maxsize=64)

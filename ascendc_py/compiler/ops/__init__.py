@@ -46,6 +46,8 @@ class CostClass(enum.Enum):
     SYNC = "sync"
     SCALAR = "scalar"
     NONE = "none"
+    GATHER = "gather"                  # gather, scatter (VGATHER)
+    GATHERB = "gatherb"                # gatherb (VGATHERB)
 
 
 class Family(enum.Enum):
@@ -131,3 +133,4 @@ def vector_ops() -> list[OpSpec]:
 
 
 from . import vector, system, convert, reduce, movement, debug, cube, matmul, crosscore, cube_init  # noqa: E402,F401,E501  (order = op index)
+from . import gather  # noqa: E402,F401  (brcb, gatherb, gather, scatter)
