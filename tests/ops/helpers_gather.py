@@ -41,8 +41,9 @@ def run_op(sel, dst, src, off, m, repeat, blk, rep, base, count):
 
 @asc.kernel
 def gather_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, o: asc.GlobalAddress,
-                  p: asc.GlobalAddress, WORDS: asc.ConstExpr[int]):
-    """WORDS: 0 = contiguous mask, 1 or 2 = a bit mask of that many uint64 words."""
+                  p: asc.GlobalAddress, WORDS: asc.ConstExpr[int], SYNC: asc.ConstExpr[bool]):
+    """WORDS: 0 = contiguous mask, 1 or 2 = a bit mask of that many uint64 words. SYNC: flags
+    between the copies and the op (without them, sanitize mode reports races)."""
     n_src = SRC_BYTES // x.dtype.sizeof()
     n_dst = DST_BYTES // x.dtype.sizeof()
     n_off = OFF_BYTES // 4
@@ -60,6 +61,9 @@ def gather_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, o: asc.GlobalAddre
     asc.data_copy(src, xg, n_src)
     asc.data_copy(dst, zg, n_dst)
     asc.data_copy(off, og, n_off)
+    if SYNC:
+        asc.set_flag(asc.HardEvent.MTE2_V, 0)
+        asc.wait_flag(asc.HardEvent.MTE2_V, 0)
     sel = pg.get_value(P_SEL)
     lo = pg.get_value(P_MASK)
     hi = pg.get_value(P_HI)
@@ -78,6 +82,9 @@ def gather_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, o: asc.GlobalAddre
         run_op(sel, dst, src, off, [lo, hi], repeat, blk, rep, base, count)
     asc.set_mask_norm()
     asc.reset_mask()
+    if SYNC:
+        asc.set_flag(asc.HardEvent.V_MTE3, 0)
+        asc.wait_flag(asc.HardEvent.V_MTE3, 0)
     asc.data_copy(zg, dst, n_dst)
 
 
@@ -104,7 +111,7 @@ def make_offsets(offsets):
 
 
 def run(op, x, z0, offsets=(), mask=0, repeat=0, blk=1, rep=8, base=0, count=0,
-        counter=False, **launch):
+        counter=False, sync=True, **launch):
     """Run one op; returns (got, want, report). ``op``: a SEL entry."""
     words = 0 if not isinstance(mask, (list, tuple)) else len(mask)
     lo = mask if words == 0 else mask[0]
@@ -114,7 +121,7 @@ def run(op, x, z0, offsets=(), mask=0, repeat=0, blk=1, rep=8, base=0, count=0,
              int(counter)]
     o = make_offsets(offsets)
     z = z0.copy()
-    report = gather_kernel[1](x, z, o, p, words, **launch)
+    report = gather_kernel[1](x, z, o, p, words, sync, **launch)
     name = op.split("_")[0]
     ref = REGISTRY[name].reference
     if name in ("brcb", "gatherb"):
