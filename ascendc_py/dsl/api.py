@@ -187,7 +187,7 @@ BUILTINS["ReduceOrder"] = ReduceOrder  # type: ignore[assignment]  (an enum, exp
 # brcb, gatherb, gather, scatter (compiler/ops/gather.py) and their parameter records
 from ..compiler.ops.gather import GATHER_OPS  # noqa: E402
 
-for _name in GATHER_OPS:
+for _name in GATHER_OPS + ("repeat_reduce_sum",):
     BUILTINS[_name] = Builtin(_name, REGISTRY[_name].doc)
 BUILTINS["BrcbRepeatParams"] = Builtin(
     "BrcbRepeatParams", "BrcbRepeatParams(dst_blk_stride=1, dst_rep_stride=8): brcb's "

@@ -398,3 +398,73 @@ def peek_far(z: asc.GlobalAddress, AT: asc.ConstExpr[int]):
     zg.set_global_buffer(z, 64)
     t = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, AT, 64)
     asc.data_copy(zg, t, 64)
+
+
+def assert_fresh_beyond_dirty():
+    """This thread's core: every byte past its dirty count holds FRESH_MEMORY_BYTE."""
+    core = runtime._thread_cores.core
+    for k, (mem, (_, view)) in enumerate(core.memories.items()):
+        rest = view[int(core.dirty[k]):]
+        assert (rest == runtime.FRESH_MEMORY_BYTE).all(), mem
+
+
+@asc.kernel
+def far_writes(x: asc.GlobalAddress, o: asc.GlobalAddress, z: asc.GlobalAddress,
+               SEL: asc.ConstExpr[int], AT: asc.ConstExpr[int], N: asc.ConstExpr[int]):
+    """One op writing a tensor of N float32 at UB byte AT that nothing else touches (but 8
+    elements copied out)."""
+    xg = asc.GlobalTensor()
+    og = asc.GlobalTensor()
+    zg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 2048)
+    og.set_global_buffer(o, 8192)
+    zg.set_global_buffer(z, 8)
+    src = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, 2048)
+    off = asc.LocalTensor(asc.uint32, asc.TPosition.VECIN, 8192, 8192)
+    dst = asc.LocalTensor(asc.float32, asc.TPosition.VECOUT, AT, N)
+    asc.data_copy(src, xg, 2048)
+    asc.data_copy(off, og, 8192)
+    asc.set_flag(asc.HardEvent.MTE2_V, 0)
+    asc.wait_flag(asc.HardEvent.MTE2_V, 0)
+    if SEL == 0:
+        asc.brcb(dst, src, 100, asc.BrcbRepeatParams(1, 8))
+    elif SEL == 1:
+        asc.gatherb(dst.reinterpret_cast(asc.uint32), src.reinterpret_cast(asc.uint32), off,
+                    100, asc.GatherRepeatParams(1, 8))
+    elif SEL == 2:
+        asc.gather(dst, src, off, 0, 8000)
+    elif SEL == 3:
+        asc.scatter(dst, src, off, 0, 2048)
+    else:
+        asc.repeat_reduce_sum(dst, src, 32, 64, 1, 1, 200, 8)
+    asc.set_flag(asc.HardEvent.V_MTE3, 0)
+    asc.wait_flag(asc.HardEvent.V_MTE3, 0)
+    asc.data_copy(zg, dst, 8)
+
+
+#: SEL -> the bytes from dst its op writes up to
+FAR_REACH = {0: 100 * 256, 1: 100 * 256, 2: 8000 * 4, 3: 8191 * 4 + 4, 4: 31 * 200 * 4 + 4}
+
+
+def _far_offsets(sel):
+    if sel == 3:
+        return np.arange(8192, dtype=np.uint32)[::-1].copy() * 4    # reaches the last element
+    return (np.arange(8192, dtype=np.uint32) * 32) % 8192
+
+
+@pytest.mark.parametrize("sel", sorted(FAR_REACH))
+def test_every_op_leaves_no_byte_changed_past_the_count(sel, monkeypatch):
+    """Each op's writes stay inside what check_local saw: with dst exactly as long as the op
+    writes, the core's dirty count covers them and every byte past it is fresh; one element
+    shorter, the op stops at the line before writing (so no lowering can write past the
+    bytes it checked)."""
+    monkeypatch.setattr(block_runner, "SERIAL_SECONDS", 1e9)   # every block on this thread
+    at, n = 96 * 1024, FAR_REACH[sel] // 4
+    args = (np.ones(2048, np.float32), _far_offsets(sel), np.zeros(8, np.float32), sel, at)
+    far_writes[1](*args, n)
+    core = runtime._thread_cores.core
+    assert max(int(d) for d in core.dirty) >= at + FAR_REACH[sel]
+    assert_fresh_beyond_dirty()
+    with pytest.raises(asc.TensorExtentError):
+        far_writes[1](*args, n - 1)
+    assert_fresh_beyond_dirty()
