@@ -192,6 +192,9 @@ for _name in GATHER_OPS + ("repeat_reduce_sum",):
 BUILTINS["BrcbRepeatParams"] = Builtin(
     "BrcbRepeatParams", "BrcbRepeatParams(dst_blk_stride=1, dst_rep_stride=8): brcb's "
     "destination strides in 32-byte blocks")
+BUILTINS["TQueBind"] = Builtin(
+    "TQueBind", "TQueBind(src=VECIN, dst=VECIN, depth=0, mask=0): a queue bound to a data path "
+    "(GM->X, X->GM, VECIN->VECOUT, A1->A2, B1->B2, C1->C2, CO1->CO2); TQue's methods")
 BUILTINS["GatherRepeatParams"] = Builtin(
     "GatherRepeatParams", "GatherRepeatParams(dst_blk_stride=1, dst_rep_stride=8): gatherb's "
     "destination strides in 32-byte blocks")
