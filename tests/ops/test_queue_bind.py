@@ -13,13 +13,12 @@ P = asc.TPosition
 @asc.kernel
 def copy_through(x: asc.GlobalAddress, z: asc.GlobalAddress, n: int, BIND: asc.ConstExpr[int]):
     """GM -> UB -> GM with no vector work, through one queue (BIND 1: TQueBind(VECIN, VECOUT);
-    0: TQue(VECIN), whose consumer is the vector pipe, not MTE3; 2: TQueBind(VECIN, VECOUT)
-    with depth 0)."""
+    0: TQue(VECIN), whose consumer is the vector pipe, not MTE3; 2: keywords)."""
     pipe = asc.TPipe()
     if BIND == 1:
         q = asc.TQueBind(asc.TPosition.VECIN, asc.TPosition.VECOUT, 1)
     elif BIND == 2:
-        q = asc.TQueBind(src=asc.TPosition.VECIN, dst=asc.TPosition.VECOUT)
+        q = asc.TQueBind(src=asc.TPosition.VECIN, dst=asc.TPosition.VECOUT, depth=2)
     else:
         q = asc.TQue(asc.TPosition.VECIN, 1)
     pipe.init_buffer(q, 2, n * 4)
@@ -33,6 +32,42 @@ def copy_through(x: asc.GlobalAddress, z: asc.GlobalAddress, n: int, BIND: asc.C
     t2 = q.deque(asc.float32)
     asc.data_copy(zg, t2, n)
     q.free_tensor(t2)
+
+
+@asc.kernel
+def copy_in_place(x: asc.GlobalAddress, z: asc.GlobalAddress, n: int, TQUE: asc.ConstExpr[bool]):
+    """The in-place forms on a depth-0 queue: alloc_tensor(t) and deque(t) fill t."""
+    pipe = asc.TPipe()
+    if TQUE:
+        q = asc.TQue(asc.TPosition.VECIN, 0)
+    else:
+        q = asc.TQueBind(asc.TPosition.VECIN, asc.TPosition.VECOUT, 0)
+    pipe.init_buffer(q, 1, n * 4)
+    xg = asc.GlobalTensor()
+    zg = asc.GlobalTensor()
+    xg.set_global_buffer(x, n)
+    zg.set_global_buffer(z, n)
+    t = asc.LocalTensor(asc.float32)
+    q.alloc_tensor(t)
+    asc.data_copy(t, xg, n)
+    q.enque(t)
+    u = asc.LocalTensor(asc.float32)
+    q.deque(u)
+    if TQUE:
+        asc.muls(u, u, 2.0, n)
+        asc.set_flag(asc.HardEvent.V_MTE3, 0)
+        asc.wait_flag(asc.HardEvent.V_MTE3, 0)
+    asc.data_copy(zg, u, n)
+    q.free_tensor(u)
+
+
+@pytest.mark.parametrize("tque", [False, True])
+def test_in_place_forms_on_depth_zero_queues(tque):
+    x = np.arange(640, dtype=np.float32)
+    for sanitize in (False, True):
+        z = np.zeros_like(x)
+        copy_in_place[1](x, z, 640, tque, sanitize=sanitize)
+        np.testing.assert_array_equal(z, x * 2 if tque else x)
 
 
 @pytest.mark.parametrize("bind", [1, 2])
@@ -117,9 +152,13 @@ def _compile_error(body: str, cls):
     ("q = asc.TQueBind(asc.TPosition.A1, asc.TPosition.A1, 1, 1)",
      asc.UnsupportedConstructError, "mask"),
     ("asc.TQueBind(asc.TPosition.VECIN, asc.TPosition.VECIN, 1).alloc_tensor(t)",
-     asc.UnsupportedConstructError, "in-place form"),
-    ("asc.TQueBind(asc.TPosition.VECIN, asc.TPosition.VECIN, 1).deque(t)",
-     asc.UnsupportedConstructError, "in-place form"),
+     asc.UnsupportedConstructError, "needs a queue declared with depth 0"),
+    ("asc.TQue(asc.TPosition.VECIN, 1).deque(t)", asc.KernelTypeError, "dtype"),
+    ("asc.TQue(asc.TPosition.VECIN, 0).deque(asc.float32)",
+     asc.UnsupportedConstructError, "only the in-place form"),
+    ("asc.TQueBind(asc.TPosition.VECIN, asc.TPosition.VECIN, 0).alloc_tensor(t.dtype)",
+     asc.UnsupportedConstructError, "only the in-place form"),
+    ("asc.TQue(asc.TPosition.VECIN, 0).alloc_tensor(t[8:])", asc.KernelError, "variable"),
 ])
 def test_errors_name_the_line(body, cls, message):
     assert message in _compile_error(body, cls)

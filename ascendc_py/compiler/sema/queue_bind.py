@@ -12,12 +12,14 @@ are accepted, each mapped onto the queue model of TQue (``sema/objects.py``):
   vector work): enque hands MTE2's writes to MTE3.
 
 Other pairs (``VECOUT→A1/B1/C1``, ``CO2→VECIN``, positions of different memories) are a
-compile error: where their buffer lives is not documented. ``depth`` 0 (pyasc's default) acts
-as 1 (the documentation gives 0 no meaning); ``mask`` (ND/NZ conversion on A1/B1/CO2, not done
-by A2/A3's queues) must be 0 here. ``enque(tensor, src_user_pos, dst_user_pos)`` and
+compile error: where their buffer lives is not documented. ``mask`` (ND/NZ conversion on A1/B1/CO2, not done
+by A2/A3's queues) must be 0 here. Depth 0 is Ascend C's in-place queue (also ``TQue(pos,
+0)``): it has only the in-place forms ``alloc_tensor(t)`` / ``deque(t)``, which fill the
+LocalTensor variable ``t`` (its dtype gives the tensor's), and a queue of depth 1.. has only
+the forms returning a tensor, as the documentation requires; a depth-0 queue holds one
+enqueued tensor at a time. ``enque(tensor, src_user_pos, dst_user_pos)`` and
 ``deque(dtype, src_user_pos, dst_user_pos)`` hand the tensor over between the pipes of that
-path instead of the queue's own (the same rule). The in-place forms ``alloc_tensor(tensor)`` /
-``deque(tensor)`` are not supported (an error naming the line). Every other method is TQue's.
+path instead of the queue's own (the same rule). Every other method is TQue's.
 """
 from __future__ import annotations
 
@@ -45,8 +47,11 @@ class BoundQueueV(QueueV):
 
     src: TPosition = P.VECIN
     dst: TPosition = P.VECIN
+    in_place: bool = False     # declared with depth 0: only the in-place forms
 
     def describe(self) -> str:
+        if self.src == self.dst:
+            return f"TQue({self.src.name}, depth 0)"
         return f"TQueBind({self.src.name}, {self.dst.name})"
 
 
@@ -78,7 +83,7 @@ def _tquebind(an, args, kwargs, loc):
                   {"src": EnumV(P.VECIN), "dst": EnumV(P.VECIN), "depth": ConstV(0, int32),
                    "mask": ConstV(0, int32)})
     src, dst = _position(b["src"], "src", loc), _position(b["dst"], "dst", loc)
-    pos = path_position(src, dst, "asc.TQueBind", loc)
+    path_position(src, dst, "asc.TQueBind", loc)
     depth = want_const_int(b["depth"], "depth", loc)
     if not 0 <= depth <= MAX_QUEUE_BUFFERS:
         raise ConstantRangeError(f"TQueBind depth must be 0..{MAX_QUEUE_BUFFERS}, got {depth}",
@@ -86,8 +91,16 @@ def _tquebind(an, args, kwargs, loc):
     if want_const_int(b["mask"], "mask", loc) != 0:
         raise UnsupportedConstructError("TQueBind mask (ND/NZ conversion on the queue) is not "
                                         "done by A2/A3 queues; use 0", loc)
+    return new_bound_queue(an, src, dst, depth, loc, "TQueBind")
+
+
+def new_bound_queue(an, src: TPosition, dst: TPosition, depth: int, loc, kind: str):
+    """A queue on the path (src, dst); depth 0 makes Ascend C's in-place queue (it runs as
+    depth 1: its tensors come from alloc_tensor(t)/deque(t) filling the variable t)."""
+    pos = path_position(src, dst, f"asc.{kind}", loc)
     q = _new_queue(an, pos, max(depth, 1), loc, False)
-    bq = BoundQueueV(q.qid, q.position, q.depth, f"TQueBind@{loc.line}", False, src, dst)
+    bq = BoundQueueV(q.qid, q.position, q.depth, f"{kind}@{loc.line}", False, src, dst,
+                     depth == 0)
     an.queues[q.qid] = bq
     return bq
 
@@ -109,28 +122,50 @@ def _user_path(b, loc):
     return (src, dst)
 
 
-def _no_in_place(v, name, loc):
+def _form(q: BoundQueueV, v, name, loc):
+    """The dtype of an alloc_tensor/deque call, and whether it is the in-place form (a
+    LocalTensor argument): Ascend C allows that form exactly on depth-0 queues."""
     if isinstance(v, LocalTensorV):
-        raise UnsupportedConstructError(f"{name}(tensor), the in-place form, is not supported; "
-                                        f"use t = que.{name}(dtype)", loc)
+        if not q.in_place:
+            raise UnsupportedConstructError(
+                f"{name}(tensor), the in-place form, needs a queue declared with depth 0 "
+                f"(Ascend C); this one has depth {q.depth}: use t = que.{name}(dtype)", loc)
+        return v.dtype, True
+    if q.in_place:
+        raise UnsupportedConstructError(
+            f"a depth-0 (in-place) queue has only the in-place form: que.{name}(t) fills "
+            f"the LocalTensor variable t", loc)
+    return want_dtype(v, "dtype", loc), False
+
+
+def _result(an, t, in_place, name, loc):
+    if in_place:
+        an.rebind_argument(0, "tensor", t, f"{name}(tensor)", loc)
+        return NoneV()
+    return t
+
+
+def _tensor_kw(kwargs):
+    kw = dict(kwargs)
+    if "tensor" in kw:
+        kw["dtype"] = kw.pop("tensor")
+    return kw
 
 
 @method(BoundQueueV, "alloc_tensor")
 def _alloc(an, q, name, args, kwargs, loc):
-    b = bind_args("alloc_tensor()", ("dtype",), args, kwargs, loc)
-    _no_in_place(b["dtype"], name, loc)
-    dtype = want_dtype(b["dtype"], "dtype", loc)
-    return _take(an, "alloc_tensor", q, dtype, None, loc)
+    b = bind_args("alloc_tensor()", ("dtype",), args, _tensor_kw(kwargs), loc)
+    dtype, in_place = _form(q, b["dtype"], name, loc)
+    return _result(an, _take(an, "alloc_tensor", q, dtype, None, loc), in_place, name, loc)
 
 
 @method(BoundQueueV, "deque")
 def _deque(an, q, name, args, kwargs, loc):
-    b = bind_args("deque()", ("dtype", "src_user_pos", "dst_user_pos"), args, kwargs, loc,
-                  {"src_user_pos": None, "dst_user_pos": None})
-    _no_in_place(b["dtype"], name, loc)
-    dtype = want_dtype(b["dtype"], "dtype", loc)
+    b = bind_args("deque()", ("dtype", "src_user_pos", "dst_user_pos"), args,
+                  _tensor_kw(kwargs), loc, {"src_user_pos": None, "dst_user_pos": None})
+    dtype, in_place = _form(q, b["dtype"], name, loc)
     path = _user_path(b, loc)
-    return _take(an, "deque", q, dtype, path, loc)
+    return _result(an, _take(an, "deque", q, dtype, path, loc), in_place, name, loc)
 
 
 def _take(an, op, q, dtype, path, loc):
