@@ -195,6 +195,12 @@ BUILTINS["BrcbRepeatParams"] = Builtin(
 BUILTINS["TQueBind"] = Builtin(
     "TQueBind", "TQueBind(src=VECIN, dst=VECIN, depth=0, mask=0): a queue bound to a data path "
     "(GM->X, X->GM, VECIN->VECOUT, A1->A2, B1->B2, C1->C2, CO1->CO2); TQue's methods")
+BUILTINS["LocalMemAllocator"] = Builtin(
+    "LocalMemAllocator", "LocalMemAllocator(hard=Hardware.UB): static tensors from address 0 "
+    "up: alloc(pos, data_type, tile_size), get_cur_addr()")
+from .hardware import Hardware  # noqa: E402
+
+BUILTINS["Hardware"] = Hardware  # type: ignore[assignment]  (an enum, exported as asc.Hardware)
 BUILTINS["GatherRepeatParams"] = Builtin(
     "GatherRepeatParams", "GatherRepeatParams(dst_blk_stride=1, dst_rep_stride=8): gatherb's "
     "destination strides in 32-byte blocks")

@@ -227,6 +227,8 @@ def _reinterpret(an, t, name, args, kwargs, loc):
 def _tpipe(an, args, kwargs, loc):
     if args or kwargs:
         raise ArgumentError("asc.TPipe() takes no arguments", loc)
+    from .local_allocator import forbid_with_tpipe
+    forbid_with_tpipe(an, "TPipe", loc)
     an.tpipe_made = True
     return PipeV()
 
