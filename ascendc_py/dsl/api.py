@@ -201,6 +201,9 @@ BUILTINS["LocalMemAllocator"] = Builtin(
 from .hardware import Hardware  # noqa: E402
 
 BUILTINS["Hardware"] = Hardware  # type: ignore[assignment]  (an enum, exported as asc.Hardware)
+BUILTINS["TBufPool"] = Builtin(
+    "TBufPool", "TBufPool(pos, buf_id_size=4): a region of pos's memory for queues and TBufs "
+    "(TPipe/TBufPool.init_buf_pool, init_buffer, reset)")
 BUILTINS["GatherRepeatParams"] = Builtin(
     "GatherRepeatParams", "GatherRepeatParams(dst_blk_stride=1, dst_rep_stride=8): gatherb's "
     "destination strides in 32-byte blocks")
