@@ -204,6 +204,16 @@ BUILTINS["Hardware"] = Hardware  # type: ignore[assignment]  (an enum, exported 
 BUILTINS["TBufPool"] = Builtin(
     "TBufPool", "TBufPool(pos, buf_id_size=4): a region of pos's memory for queues and TBufs "
     "(TPipe/TBufPool.init_buf_pool, init_buffer, reset)")
+BUILTINS["ShapeInfo"] = Builtin(
+    "ShapeInfo", "ShapeInfo([shape, original_shape, data_format]): a tensor's shape record "
+    "(shape(dim), original_shape(dim)); t.set_shape_info / t.get_shape_info")
+BUILTINS["get_shape_size"] = Builtin("get_shape_size", "get_shape_size(shape_info): the "
+                                     "product of the dimensions")
+BUILTINS["array"] = Builtin("array", "array(dtype, values) / array(dtype, length, fill_value): "
+                            "a fixed list of values (ShapeInfo's shape)")
+from .data_format import DataFormat  # noqa: E402
+
+BUILTINS["DataFormat"] = DataFormat  # type: ignore[assignment]  (an enum, exported as asc.DataFormat)
 BUILTINS["GatherRepeatParams"] = Builtin(
     "GatherRepeatParams", "GatherRepeatParams(dst_blk_stride=1, dst_rep_stride=8): gatherb's "
     "destination strides in 32-byte blocks")
