@@ -214,6 +214,10 @@ BUILTINS["array"] = Builtin("array", "array(dtype, values) / array(dtype, length
 from .data_format import DataFormat  # noqa: E402
 
 BUILTINS["DataFormat"] = DataFormat  # type: ignore[assignment]  (an enum, exported as asc.DataFormat)
+from ..compiler.ops.scalar_bits import KINDS as _SCALAR_BITS  # noqa: E402
+
+for _name in tuple(_SCALAR_BITS) + ("scalar_cast",):
+    BUILTINS[_name] = Builtin(_name, "a scalar-unit function (compiler/ops/scalar_bits.py)")
 BUILTINS["GatherRepeatParams"] = Builtin(
     "GatherRepeatParams", "GatherRepeatParams(dst_blk_stride=1, dst_rep_stride=8): gatherb's "
     "destination strides in 32-byte blocks")

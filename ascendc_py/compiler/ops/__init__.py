@@ -133,4 +133,4 @@ def vector_ops() -> list[OpSpec]:
 
 
 from . import vector, system, convert, reduce, movement, debug, cube, matmul, crosscore, cube_init  # noqa: E402,F401,E501  (order = op index)
-from . import gather, reduce_repeat, buf_pool  # noqa: E402,F401  (brcb, gathers; repeat_reduce_sum; TBufPool)
+from . import gather, reduce_repeat, buf_pool, scalar_bits  # noqa: E402,F401  (opfamilies2)
