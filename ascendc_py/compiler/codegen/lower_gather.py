@@ -153,6 +153,60 @@ def idx_gatherb(fb: FnBuilder, dst, src, off, esize, repeat, dst_blk, dst_rep, o
             fb.i64(-1), site)
 
 
+def mask_lanes(fb: FnBuilder, masked, mkind, lo, hi, repeat, count, epr: int, site):
+    """The lanes of a count-form (``masked`` false) or masked instruction of ``epr`` lanes per
+    repeat, setting the mask register from the mask as the masked vector ops do (counter mode
+    after set_mask_count: the mask is an element count). Returns (counts: the lanes are the
+    first ``total`` elements, lo, hi: the normal-mode bit mask, total, repeats)."""
+    b = fb.b
+    counter = b.and_(masked, b.icmp_signed("!=", fb.ld(abi.MASK_MODE), fb.i64(0)))
+    normal_masked = b.and_(masked, b.xor(counter, L.Constant(I1, 1)))
+    with b.if_then(masked):
+        contiguous = b.icmp_signed("==", mkind, fb.i64(0))
+        bad_m = b.and_(b.and_(contiguous, normal_masked),
+                       b.or_(b.icmp_signed("<", lo, fb.i64(1)),
+                             b.icmp_signed(">", lo, fb.i64(epr))))
+        fb.fail_with(bad_m, E.MASK_RANGE, site, lo, fb.i64(epr))
+        hi_arg = hi if epr > 64 else fb.i64(0)
+        c_lo, c_hi = lanes_mask(fb, lo)
+        use_contig = b.and_(contiguous, normal_masked)
+        fb.st(abi.MASK_LO, b.select(use_contig, c_lo, lo))
+        fb.st(abi.MASK_HI, b.select(use_contig, c_hi, b.select(counter, fb.i64(0), hi_arg)))
+    m_lo = b.select(masked, fb.ld(abi.MASK_LO), fb.i64(-1))
+    m_hi = b.select(masked, fb.ld(abi.MASK_HI), fb.i64(-1))
+    if epr <= 64:
+        m_hi = fb.i64(0)
+    with b.if_then(normal_masked):
+        _repeat_range(fb, repeat, site)
+    total = b.select(masked, m_lo, count)
+    counts = b.or_(b.xor(masked, L.Constant(I1, 1)), counter)
+    fb.fail_with(b.and_(counts, b.icmp_signed("<", total, fb.i64(0))), E.NEGATIVE_COUNT,
+                 site, total)
+    repeats = b.select(counts, fb.ceil_div(total, fb.i64(epr)), repeat)
+    empty = b.and_(normal_masked, b.icmp_signed("==", b.or_(m_lo, m_hi), fb.i64(0)))
+    return counts, m_lo, m_hi, total, b.select(empty, fb.i64(0), repeats)
+
+
+def for_lanes(fb: FnBuilder, counts, m_lo, m_hi, total, repeats, epr: int, visit) -> None:
+    """visit(r, l) for each active lane l of each repeat r, in order."""
+    b = fb.b
+
+    def per_repeat(r):
+        left = b.sub(total, b.mul(r, fb.i64(epr)))
+        r_lo, r_hi = lanes_mask(fb, left)
+        a_lo = b.select(counts, r_lo, m_lo)
+        a_hi = b.select(counts, r_hi, m_hi) if epr > 64 else fb.i64(0)
+
+        def per_lane(l):
+            low = b.icmp_signed("<", l, fb.i64(64))
+            word = b.select(low, a_lo, a_hi)
+            bit = b.and_(b.lshr(word, b.and_(l, fb.i64(63))), fb.i64(1))
+            with b.if_then(b.icmp_signed("!=", bit, fb.i64(0))):
+                visit(r, l)
+        counted(fb, fb.i64(epr), per_lane)
+    counted(fb, repeats, per_repeat)
+
+
 # ----------------------------------------------------------------------------- gather/scatter
 ELEM_PARAMS = ("dst", "src", "off", "base", "scatter", "form", "count", "mkind", "lo", "hi",
                "repeat", "rep_stride", "op", "cls", "fam")
@@ -172,34 +226,8 @@ def _define_elems(esize: int):
         fb.fail_with(b.icmp_signed("<", base, fb.i64(0)), E.VALUE_RANGE, site,
                      fb.i64(NEGATIVE_BASE), base, fb.i64(0))
         masked = b.icmp_signed("!=", form, fb.i64(0))
-        counter = b.and_(masked, b.icmp_signed("!=", fb.ld(abi.MASK_MODE), fb.i64(0)))
-        normal_masked = b.and_(masked, b.xor(counter, L.Constant(I1, 1)))
-        # the mask register, as the masked vector ops set it
-        with b.if_then(masked):
-            contiguous = b.icmp_signed("==", mkind, fb.i64(0))
-            bad_m = b.and_(b.and_(contiguous, normal_masked),
-                           b.or_(b.icmp_signed("<", lo, fb.i64(1)),
-                                 b.icmp_signed(">", lo, fb.i64(epr))))
-            fb.fail_with(bad_m, E.MASK_RANGE, site, lo, fb.i64(epr))
-            hi_arg = hi if epr > 64 else fb.i64(0)
-            c_lo, c_hi = lanes_mask(fb, lo)
-            use_contig = b.and_(contiguous, normal_masked)
-            fb.st(abi.MASK_LO, b.select(use_contig, c_lo, lo))
-            fb.st(abi.MASK_HI, b.select(use_contig, c_hi, b.select(counter, fb.i64(0), hi_arg)))
-        m_lo = b.select(masked, fb.ld(abi.MASK_LO), fb.i64(-1))
-        m_hi = b.select(masked, fb.ld(abi.MASK_HI), fb.i64(-1))
-        if epr <= 64:
-            m_hi = fb.i64(0)
-        with b.if_then(normal_masked):
-            _repeat_range(fb, repeat, site)
-        # counted elements: the count form's count, counter mode's mask value
-        total = b.select(masked, m_lo, count)
-        counts = b.or_(b.xor(masked, L.Constant(I1, 1)), counter)
-        fb.fail_with(b.and_(counts, b.icmp_signed("<", total, fb.i64(0))), E.NEGATIVE_COUNT,
-                     site, total)
-        repeats = b.select(counts, fb.ceil_div(total, fb.i64(epr)), repeat)
-        empty = b.and_(normal_masked, b.icmp_signed("==", b.or_(m_lo, m_hi), fb.i64(0)))
-        repeats = b.select(empty, fb.i64(0), repeats)
+        counts, m_lo, m_hi, total, repeats = mask_lanes(fb, masked, mkind, lo, hi, repeat,
+                                                        count, epr, site)
         stride = b.select(masked, rep_stride, fb.i64(8))   # count form: contiguous repeats
         with b.if_else(is_scatter) as (sc, ga):
             with sc:
@@ -220,23 +248,11 @@ def _define_elems(esize: int):
 
         def lanes(visit):
             """visit(k, lane address) for each active lane in order."""
-            def per_repeat(r):
-                left = b.sub(total, b.mul(r, fb.i64(epr)))
-                r_lo, r_hi = lanes_mask(fb, left)
-                a_lo = b.select(counts, r_lo, m_lo)
-                a_hi = b.select(counts, r_hi, m_hi) if epr > 64 else fb.i64(0)
-
-                def per_lane(l):
-                    low = b.icmp_signed("<", l, fb.i64(64))
-                    word = b.select(low, a_lo, a_hi)
-                    bit = b.and_(b.lshr(word, b.and_(l, fb.i64(63))), fb.i64(1))
-                    with b.if_then(b.icmp_signed("!=", bit, fb.i64(0))):
-                        k = b.add(b.mul(r, fb.i64(epr)), l)
-                        at = b.add(lane_op, b.add(b.mul(b.mul(r, stride), fb.i64(32)),
-                                                  b.mul(l, fb.i64(esize))))
-                        visit(k, at)
-                counted(fb, fb.i64(epr), per_lane)
-            counted(fb, repeats, per_repeat)
+            def one(r, l):
+                at = b.add(lane_op, b.add(b.mul(b.mul(r, stride), fb.i64(32)),
+                                          b.mul(l, fb.i64(esize))))
+                visit(b.add(b.mul(r, fb.i64(epr)), l), at)
+            for_lanes(fb, counts, m_lo, m_hi, total, repeats, epr, one)
 
         def byte_of(k):
             o = b.zext(b.load(_ptr(fb, b.add(off, b.mul(k, fb.i64(4)))), typ=I32), I64)
