@@ -216,6 +216,10 @@ from .data_format import DataFormat  # noqa: E402
 BUILTINS["DataFormat"] = DataFormat  # type: ignore[assignment]  (an enum, exported as asc.DataFormat)
 from ..compiler.ops.scalar_bits import KINDS as _SCALAR_BITS  # noqa: E402
 
+for _name in ("cast_deq", "set_deq_scale"):
+    BUILTINS[_name] = Builtin(_name, REGISTRY[_name].doc)
+BUILTINS["VdeqInfo"] = Builtin("VdeqInfo", "VdeqInfo(scale[16], offset[16], sign_mode[16]): "
+                               "cast_deq's 16 parameter groups for set_deq_scale(vdeq, info)")
 for _name in tuple(_SCALAR_BITS) + ("scalar_cast",):
     BUILTINS[_name] = Builtin(_name, "a scalar-unit function (compiler/ops/scalar_bits.py)")
 BUILTINS["GatherRepeatParams"] = Builtin(

@@ -153,15 +153,19 @@ def idx_gatherb(fb: FnBuilder, dst, src, off, esize, repeat, dst_blk, dst_rep, o
             fb.i64(-1), site)
 
 
-def mask_lanes(fb: FnBuilder, masked, mkind, lo, hi, repeat, count, epr: int, site):
+def mask_lanes(fb: FnBuilder, masked, mkind, lo, hi, repeat, count, epr: int, site,
+               is_set=None):
     """The lanes of a count-form (``masked`` false) or masked instruction of ``epr`` lanes per
     repeat, setting the mask register from the mask as the masked vector ops do (counter mode
-    after set_mask_count: the mask is an element count). Returns (counts: the lanes are the
-    first ``total`` elements, lo, hi: the normal-mode bit mask, total, repeats)."""
+    after set_mask_count: the mask is an element count; ``is_set`` false: the register is used
+    as set_vector_mask left it). Returns (counts: the lanes are the first ``total`` elements,
+    lo, hi: the normal-mode bit mask, total, repeats)."""
     b = fb.b
     counter = b.and_(masked, b.icmp_signed("!=", fb.ld(abi.MASK_MODE), fb.i64(0)))
     normal_masked = b.and_(masked, b.xor(counter, L.Constant(I1, 1)))
-    with b.if_then(masked):
+    setting = masked if is_set is None else b.and_(masked, b.icmp_signed("!=", is_set,
+                                                                         fb.i64(0)))
+    with b.if_then(setting):
         contiguous = b.icmp_signed("==", mkind, fb.i64(0))
         bad_m = b.and_(b.and_(contiguous, normal_masked),
                        b.or_(b.icmp_signed("<", lo, fb.i64(1)),

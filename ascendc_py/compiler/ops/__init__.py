@@ -133,4 +133,4 @@ def vector_ops() -> list[OpSpec]:
 
 
 from . import vector, system, convert, reduce, movement, debug, cube, matmul, crosscore, cube_init  # noqa: E402,F401,E501  (order = op index)
-from . import gather, reduce_repeat, buf_pool, scalar_bits  # noqa: E402,F401  (opfamilies2)
+from . import gather, reduce_repeat, buf_pool, scalar_bits, deq  # noqa: E402,F401  (opfamilies2)
