@@ -216,6 +216,15 @@ from .data_format import DataFormat  # noqa: E402
 BUILTINS["DataFormat"] = DataFormat  # type: ignore[assignment]  (an enum, exported as asc.DataFormat)
 from ..compiler.ops.scalar_bits import KINDS as _SCALAR_BITS  # noqa: E402
 
+from ..compiler.ops.gather_mask import GatherMaskMode  # noqa: E402
+
+BUILTINS["gather_mask"] = Builtin("gather_mask", REGISTRY["gather_mask"].doc)
+BUILTINS["get_gather_mask_remain_count"] = Builtin(
+    "get_gather_mask_remain_count", REGISTRY["gather_mask_count"].doc)
+BUILTINS["GatherMaskParams"] = Builtin(
+    "GatherMaskParams", "GatherMaskParams(src0_block_stride=1, repeat_times=1, "
+    "src0_repeat_stride=0, src1_repeat_stride=0): gather_mask's repeats and strides")
+BUILTINS["GatherMaskMode"] = GatherMaskMode  # type: ignore[assignment]
 for _name in ("cast_deq", "set_deq_scale"):
     BUILTINS[_name] = Builtin(_name, REGISTRY[_name].doc)
 BUILTINS["VdeqInfo"] = Builtin("VdeqInfo", "VdeqInfo(scale[16], offset[16], sign_mode[16]): "

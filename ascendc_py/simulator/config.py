@@ -299,6 +299,9 @@ class VectorCosts:
     gather: VecOpCost = _vop(24, 6, rate_f32=12, rate_int=12)
     # VGATHERB: msKPP ≈122 B/c [C4] M, 2 c/rep; delay not found: the simple-op delay
     gatherb: VecOpCost = _vop(2, 6)
+    # VREDUCEV2 (gather_mask): msKPP 18.3 B/c [C4] M, 14 c per 256-B repeat at every width;
+    # delay not found: the simple-op delay
+    gather_mask: VecOpCost = _vop(14, 6, rate_f32=14, rate_int=14)
 
     def for_class(self, cost_class: Any) -> VecOpCost:
         """The cost of a class given by name or by an enum whose ``.value`` is the name."""

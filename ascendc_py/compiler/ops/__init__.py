@@ -48,6 +48,7 @@ class CostClass(enum.Enum):
     NONE = "none"
     GATHER = "gather"                  # gather, scatter (VGATHER)
     GATHERB = "gatherb"                # gatherb (VGATHERB)
+    GATHER_MASK = "gather_mask"        # gather_mask (VREDUCEV2)
 
 
 class Family(enum.Enum):
@@ -133,4 +134,4 @@ def vector_ops() -> list[OpSpec]:
 
 
 from . import vector, system, convert, reduce, movement, debug, cube, matmul, crosscore, cube_init  # noqa: E402,F401,E501  (order = op index)
-from . import gather, reduce_repeat, buf_pool, scalar_bits, deq  # noqa: E402,F401  (opfamilies2)
+from . import gather, reduce_repeat, buf_pool, scalar_bits, deq, gather_mask  # noqa: E402,F401,E501  (opfamilies2)
