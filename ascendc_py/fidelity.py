@@ -123,6 +123,16 @@ def _vector_probe(x: asc.GlobalAddress, n: int, OP: asc.ConstExpr[str]):
         asc.block_reduce_max(d, a, reps, epr, 1, 1, 8)
     elif OP == "pair_reduce_sum":
         asc.pair_reduce_sum(d, a, reps, epr, 1, 1, 8)
+    elif OP == "gather" or OP == "gatherb":   # offsets 0 (scalar stores: no vector time)
+        o = asc.LocalTensor(asc.uint32, UB, SRC1, n)
+        for i in range(n):
+            o.set_value(i, 0)
+        if OP == "gather":
+            asc.gather(d, a, o, 0, n)
+        else:
+            asc.gatherb(d, a, o, reps, asc.GatherRepeatParams(1, 8))
+    elif OP == "gather_mask":
+        asc.gather_mask(d, a, 7, False, 0, asc.GatherMaskParams(1, reps, 8, 0))
 
 
 #: (our op, dtype, msKPP instruction, its cycles per repeat)
@@ -157,6 +167,10 @@ VECTOR_RATES = (
     ("block_reduce_max", "float32", "VCGMAX_FP32", 1.00),
     ("pair_reduce_sum", "float16", "VCPADD_FP16", 1.00),
     ("pair_reduce_sum", "float32", "VCPADD_FP32", 1.00),
+    # msKPP: VGATHER 10.6 B/c (uint16) and 21 B/c (uint32) of gathered data, VGATHERB ~122 B/c
+    ("gather", "uint16", "VGATHER_U16", 24.15), ("gather", "uint32", "VGATHER_U32", 12.19),
+    ("gatherb", "uint16", "VGATHERB", 2.10),
+    ("gather_mask", "uint16", "VREDUCEV2", 13.99),   # msKPP 18.3 B/c
 )
 #: 1-repeat instructions (msKPP totalCycles at 1 repeat)
 VECTOR_SINGLE = (("abs", "float32", "VABS_FP32", 3.07), ("adds", "float32", "VADDS_FP32", 3.04),

@@ -192,6 +192,57 @@ for _name in REDUCE_OPS:
     BUILTINS[_name] = Builtin(_name, REGISTRY[_name].doc)
 BUILTINS["ReduceOrder"] = ReduceOrder  # type: ignore[assignment]  (an enum, exported as asc.ReduceOrder)
 
+# brcb, gatherb, gather, scatter (compiler/ops/gather.py) and their parameter records
+from ..compiler.ops.gather import GATHER_OPS  # noqa: E402
+
+for _name in GATHER_OPS + ("repeat_reduce_sum",):
+    BUILTINS[_name] = Builtin(_name, REGISTRY[_name].doc)
+BUILTINS["BrcbRepeatParams"] = Builtin(
+    "BrcbRepeatParams", "BrcbRepeatParams(dst_blk_stride=1, dst_rep_stride=8): brcb's "
+    "destination strides in 32-byte blocks")
+BUILTINS["TQueBind"] = Builtin(
+    "TQueBind", "TQueBind(src=VECIN, dst=VECIN, depth=0, mask=0): a queue bound to a data path "
+    "(GM->X, X->GM, VECIN->VECOUT, A1->A2, B1->B2, C1->C2, CO1->CO2); TQue's methods")
+BUILTINS["LocalMemAllocator"] = Builtin(
+    "LocalMemAllocator", "LocalMemAllocator(hard=Hardware.UB): static tensors from address 0 "
+    "up: alloc(pos, data_type, tile_size), get_cur_addr()")
+from .hardware import Hardware  # noqa: E402
+
+BUILTINS["Hardware"] = Hardware  # type: ignore[assignment]  (an enum, exported as asc.Hardware)
+BUILTINS["TBufPool"] = Builtin(
+    "TBufPool", "TBufPool(pos, buf_id_size=4): a region of pos's memory for queues and TBufs "
+    "(TPipe/TBufPool.init_buf_pool, init_buffer, reset)")
+BUILTINS["ShapeInfo"] = Builtin(
+    "ShapeInfo", "ShapeInfo([shape, original_shape, data_format]): a tensor's shape record "
+    "(shape(dim), original_shape(dim)); t.set_shape_info / t.get_shape_info")
+BUILTINS["get_shape_size"] = Builtin("get_shape_size", "get_shape_size(shape_info): the "
+                                     "product of the dimensions")
+BUILTINS["array"] = Builtin("array", "array(dtype, values) / array(dtype, length, fill_value): "
+                            "a fixed list of values (ShapeInfo's shape)")
+from .data_format import DataFormat  # noqa: E402
+
+BUILTINS["DataFormat"] = DataFormat  # type: ignore[assignment]  (an enum, exported as asc.DataFormat)
+from ..compiler.ops.scalar_bits import KINDS as _SCALAR_BITS  # noqa: E402
+
+from ..compiler.ops.gather_mask import GatherMaskMode  # noqa: E402
+
+BUILTINS["gather_mask"] = Builtin("gather_mask", REGISTRY["gather_mask"].doc)
+BUILTINS["get_gather_mask_remain_count"] = Builtin(
+    "get_gather_mask_remain_count", REGISTRY["gather_mask_count"].doc)
+BUILTINS["GatherMaskParams"] = Builtin(
+    "GatherMaskParams", "GatherMaskParams(src0_block_stride=1, repeat_times=1, "
+    "src0_repeat_stride=0, src1_repeat_stride=0): gather_mask's repeats and strides")
+BUILTINS["GatherMaskMode"] = GatherMaskMode  # type: ignore[assignment]
+for _name in ("cast_deq", "set_deq_scale"):
+    BUILTINS[_name] = Builtin(_name, REGISTRY[_name].doc)
+BUILTINS["VdeqInfo"] = Builtin("VdeqInfo", "VdeqInfo(scale[16], offset[16], sign_mode[16]): "
+                               "cast_deq's 16 parameter groups for set_deq_scale(vdeq, info)")
+for _name in tuple(_SCALAR_BITS) + ("scalar_cast",):
+    BUILTINS[_name] = Builtin(_name, "a scalar-unit function (compiler/ops/scalar_bits.py)")
+BUILTINS["GatherRepeatParams"] = Builtin(
+    "GatherRepeatParams", "GatherRepeatParams(dst_blk_stride=1, dst_rep_stride=8): gatherb's "
+    "destination strides in 32-byte blocks")
+
 KERNEL_CLASSES = {c.asc_name: c for c in (GlobalAddress, GlobalTensor, LocalTensor, TPipe, TQue,
                                           TBuf, LocalTensorAuto)}
 

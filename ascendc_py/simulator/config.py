@@ -295,6 +295,16 @@ class VectorCosts:
     # VMADD/VMLA (fused_mul_add, fused_mul_add_relu, mul_add_dst): msKPP ~42.6 B/c of one input,
     # 6 c/rep [C4] M; delay not found: uses MUL's 7
     fma: VecOpCost = _vop(6, 7, delay_int=5)
+    # VGATHER (gather; scatter, unmeasured, uses it): msKPP 10.6 B/c for uint16, 21 B/c for
+    # uint32 [C4] M, i.e. ~5.3 elements per cycle: 24 c per 256-B repeat of 16-bit elements,
+    # 12 of 32-bit ones. The f16/f32 columns are the 16-/32-bit widths (ops/gather.py passes the
+    # width as the family); delay not found: the simple-op delay
+    gather: VecOpCost = _vop(24, 6, rate_f32=12, rate_int=12)
+    # VGATHERB: msKPP ≈122 B/c [C4] M, 2 c/rep; delay not found: the simple-op delay
+    gatherb: VecOpCost = _vop(2, 6)
+    # VREDUCEV2 (gather_mask): msKPP 18.3 B/c [C4] M, 14 c per 256-B repeat at every width;
+    # delay not found: the simple-op delay
+    gather_mask: VecOpCost = _vop(14, 6, rate_f32=14, rate_int=14)
 
     def for_class(self, cost_class: Any) -> VecOpCost:
         """The cost of a class given by name or by an enum whose ``.value`` is the name."""

@@ -100,6 +100,20 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
     if code == E.TENSOR_EXTENT:
         return _tensor_extent(op, what, which, _memory_name(mem_id), site, a, b, c, where, loc)
     if code == E.VALUE_RANGE:
+        if op in ("init_buf_pool", "init_buffer", "reset") and a == 10:   # ops/buf_pool.py
+            return err.QueueNotInitializedError(
+                f"{op} uses a TBufPool that was never given memory{where}", loc,
+                hint="give it memory first: pipe.init_buf_pool(pool, len)")
+        if op == "cast_deq":   # ops/deq.py
+            what = {20: "set_deq_scale(scale, offset, sign_mode) (is_vec_deq=False)",
+                    21: "set_deq_scale(vdeq, VdeqInfo(...)) (is_vec_deq=True, the default)",
+                    22: "set_deq_scale(scale) (the int32 -> half form)"}.get(a, "set_deq_scale")
+            return err.ValueRangeError(f"cast_deq before {what} set its parameters{where}", loc,
+                                       hint="call set_deq_scale first (every block starts "
+                                            "with the register unset)")
+        if op in ("brcb", "gatherb", "gather", "scatter"):
+            from ..compiler.ops.gather import describe
+            return err.ValueRangeError(describe(op, a, b, c) + where, loc)
         if op == "value":   # a checked narrowing or offset: detail names the value
             name = detail[0] if detail and isinstance(detail[0], str) else "a value"
             return err.ValueRangeError(f"{name} is {a}, outside {b}..{c}{where}", loc,
@@ -125,7 +139,7 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
         qid, mem = detail if len(detail) == 2 else (None, Memory.UB)
         holders = _holders(compiled, ctx, int(mem))
         return err.BufferCapacityError(
-            f"init_buffer asks for {a} bytes of {Memory(mem).name} but only {b} of {c} bytes are "
+            f"{op} asks for {a} bytes of {Memory(mem).name} but only {b} of {c} bytes are "
             f"free{where}{'; already reserved: ' + holders if holders else ''}", loc,
             hint="use smaller tiles, fewer buffers, or fewer queues")
     if code == E.QUEUE_EMPTY:

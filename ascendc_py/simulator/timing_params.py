@@ -100,7 +100,9 @@ _CLASS_FIELDS = {CostClass.SIMPLE: "simple", CostClass.MUL: "mul",
                  CostClass.FMA: "fma",
                  CostClass.REDUCE_MAX: "reduce_max", CostClass.BLOCK_REDUCE: "block_reduce",
                  CostClass.CONVERT: "convert", CostClass.DUP: "dup", CostClass.DMA: "copy",
-                 CostClass.SYNC: "simple", CostClass.SCALAR: "simple", CostClass.NONE: "simple"}
+                 CostClass.SYNC: "simple", CostClass.SCALAR: "simple", CostClass.NONE: "simple",
+                 CostClass.GATHER: "gather", CostClass.GATHERB: "gatherb",
+                 CostClass.GATHER_MASK: "gather_mask"}
 
 
 @functools.lru_cache(maxsize=64)

@@ -6,7 +6,7 @@ passes its operands and reads results (address, bytes, tag) from ``RES0..2``.
 """
 from __future__ import annotations
 
-from ...dsl.types import HardEvent, PipeID
+from ...dsl.types import HardEvent, PipeID, TPosition
 from ...simulator import abi
 from ...simulator import timing_params as TP
 from .. import ir
@@ -22,7 +22,19 @@ def _qbase(cg: Codegen, s: ir.Intrinsic):
 
 
 def _pipes(s: ir.Intrinsic) -> tuple[PipeID, PipeID]:
+    if s.attr("bind") is not None:   # a TQueBind's path (sema/queue_bind.py)
+        return bind_pipes(*(TPosition(p) for p in s.attr("bind")))
     return POSITION_PIPES.get(s.attr("position"), (PipeID.PIPE_V, PipeID.PIPE_V))
+
+
+def bind_pipes(src: TPosition, dst: TPosition) -> tuple[PipeID, PipeID]:
+    """(producer, consumer) pipes of a TQueBind path: those of the TQue it acts as, and for
+    VECIN -> VECOUT (a copy through UB) MTE2 -> MTE3."""
+    if (src, dst) == (TPosition.VECIN, TPosition.VECOUT):
+        return PipeID.PIPE_MTE2, PipeID.PIPE_MTE3
+    from ..sema.queue_bind import PATHS
+    pos = PATHS.get((src, dst), dst if src == TPosition.GM else src)
+    return POSITION_PIPES.get(pos, (PipeID.PIPE_V, PipeID.PIPE_V))
 
 
 def _call(cg: Codegen, name: str, args: list, op: str, detail: tuple = ()) -> None:

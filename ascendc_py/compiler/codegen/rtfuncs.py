@@ -232,6 +232,25 @@ def _require_init(fb: FnBuilder, qbase, site):
 
 @rt("qbase", "mem", "num", "length")
 def init_buffer(fb: FnBuilder, qbase, mem, num, length, site):
+    ptr_slot = fb.b.add(fb.i64(abi.ALLOC_PTR), mem)
+    limit = fb.ld(fb.b.add(fb.i64(abi.MEM_SIZE), mem))
+    fb.st(ptr_slot, place_queue(fb, qbase, mem, num, length, fb.ld(ptr_slot), limit, site))
+
+
+def mem_alignment(fb: FnBuilder, mem):
+    """Each memory's own granule (L0A/L0B 512 B, L0C/BT 64 B, UB/L1 32 B), at run time."""
+    b = fb.b
+    align = fb.i64(ALIGN)
+    from ..ops.cube import local_alignment
+    for m_, a_ in local_alignment().items():
+        align = b.select(b.icmp_signed("==", mem, fb.i64(int(m_))), fb.i64(max(a_, ALIGN)), align)
+    return align
+
+
+def place_queue(fb: FnBuilder, qbase, mem, num, length, ptr, limit, site):
+    """Give queue ``qbase`` its ``num`` buffers of ``length`` bytes from address ``ptr`` (rounded
+    up to the memory's alignment) below ``limit``; returns the end of what it took (the pipe's
+    allocation pointer, or a TBufPool's cursor)."""
     b = fb.b
     fb.fail_with(b.icmp_signed("!=", fb.ld(_q(fb, qbase, abi.Q_INITED)), fb.i64(0)),
                  E.QUEUE_REINIT, site)
@@ -239,25 +258,20 @@ def init_buffer(fb: FnBuilder, qbase, mem, num, length, site):
                     b.icmp_signed(">", num, fb.i64(abi.Q_MAX_BUFFERS)))
     fb.fail_with(bad_num, E.BAD_BUFFER_COUNT, site, num)
     fb.fail_with(b.icmp_signed("<", length, fb.i64(0)), E.NEGATIVE_COUNT, site, length)
-    align = fb.i64(ALIGN)   # each memory's own granule (L0A/L0B 512 B, L0C/BT 64 B, UB/L1 32 B)
-    from ..ops.cube import local_alignment
-    for m_, a_ in local_alignment().items():
-        align = b.select(b.icmp_signed("==", mem, fb.i64(int(m_))), fb.i64(max(a_, ALIGN)), align)
+    align = mem_alignment(fb, mem)
     stride = b.and_(b.add(length, b.sub(align, fb.i64(1))), b.sub(fb.i64(0), align))
     need = b.mul(stride, num)
-    ptr_slot = b.add(fb.i64(abi.ALLOC_PTR), mem)
-    ptr = fb.ld(ptr_slot)
     ptr = b.and_(b.add(ptr, b.sub(align, fb.i64(1))), b.sub(fb.i64(0), align))
-    limit = fb.ld(b.add(fb.i64(abi.MEM_SIZE), mem))
     fb.fail_with(b.icmp_signed(">", b.add(ptr, need), limit), E.CAPACITY, site,
                  need, b.sub(limit, ptr), limit)
-    fb.st(ptr_slot, b.add(ptr, need))
+    end = b.add(ptr, need)
     for field, value in ((abi.Q_BASE, ptr), (abi.Q_BUF_LEN, length), (abi.Q_STRIDE, stride),
                          (abi.Q_NUM, num), (abi.Q_INITED, fb.i64(1)), (abi.Q_CURSOR, fb.i64(0)),
                          (abi.Q_HEAD, fb.i64(0)), (abi.Q_COUNT, fb.i64(0)), (abi.Q_MEM, mem)):
         fb.st(_q(fb, qbase, field), value)
     for k in range(abi.Q_MAX_BUFFERS):
         fb.st(_q(fb, qbase, abi.Q_STATE + k), fb.i64(abi.BUF_FREE))
+    return end
 
 
 def _buffer_result(fb: FnBuilder, qbase, qid, index) -> None:

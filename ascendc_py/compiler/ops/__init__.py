@@ -49,6 +49,9 @@ class CostClass(enum.Enum):
     SCALAR = "scalar"
     NONE = "none"
     FMA = "fma"                        # fused_mul_add, mul_add_dst, fused_mul_add_relu (VMADD/VMLA)
+    GATHER = "gather"                  # gather, scatter (VGATHER)
+    GATHERB = "gatherb"                # gatherb (VGATHERB)
+    GATHER_MASK = "gather_mask"        # gather_mask (VREDUCEV2)
 
 
 class Family(enum.Enum):
@@ -138,4 +141,6 @@ def vector_ops() -> list[OpSpec]:
 
 from . import vector, system, convert, reduce, movement, debug, cube, matmul, crosscore, cube_init  # noqa: E402,F401,E501  (order = op index)
 # issue 15 op families, after the others (their op indices are appended)
-from . import vcopy, atomic, fused, transpose, sort  # noqa: E402,F401
+from . import vcopy, atomic, fused, transpose  # noqa: E402,F401
+from . import gather, reduce_repeat, buf_pool, scalar_bits, deq, gather_mask  # noqa: E402,F401,E501  (opfamilies2)
+from . import sort  # noqa: E402,F401  (sortfamily: ops/sort.py)

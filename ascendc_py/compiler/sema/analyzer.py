@@ -581,7 +581,25 @@ class Analyzer:
         kwargs = {k.name: _named(self.expr(k.value), k.value) for k in e.keywords}
         self.receiver = e.func.value if isinstance(func, BoundMethodV) and isinstance(
             e.func, A.Attribute) else None
+        self.call_node = e
         return self.builtins.call(self, func, args, kwargs, e)
+
+    def rebind_argument(self, position: int, keyword: str, value: SVal, what: str,
+                        loc: SourceLoc) -> None:
+        """Assign ``value`` to the variable passed as argument ``position`` (or ``keyword``)
+        of the call being analysed: Ascend C's in-place forms fill a tensor passed by
+        reference (``que.alloc_tensor(t)``)."""
+        node = getattr(self, "call_node", None)
+        arg = None
+        if node is not None:
+            if len(node.args) > position:
+                arg = node.args[position]
+            else:
+                arg = next((k.value for k in node.keywords if k.name == keyword), None)
+        if not isinstance(arg, A.Name):
+            raise AssignmentTargetError(f"{what} fills the tensor passed to it: pass a "
+                                        f"variable", loc)
+        self.assign_to(arg, value, loc)
 
     def rebind_receiver(self, value: SVal, what: str, loc: SourceLoc) -> None:
         """Assign ``value`` to the variable a mutating method was called on (``t.set_size(n)``

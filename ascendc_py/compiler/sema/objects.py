@@ -227,6 +227,8 @@ def _reinterpret(an, t, name, args, kwargs, loc):
 def _tpipe(an, args, kwargs, loc):
     if args or kwargs:
         raise ArgumentError("asc.TPipe() takes no arguments", loc)
+    from .local_allocator import forbid_with_tpipe
+    forbid_with_tpipe(an, "TPipe", loc)
     an.tpipe_made = True
     return PipeV()
 
@@ -279,8 +281,13 @@ def _tque(an, args, kwargs, loc):
     if pos.memory == Memory.GM:
         raise ConstantRangeError("a TQue cannot be placed at GM", loc)
     depth = want_const_int(b["depth"], "depth", loc)
-    if not 1 <= depth <= MAX_QUEUE_BUFFERS:
-        raise ConstantRangeError(f"TQue depth must be 1..{MAX_QUEUE_BUFFERS}, got {depth}", loc)
+    if not 0 <= depth <= MAX_QUEUE_BUFFERS:   # (0: Ascend C's in-place queue)
+        low = 1 if depth > 0 else 0
+        raise ConstantRangeError(f"TQue depth must be {low}..{MAX_QUEUE_BUFFERS}, got {depth}",
+                                 loc)
+    if depth == 0:   # the in-place queue of Ascend C (sema/queue_bind.py)
+        from .queue_bind import new_bound_queue
+        return new_bound_queue(an, pos, pos, 0, loc, "TQue")
     return _new_queue(an, pos, depth, loc, False)
 
 

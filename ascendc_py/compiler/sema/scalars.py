@@ -18,7 +18,7 @@ from ...dsl.types import (DataType, bool_, float16, float32, float64, int32, int
 from .. import ir
 from ..errors import (ConstantRangeError, KernelTypeError, KernelValueError, NotConstantError,
                       OperandKindError, SourceLoc)
-from .values import ConstV, EnumV, RtV, SVal, WideIntV
+from .values import ConstV, EnumV, RtV, SVal, TupleV, WideIntV
 
 INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
@@ -161,6 +161,8 @@ def binary(op_text: str, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
     """``a <op> b`` for scalar values."""
     op = BINOP_NAMES.get(op_text, op_text)
     a, b = numeric(a), numeric(b)
+    if isinstance(a, TupleV) or isinstance(b, TupleV):
+        return _sequence_binary(op_text, a, b, loc)
     if isinstance(a, WideIntV) or isinstance(b, WideIntV):
         return _wide_binary(op_text, op, a, b, loc)
     for v in (a, b):
@@ -185,6 +187,19 @@ def binary(op_text: str, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
     if op == "pow":
         return _runtime_pow(a, b, dtype, loc)
     return RtV(ir.Bin(op, to_expr(a, dtype), to_expr(b, dtype), dtype))
+
+
+def _sequence_binary(op_text: str, a: SVal, b: SVal, loc: SourceLoc) -> SVal:
+    """Python's list operators on compile-time lists: ``[x] * n``, ``n * [x]``, ``l1 + l2``
+    (pyasc programs build parameter lists this way: ``[1.0] * 16``)."""
+    if op_text == "+" and isinstance(a, TupleV) and isinstance(b, TupleV):
+        return TupleV(a.items + b.items)
+    if op_text == "*":
+        seq, n = (a, b) if isinstance(a, TupleV) else (b, a)
+        if isinstance(n, ConstV) and n.dtype.is_int and isinstance(seq, TupleV):
+            return TupleV(seq.items * max(int(n.value), 0))
+    raise OperandKindError(f"operator '{op_text}' on a list takes another list (+) or a "
+                           f"constant integer (*)", loc)
 
 
 def _const_operand(v: SVal, wide: WideIntV, loc: SourceLoc):

@@ -144,6 +144,7 @@ class GmTensorV(SVal):
     size: ir.Expr
     arg_name: str = ""
     owned_vars: Optional[tuple[ir.Var, ir.Var, ir.Var]] = None  # set for GlobalTensor() objects
+    shape_info: Optional[SVal] = None    # a ShapeInfoV, from set_shape_info (sema/shape_info.py)
 
     def describe(self) -> str:
         return f"GlobalTensor[{self.dtype.name if self.dtype else '?'}]"
@@ -169,6 +170,7 @@ class LocalTensorV(SVal):
     origin: Optional[SourceLoc] = field(default=None, compare=False)
     made_by: str = field(default="", compare=False)
     user_tag: Optional[ir.Expr] = None   # int32, from set_user_tag (None: never set)
+    shape_info: Optional[SVal] = None    # a ShapeInfoV, from set_shape_info (sema/shape_info.py)
 
     @property
     def memory(self) -> Memory:
