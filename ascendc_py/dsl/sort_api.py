@@ -25,6 +25,6 @@ def builtins() -> dict:
     from ..compiler.ops import REGISTRY
     from .api import Builtin
     names = {name: Builtin(name, doc) for name, doc in _DOCS.items()}
-    for name in ("sort32", "mrg_sort", "get_mrg_sort_result"):
+    for name in ("sort32", "sort", "mrg_sort", "get_mrg_sort_result"):
         names[name] = Builtin(name, REGISTRY[name].doc)
     return names

@@ -21,6 +21,13 @@ documentation does not say what the hardware writes).
   one after the other, no suspension -- and each repeat then moves sources and destination on
   by the four queues' total; other uses of repeat_time > 1 stop the kernel at the call's line.
   Sources and destination must not overlap (checked at the line).
+* ``sort(dst, concat, index, tmp, repeat_time, is_full_sort=False)`` (Ascend C's Sort, A2
+  layout): without full sort, each repeat sorts 32 scores as sort32 does; with it, all
+  ``32 * repeat_time`` scores are sorted (largest first, equal scores in input order, which is
+  what sorting each 32 and merging with the earlier queue first gives). ``tmp`` is scratch
+  (Ascend C sizes it with the host query GetSortTmpSize, whose value the documentation does not
+  give): here the full sort requires it to hold the ``32 * repeat_time`` structures (our
+  choice), and does not change it; dst must not overlap concat or index in the full sort.
 * ``get_sort_len(n)`` / ``get_sort_offset(n)``: pyasc lowers both to Ascend C's
   ``GetSortLen<float>`` / ``GetSortOffset<float>``: the float elements n structures take,
   ``n * 8 / 4``.
@@ -32,10 +39,11 @@ Not on A2: ``proposal_concat``, ``proposal_extract``, ``rp_sort16`` and ``mrg_so
 8-element region proposals and exist on the Atlas training series (910) and Atlas inference
 series AI Core only; using them is a compile error naming the platform.
 
-Timing (uncalibrated estimate: the measured tables list VMRGSORT at 15.6 B/c and
-BITSORT/MRGSORT4 at 2 (fp16) / 4 (fp32) cycles per repeat with 18 cycles of delay, not in the
-form our classes take): one vector instruction of the DIV class over the bytes of structures
-it writes (sort32: 256 bytes a repeat).
+Timing. mrg_sort follows the measured VMRGSORT rate (15.6 B/c on a 910B1,
+reference/aicore_params.md): 16 cycles per 256 bytes of structures written (four DIV-class
+repeats). sort32 and sort are an uncalibrated estimate (Huawei's CA model gives BITSORT 2 (half)
+/ 4 (float) cycles per repeat, delay 18, but no measurement exists): one DIV-class repeat, 4
+cycles, per 32 scores; the full sort that once per pass, 1 + ceil(log4(repeat_time)) passes.
 """
 from __future__ import annotations
 
@@ -108,6 +116,28 @@ register(OpSpec("mrg_sort", Family.SYSTEM, PipeID.PIPE_V, CostClass.DIV, SORT_TY
                 "mrg_sort(dst, MrgSortSrcList(...), counts, sorted_num, valid_bit, repeat_time"
                 "[, is_exhausted_suspension]) / mrg_sort(dst, list, MrgSort4Info(...)): merge "
                 "2-4 sorted queues of (score, index) structures (A2)", 0))
+def sort_reference(scores: np.ndarray, index: np.ndarray, repeat: int, full: bool = False):
+    """``sort``: sort32 per repeat, or (``full``) all 32 * repeat scores at once."""
+    if not full:
+        return sort32_reference(scores, index, repeat)
+    n = 32 * repeat
+    order = np.argsort(sort_key(scores[:n]), kind="stable")
+    return scores[:n][order], index[:n][order]
+
+
+def merge_passes(repeat: int) -> int:
+    """Passes of the full sort: the sort32 pass and the 4-way merges of the sorted 32s."""
+    passes, runs = 1, repeat
+    while runs > 1:
+        runs, passes = (runs + 3) // 4, passes + 1
+    return passes
+
+
+register(OpSpec("sort", Family.SYSTEM, PipeID.PIPE_V, CostClass.DIV, SORT_TYPES,
+                (("dst", "concat", "index", "tmp", "repeat_time", "is_full_sort"),),
+                sort_reference, None,
+                "sort(dst, concat, index, tmp, repeat_time, is_full_sort=False): 32 scores a "
+                "repeat sorted with their indices, or all of them (A2 layout)", 0))
 register(OpSpec("get_mrg_sort_result", Family.SYSTEM, None, CostClass.SCALAR, (), ((),),
                 None, None, "get_mrg_sort_result(): structures of each queue the latest "
                 "mrg_sort wrote", 0))

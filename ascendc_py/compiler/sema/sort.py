@@ -109,6 +109,53 @@ def _sort32(an, args, kwargs, loc):
     return NoneV()
 
 
+@function("sort")
+def _sort(an, args, kwargs, loc):
+    """sort(dst, concat, index, tmp, repeat_time, is_full_sort=False)."""
+    b = bind_args("asc.sort()", ("dst", "concat", "index", "tmp", "repeat_time",
+                                 "is_full_sort"), args, kwargs, loc,
+                  {"is_full_sort": ConstV(False, bool_)})
+    dst = want_local(b["dst"], "asc.sort dst", loc)
+    concat = want_local(b["concat"], "asc.sort concat", loc)
+    index = want_local(b["index"], "asc.sort index", loc)
+    tmp = want_local(b["tmp"], "asc.sort tmp", loc)
+    _check_dtype(dst.dtype, "asc.sort", loc)
+    for name, t in (("concat", concat), ("tmp", tmp)):
+        if t.dtype != dst.dtype:
+            raise KernelTypeError(f"asc.sort: {name} is {t.dtype.name} but dst is "
+                                  f"{dst.dtype.name}; they must have one dtype", loc)
+    if index.dtype != uint32:
+        raise KernelTypeError(f"asc.sort: index must be uint32, got {index.dtype.name}", loc)
+    full = b["is_full_sort"]
+    if not (isinstance(full, ConstV) and isinstance(full.value, (bool, int))):
+        raise KernelTypeError("asc.sort: is_full_sort must be True or False (a compile-time "
+                              "constant: Ascend C's template argument)", loc)
+    rep = want_int(b["repeat_time"], "asc.sort repeat_time", loc, int64)
+    if _const(rep) is not None and not 0 <= _const(rep) <= 255:
+        raise ConstantRangeError(f"asc.sort: repeat_time is {_const(rep)}; it must be in "
+                                 f"0..255", loc)
+    _assert(an, ir.Bin("and", ir.Cmp("ge", rep, _i(0)), ir.Cmp("le", rep, _i(255)), bool_),
+            "asc.sort: repeat_time must be in 0..255", loc)
+    if bool(full.value):
+        nbytes = _bin("mul", rep, _i(256))
+        have = _bin("mul", ir.Cast(tmp.size, int64), _i(tmp.dtype.sizeof()))
+        _assert(an, ir.Cmp("ge", have, nbytes), "asc.sort (full sort): tmp must hold the "
+                "32 * repeat_time sorted structures (8 bytes each)", loc)
+        d0 = ir.Cast(dst.addr, int64)
+        apart = ir.Const(True, bool_)
+        for t, size in ((concat, _bin("mul", rep, _i(32 * concat.dtype.sizeof()))),
+                        (index, _bin("mul", rep, _i(128)))):
+            a0 = ir.Cast(t.addr, int64)
+            apart = ir.Bin("and", apart, ir.Bin("or", ir.Cmp("le", _bin("add", d0, nbytes), a0),
+                                                ir.Cmp("le", _bin("add", a0, size), d0), bool_),
+                           bool_)
+        _assert(an, ir.Bin("or", apart, ir.Cmp("eq", rep, _i(0)), bool_),
+                "asc.sort (full sort): dst overlaps concat or index", loc)
+    an.emit(ir.Intrinsic("sort", (dst.ref(), concat.ref(), index.ref(), tmp.ref(), rep), (),
+                         loc, (("dtype", dst.dtype), ("full", bool(full.value)))))
+    return NoneV()
+
+
 @function("mrg_sort")
 def _mrg_sort(an, args, kwargs, loc):
     with_info = (len(args) == 3 and not kwargs) or "params" in kwargs
