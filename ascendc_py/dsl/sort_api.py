@@ -1,4 +1,5 @@
-"""Kernel-language names of the sort family (``compiler/ops/sort.py``), merged into
+"""Kernel-language names of the sort family (``compiler/ops/sort.py``) and of
+``bilinear_interpolation`` (``compiler/ops/bilinear.py``), merged into
 ``dsl.api.BUILTINS``."""
 from __future__ import annotations
 
@@ -25,6 +26,6 @@ def builtins() -> dict:
     from ..compiler.ops import REGISTRY
     from .api import Builtin
     names = {name: Builtin(name, doc) for name, doc in _DOCS.items()}
-    for name in ("sort32", "sort", "mrg_sort", "get_mrg_sort_result"):
+    for name in ("sort32", "sort", "mrg_sort", "get_mrg_sort_result", "bilinear_interpolation"):
         names[name] = Builtin(name, REGISTRY[name].doc)
     return names
