@@ -181,8 +181,8 @@ def thread_record_size(memories: int) -> int:
 # records (compiler/codegen/block_loop.py).
 POOL_GEN = 0         # bumped by every launch that offers work; idle workers sleep on its low
                      # 32 bits (futex)
-POOL_SPIN = 1        # pause instructions a thread spins before it sleeps (a worker after a
-                     # launch, the launching thread waiting for a worker)
+POOL_SPIN = 1        # ns a thread spins (pause instructions) before it sleeps: a worker after a
+                     # launch, the launching thread waiting for a worker
 POOL_SLOTS = 2       # then per worker (POOL_SLOT words): its state (a futex word), the job
 POOL_SLOT = 3        # record's address and its thread record's address
 SLOT_STATE, SLOT_JOB, SLOT_RECORD = 0, 1, 2

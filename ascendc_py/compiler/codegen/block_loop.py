@@ -266,6 +266,7 @@ def _start_demand_record(b: L.IRBuilder, row, gm_sizes, gm_count) -> None:
 
 # ----------------------------------------------------------------------------- host-thread pool
 FUTEX_WAIT_PRIVATE, FUTEX_WAKE_PRIVATE = 128, 129
+CLOCK_MONOTONIC = 1
 
 
 def _futex_target():
@@ -288,7 +289,7 @@ def _define_pool(module: L.Module, run_blocks, sys_futex: int, hint: str, hint_a
     pool record's POOL_GEN until a launch offers it work (its slot POOL_OFFERED), claims it
     (POOL_RUNNING), runs ``asc_run_blocks`` on the offered job and thread record, and sets
     its slot POOL_IDLE again (waking the launching thread if it sleeps on it). After a launch
-    it spins POOL_SPIN pause instructions before it sleeps, for the next launch.
+    it spins POOL_SPIN ns (pause instructions) before it sleeps, for the next launch.
 
     ``asc_pool_launch(pool, job, first_record, record_bytes, workers)``: offer the thread
     records after ``first_record`` to ``workers`` workers, wake them (one futex wake), run the
@@ -305,6 +306,20 @@ def _define_pool(module: L.Module, run_blocks, sys_futex: int, hint: str, hint_a
     def pause(b):
         b.call(hint_fn, [L.Constant(L.IntType(32), a) for a in hint_args])
 
+    clock_gettime = module.globals.get("clock_gettime") or L.Function(
+        module, L.FunctionType(L.IntType(32), [L.IntType(32), PTR]), name="clock_gettime")
+
+    def clock(b):
+        """A ``now(b)`` reading CLOCK_MONOTONIC in ns (its timespec on the caller's stack)."""
+        ts = b.alloca(L.ArrayType(I64, 2))
+
+        def now(b):
+            b.call(clock_gettime, [L.Constant(L.IntType(32), CLOCK_MONOTONIC), ts])
+            sec = b.load(b.gep(ts, [_i(0), L.Constant(L.IntType(32), 0)]), typ=I64)
+            nsec = b.load(b.gep(ts, [_i(0), L.Constant(L.IntType(32), 1)]), typ=I64)
+            return b.add(b.mul(sec, _i(1_000_000_000)), nsec)
+        return now
+
     def slot_ptr(b, pool, k, field):
         return pool.ptr(b.add(_i(abi.POOL_SLOTS + field), b.mul(k, _i(abi.POOL_SLOT))))
 
@@ -318,7 +333,8 @@ def _define_pool(module: L.Module, run_blocks, sys_futex: int, hint: str, hint_a
     pool = _Record(b, fn.args[0])
     k = fn.args[1]
     seen = b.alloca(I64)
-    spun = b.alloca(I64)
+    deadline = b.alloca(I64)
+    now = clock(b)
     gen = pool.ptr(abi.POOL_GEN)
     b.store(b.and_(b.load_atomic(gen, "seq_cst", 8, typ=I64), _i(0xFFFFFFFF)), seen)
     b.branch(offer)
@@ -326,7 +342,7 @@ def _define_pool(module: L.Module, run_blocks, sys_futex: int, hint: str, hint_a
     b.position_at_end(offer)        # claim the slot if a launch offered it
     state = slot_ptr(b, pool, k, abi.SLOT_STATE)
     pair = b.cmpxchg(state, _i(abi.POOL_OFFERED), _i(abi.POOL_RUNNING), "seq_cst", "seq_cst")
-    b.store(_i(0), spun)
+    b.store(b.add(now(b), pool.load(abi.POOL_SPIN)), deadline)
     b.cbranch(b.extract_value(pair, 1), claimed, wait)
 
     b.position_at_end(claimed)
@@ -344,15 +360,13 @@ def _define_pool(module: L.Module, run_blocks, sys_futex: int, hint: str, hint_a
     b.branch(wait)
 
     b.position_at_end(wait)         # a new launch since the last look: see whether it offers
-    now = b.and_(b.load_atomic(gen, "seq_cst", 8, typ=I64), _i(0xFFFFFFFF))
+    current = b.and_(b.load_atomic(gen, "seq_cst", 8, typ=I64), _i(0xFFFFFFFF))
     old = b.load(seen, typ=I64)
-    b.store(now, seen)
-    b.cbranch(b.icmp_signed("!=", now, old), offer, spin)
+    b.store(current, seen)
+    b.cbranch(b.icmp_signed("!=", current, old), offer, spin)
 
     b.position_at_end(spin)
-    count = b.load(spun, typ=I64)
-    b.store(b.add(count, _i(1)), spun)
-    with b.if_then(b.icmp_signed("<", count, pool.load(abi.POOL_SPIN))):
+    with b.if_then(b.icmp_signed("<", now(b), b.load(deadline, typ=I64))):
         pause(b)
         b.branch(wait)
     b.branch(sleep)
@@ -370,6 +384,7 @@ def _define_pool(module: L.Module, run_blocks, sys_futex: int, hint: str, hint_a
     timeout = b.alloca(L.ArrayType(I64, 2))       # struct timespec: STOP_REPEAT_NS
     b.store(_i(0), b.gep(timeout, [_i(0), L.Constant(L.IntType(32), 0)]))
     b.store(_i(STOP_REPEAT_NS), b.gep(timeout, [_i(0), L.Constant(L.IntType(32), 1)]))
+    now = clock(b)
     first_address = b.ptrtoint(first, I64)
     job_address = b.ptrtoint(job_arg, I64)
 
@@ -393,7 +408,7 @@ def _define_pool(module: L.Module, run_blocks, sys_futex: int, hint: str, hint_a
         with b.if_then(b.icmp_signed("!=", b.extract_value(pair, 0), _i(abi.POOL_OFFERED))):
             record = _Record(b, _as_ptr(b, b.load(slot_ptr(b, pool, w, abi.SLOT_RECORD),
                                                   typ=I64)))
-            _await_idle(b, state, pool.load(abi.POOL_SPIN), pause,
+            _await_idle(b, state, now, pool.load(abi.POOL_SPIN), pause,
                         lambda b: futex(b, state, FUTEX_WAIT_PRIVATE, _i(abi.POOL_SLEEPING),
                                         timeout),
                         lambda b: _repeat_stop(b, job, record))
@@ -423,26 +438,24 @@ def _repeat_stop(b: L.IRBuilder, job: _Record, record: _Record) -> None:
             b.store(_i(abi.INTERRUPT_BUDGET), slot)
 
 
-def _await_idle(b: L.IRBuilder, state, spin_limit, pause, sleep_on, on_wake) -> None:
-    """Wait until a worker's slot is POOL_IDLE: spin up to ``spin_limit`` pauses, then mark it
+def _await_idle(b: L.IRBuilder, state, now, spin_ns, pause, sleep_on, on_wake) -> None:
+    """Wait until a worker's slot is POOL_IDLE: spin up to ``spin_ns`` (``now``: the clock in
+    ns), then mark it
     POOL_SLEEPING (the worker wakes us when it finishes) and sleep on it (``sleep_on``: a
     futex wait with a timeout), calling ``on_wake`` whenever the wait ends before it is
     idle."""
     fn = b.block.function
     spin, check, wait, sleep, done = (fn.append_basic_block(n) for n in (
         "await.spin", "await.check", "await.pause", "await.sleep", "await.done"))
-    before = b.block
+    deadline = b.add(now(b), spin_ns)
     b.branch(spin)
     b.position_at_end(spin)
-    i = b.phi(I64)
-    i.add_incoming(_i(0), before)
     idle = b.icmp_signed("==", b.load_atomic(state, "seq_cst", 8, typ=I64), _i(abi.POOL_IDLE))
     b.cbranch(idle, done, check)
     b.position_at_end(check)
-    b.cbranch(b.icmp_signed("<", i, spin_limit), wait, sleep)
+    b.cbranch(b.icmp_signed("<", now(b), deadline), wait, sleep)
     b.position_at_end(wait)
     pause(b)
-    i.add_incoming(b.add(i, _i(1)), wait)
     b.branch(spin)
     b.position_at_end(sleep)
     # RUNNING -> SLEEPING (the worker's xchg to IDLE then sees it and wakes us); if it went
