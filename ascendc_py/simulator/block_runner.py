@@ -189,7 +189,7 @@ class _HostPool:
     hazard: the launching thread withdraws the offers no worker took once it ran out of
     blocks itself."""
 
-    __slots__ = ("record", "address", "lock", "cores", "threads", "cpu", "allowed")
+    __slots__ = ("record", "address", "lock", "cores", "threads", "cpu", "allowed", "ready")
 
     def __init__(self, workers: int, serve):
         self.record = np.zeros(abi.pool_record_size(workers), np.int64)
@@ -198,6 +198,7 @@ class _HostPool:
         self.lock = threading.Lock()
         self.cores: list = [None] * workers
         self.cpu = -1             # the launching thread's CPU the workers were kept off
+        self.ready = None         # (costs, key, cores, their thread records, ctxs): prepare
         try:
             self.allowed = frozenset(os.sched_getaffinity(0))
         except (AttributeError, OSError):
@@ -226,6 +227,17 @@ class _HostPool:
                 os.sched_setaffinity(thread.native_id, others)
             except (OSError, TypeError):
                 pass
+
+    def prepare(self, plan: NativePlan, platform, num_queues: int, budget: int, threads: int,
+                record: int, key: tuple) -> tuple:
+        """Ready the first ``threads - 1`` workers' cores for launches of ``key`` (core shape,
+        costs, queues, loop budget, threads) and pack their thread records (``record`` words
+        each, state zero) once; kept until a launch needs another key."""
+        cores = [self.core(k, plan, platform, num_queues, budget) for k in range(threads - 1)]
+        words = struct.Struct(f"<{record}q")
+        records = b"".join(words.pack(0, *core.native_words) for core in cores)
+        self.ready = (plan.costs, key, cores, records, [core.ctx for core in cores])
+        return self.ready
 
     def core(self, k: int, plan: NativePlan, platform, num_queues: int, budget: int):
         """Worker ``k``'s simulated core, ready for a launch of ``plan`` (as
@@ -402,12 +414,15 @@ def _run_pool(compiled, platform, plan, lay, buf, base: int, threads: int, budge
     share and waits for the workers that took theirs. ({block: failing ctx}, warnings)."""
     launch, block_dim = native[4], plan.block_dim
     at, size = lay.records, lay.record
-    cores = [_own_core(compiled, platform, plan, budget)]
-    for k in range(threads - 1):
-        cores.append(pool.core(k, plan, platform, compiled.num_queues, budget))
-    for i, core in enumerate(cores):
-        lay.thread_words.pack_into(buf, 8 * (at + i * size + 1), *core.native_words)
-        stop.ctxs.append(core.ctx)
+    own = _own_core(compiled, platform, plan, budget)
+    lay.thread_words.pack_into(buf, 8 * (at + 1), *own.native_words)   # all but the state
+    key = (plan.core_key, plan.costs, compiled.num_queues, budget, threads)
+    ready = pool.ready
+    if ready is None or ready[0] is not plan.costs or ready[1] != key:
+        ready = pool.prepare(plan, platform, compiled.num_queues, budget, threads, size, key)
+    ctypes.memmove(base + 8 * (at + size), ready[3], len(ready[3]))   # the workers' records
+    stop.ctxs.append(own.ctx)
+    stop.ctxs.extend(ready[4])
     args = (pool.address, base, base + 8 * at, 8 * size, threads - 1)
     if _getcpu is not None:
         cpu = _getcpu()
@@ -415,12 +430,11 @@ def _run_pool(compiled, platform, plan, lay, buf, base: int, threads: int, budge
             pool.keep_off(cpu)
     watch = runtime._WATCHDOG.watch(stop)
     try:
-        launch(*args)
-        warnings = None
-        if buf[abi.JOB_NEXT] < block_dim or any(
-                buf[at + i * size + abi.THREAD_WARNED] for i in range(threads)):
-            warnings = _pool_rounds(launch, args, native[2], buf, lay, threads, block_dim,
-                                    cores)
+        # (nonzero: a thread's block failed or left warnings)
+        if not launch(*args) and buf[abi.JOB_NEXT] >= block_dim:
+            return None, None
+        cores = [own] + ready[2]
+        warnings = _pool_rounds(launch, args, native[2], buf, lay, threads, block_dim, cores)
     finally:
         runtime._WATCHDOG.forget(watch)
     faults = {}

@@ -294,7 +294,8 @@ def _define_pool(module: L.Module, run_blocks, sys_futex: int, hint: str, hint_a
     ``asc_pool_launch(pool, job, first_record, record_bytes, workers)``: offer the thread
     records after ``first_record`` to ``workers`` workers, wake them (one futex wake), run the
     first record's share on the calling thread, then withdraw every offer not claimed yet and
-    wait for the workers that claimed one. When it returns no worker touches the job."""
+    wait for the workers that claimed one. When it returns no worker touches the job; it
+    returns nonzero when a thread record has THREAD_FAULT or THREAD_WARNED set."""
     syscall = module.globals.get("syscall") or L.Function(
         module, L.FunctionType(I64, [I64], var_arg=True), name="syscall")
     hint_fn = intrinsic(module, hint, L.VoidType(), [L.IntType(32)] * len(hint_args))
@@ -382,6 +383,7 @@ def _define_pool(module: L.Module, run_blocks, sys_futex: int, hint: str, hint_a
     b = L.IRBuilder(fn.append_basic_block("entry"))
     pool = _Record(b, pool_arg)
     timeout = b.alloca(L.ArrayType(I64, 2))       # struct timespec: STOP_REPEAT_NS
+    flags = b.alloca(I64)
     b.store(_i(0), b.gep(timeout, [_i(0), L.Constant(L.IntType(32), 0)]))
     b.store(_i(STOP_REPEAT_NS), b.gep(timeout, [_i(0), L.Constant(L.IntType(32), 1)]))
     now = clock(b)
@@ -413,7 +415,14 @@ def _define_pool(module: L.Module, run_blocks, sys_futex: int, hint: str, hint_a
                                         timeout),
                         lambda b: _repeat_stop(b, job, record))
     counted_loop(b, workers, gather, "gather")
-    b.ret(_i(0))
+    b.store(_i(0), flags)        # any thread record's FAULT or WARNED set: Python looks
+
+    def look(t):
+        record = _Record(b, b.inttoptr(b.add(first_address, b.mul(t, record_bytes)), PTR))
+        b.store(b.or_(b.load(flags, typ=I64), b.or_(record.load(abi.THREAD_FAULT),
+                                                     record.load(abi.THREAD_WARNED))), flags)
+    counted_loop(b, b.add(workers, _i(1)), look, "look")
+    b.ret(b.load(flags, typ=I64))
 
 
 #: while the launching thread sleeps on a worker, it wakes this often to repeat a stop
