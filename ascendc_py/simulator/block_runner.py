@@ -7,11 +7,17 @@ left, so a launch returns to Python once per thread, not once per block. Every b
 the Python loop of ``runtime.py`` does for it (a fresh ctx from the core's template, fresh local
 memories, its own counters and GM demand record), so results and cycles are the same bits.
 
-Host threads: a launch whose blocks took little host time when it last ran (under
-``SERIAL_SECONDS`` in all) runs them on the launching thread alone; otherwise pool threads join
-it, and one that has not started by the time the launching thread ran out of blocks is
-withdrawn (``asc_cancel_thread``) instead of waited for. Which thread runs a block never
-changes what it computes.
+Host threads (``host_threads``): a launch whose blocks took little host time when it last ran
+(under ``SERIAL_SECONDS`` in all) runs them on the launching thread alone; otherwise the host
+pool's workers join it (``_HostPool``): one ctypes call, ``asc_pool_launch``, offers them
+their thread records, wakes them (they wait in native code, ``asc_pool_serve``), runs the
+launching thread's share, withdraws the offers no worker took by then and waits on a futex
+for the rest. Python runs again only when a block failed or left warnings, or Ctrl-C's
+handler did not raise (``_pool_rounds``). One launch uses the pool at a time; a launch that
+finds it taken runs alone. Where the library has no pool, or on the main thread when Ctrl-C
+cannot stop blocks it runs, Python pool threads (``runtime._executor``) run the shares, and
+one that has not started by the time the launching thread ran out of blocks is withdrawn
+(``asc_cancel_thread``). Which thread runs a block never changes what it computes.
 
 The blocks' timing records (``runtime.BlockTiming``) are made from the kept ctx headers only
 when a report reads them (``NativeLaunch.blocks``).

@@ -28,6 +28,14 @@ every block that starts after it, as the Python loop does; ``abi.JOB_STOP`` ends
 that thread started (it returns the record's previous state): a launch whose blocks the
 launching thread already ran does not wait for a pool thread to wake up. Record layouts:
 ``simulator/abi.py`` (JOB_*, THREAD_*); the job record's arrays are byte offsets from it.
+
+The host pool (Linux on x86-64 and AArch64: futexes through ``syscall``): worker threads wait
+in ``asc_pool_serve`` and a launch is one call of ``asc_pool_launch``, which offers the
+workers their thread records (a per-worker slot in the pool record, ``abi.POOL_*``), wakes
+them with one futex wake, runs the launching thread's share, withdraws every offer still
+untaken (so it never waits for a worker that is not running) and sleeps on the slots of the
+workers that took one, writing a Ctrl-C or watchdog stop into their ctx again every
+STOP_REPEAT_NS meanwhile. Both spin POOL_SPIN ns before they sleep.
 """
 from __future__ import annotations
 
