@@ -339,6 +339,8 @@ def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool
         pool = _pool or _host_pool(native[5])
         if not pool.lock.acquire(False):
             pool, threads = None, 1   # another thread's launch has the pool: this one runs alone
+        else:
+            threads = min(threads, len(pool.cores) + 1)   # (WORKERS may have grown since)
     try:
         lay = plan.layouts.get(threads) or plan.layout(threads, len(scalar_values))
         buf = lay.buffer()

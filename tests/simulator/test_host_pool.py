@@ -144,3 +144,21 @@ def test_a_launch_that_finds_the_pool_taken_runs_on_its_own_thread(two_threads, 
         pool.lock.release()
     np.testing.assert_array_equal(z, 2 * x)
     assert runs[-1]._records[1].threads == 1
+
+
+def test_a_launch_never_offers_more_workers_than_the_pool_has(two_threads, monkeypatch):
+    """runtime.WORKERS raised after the pool was made: the launch uses the workers there are
+    (it wrote past the pool record before)."""
+    blocks, n = 8, 8 * TILE
+    x = np.arange(n, dtype=np.float32)
+    vadd_kernel[blocks](x, x, np.zeros(n, np.float32), n // blocks)   # the pool exists now
+    pool = block_runner._pool
+    guard = pool.record.copy()
+    monkeypatch.setattr(runtime, "WORKERS", len(pool.cores) + 4)
+    runs = _spy_runs(monkeypatch)
+    for _ in range(5):
+        z = np.zeros(n, np.float32)
+        vadd_kernel[blocks](x, x, z, n // blocks)
+        np.testing.assert_array_equal(z, 2 * x)
+    assert runs[-1]._records[1].threads == len(pool.cores) + 1
+    assert pool.record.size == guard.size

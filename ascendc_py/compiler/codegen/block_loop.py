@@ -457,10 +457,9 @@ def _repeat_stop(b: L.IRBuilder, job: _Record, record: _Record) -> None:
 
 def _await_idle(b: L.IRBuilder, state, now, spin_ns, pause, sleep_on, on_wake) -> None:
     """Wait until a worker's slot is POOL_IDLE: spin up to ``spin_ns`` (``now``: the clock in
-    ns), then mark it
-    POOL_SLEEPING (the worker wakes us when it finishes) and sleep on it (``sleep_on``: a
-    futex wait with a timeout), calling ``on_wake`` whenever the wait ends before it is
-    idle."""
+    ns), then mark it POOL_SLEEPING (the worker wakes us when it finishes) and sleep on it
+    (``sleep_on``: a futex wait with a timeout), calling ``on_wake`` whenever the wait ends
+    before it is idle."""
     fn = b.block.function
     spin, check, wait, sleep, done = (fn.append_basic_block(n) for n in (
         "await.spin", "await.check", "await.pause", "await.sleep", "await.done"))
