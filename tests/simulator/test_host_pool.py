@@ -5,10 +5,12 @@ worker that never started cannot hang a launch."""
 from __future__ import annotations
 
 import threading
+import warnings
 
 import numpy as np
 import pytest
 
+import ascendc_py as asc
 from ascendc_py.simulator import abi, block_runner, runtime
 from kernels_for_tests import TILE, vadd_kernel
 
@@ -162,3 +164,81 @@ def test_a_launch_never_offers_more_workers_than_the_pool_has(two_threads, monke
         np.testing.assert_array_equal(z, 2 * x)
     assert runs[-1]._records[1].threads == len(pool.cores) + 1
     assert pool.record.size == guard.size
+
+
+@asc.kernel
+def busy_then_bad(z: asc.GlobalAddress, bad: int, n: int):
+    """Every block spins ``n`` iterations on its own element; block ``bad`` then writes past
+    the end of z (64 float32)."""
+    zg = asc.GlobalTensor()
+    zg.set_global_buffer(z, 64)
+    for i in range(n):
+        zg.set_value(asc.get_block_idx() % 64, 1.0)
+    if asc.get_block_idx() == bad:
+        zg.set_value(64 + bad, 1.0)
+
+
+@asc.kernel
+def truncating(x: asc.GlobalAddress, z: asc.GlobalAddress, count: int, n: int):
+    """Each block spins, then copies ``count`` float32 in (a count that is not a multiple of 8
+    warns) and 8 out."""
+    xg = asc.GlobalTensor()
+    zg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+    zg.set_global_buffer(z + asc.get_block_idx() * 8, 8)
+    for i in range(n):
+        zg.set_value(0, 0.0)
+    t = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, 64)
+    asc.data_copy(t, xg, count)
+    asc.data_copy(zg, t, 8)
+
+
+@pytest.mark.parametrize("bad", [0, 13, 31])
+def test_a_failing_block_on_the_pool_raises_as_in_the_python_loop(bad, two_threads,
+                                                                   monkeypatch):
+    z = np.zeros(64, np.float32)
+    with monkeypatch.context() as m:
+        m.setattr(block_runner, "ENABLED", False)
+        with pytest.raises(asc.GMOutOfBoundsError) as python_loop:
+            busy_then_bad[32](z, bad, 2000)
+    pool_launches = []       # (layout, buffer) of each launch on the pool
+    real = block_runner._run_pool
+    monkeypatch.setattr(block_runner, "_run_pool",
+                        lambda *a: pool_launches.append((a[3], a[4])) or real(*a))
+    ran = 0
+    for i in range(60):
+        with pytest.raises(asc.GMOutOfBoundsError) as native:
+            busy_then_bad[32](z, bad, 2000)
+        assert str(native.value) == str(python_loop.value)
+        lay, buf = pool_launches[-1]
+        ran += buf[lay.records + lay.record + abi.THREAD_STATE] == abi.THREAD_RUNNING
+        if ran and i >= 3:
+            break
+    assert ran, "no launch had a pool worker run blocks"
+    z[:] = 0
+    busy_then_bad[32](z, -1, 2000)      # the next launch runs every block again
+    np.testing.assert_array_equal(z[:32], 1.0)
+
+
+def test_warnings_of_blocks_on_the_pool_as_in_the_python_loop(two_threads, monkeypatch):
+    x = np.arange(64, dtype=np.float32)
+
+    def launch(native: bool) -> list:
+        z = np.zeros(16 * 8, np.float32)
+        with monkeypatch.context() as m, warnings.catch_warnings(record=True) as found:
+            m.setattr(block_runner, "ENABLED", native)
+            warnings.simplefilter("always")
+            truncating[16](x, z, 13, 2000)
+        np.testing.assert_array_equal(z, np.tile(x[:8], 16))
+        return sorted(str(w.message) for w in found)
+
+    expected = launch(False)
+    assert any("data_copy of 52 bytes" in m for m in expected)
+    runs = _spy_runs(monkeypatch)
+    ran = 0
+    for i in range(60):
+        assert launch(True) == expected
+        ran += _worker_ran(runs[-1])
+        if ran and i >= 3:
+            break
+    assert ran, "no launch had a pool worker run blocks"
