@@ -50,6 +50,10 @@ def handoff(x: asc.GlobalAddress, n: int):
 
 
 case = sys.argv[1]
+if case.endswith("_pool"):       # every block of the launch offered to the host pool too
+    from ascendc_py.simulator import block_runner
+    block_runner.SERIAL_SECONDS = 0.0
+    case = case[:-len("_pool")]
 if case == "matmul":
     import matmul as sample
     m = n = k = 4096
@@ -120,7 +124,8 @@ def interrupted_within(case: str, tmp_path, limit: float = 0.5) -> dict:
 
 
 @pytest.mark.parametrize("case,blocks", [("one_block", 1), ("four_blocks", 4),
-                                         ("many_waves", 64), ("mix", 3)])
+                                         ("many_waves", 64), ("mix", 3),
+                                         ("four_blocks_pool", 4), ("many_waves_pool", 64)])
 def test_ctrl_c_stops_every_block_and_the_process_launches_again(case, blocks, tmp_path):
     r = interrupted_within(case, tmp_path)
     assert r["again"] == [9] * blocks, r
