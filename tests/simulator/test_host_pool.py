@@ -5,6 +5,7 @@ worker that never started cannot hang a launch."""
 from __future__ import annotations
 
 import threading
+import time
 import warnings
 
 import numpy as np
@@ -29,6 +30,18 @@ def two_threads(monkeypatch):
     """Every multi-block launch asks for helper threads (runtime.WORKERS of them, at least 2)."""
     monkeypatch.setattr(block_runner, "SERIAL_SECONDS", 0.0)
     monkeypatch.setattr(runtime, "WORKERS", max(2, runtime.WORKERS))
+
+
+def _launches_until_a_worker_ran(ran, seconds: float = 30.0):
+    """Launch numbers 0, 1, ... until a pool worker ran blocks in some launch and at least four
+    launches were made, or ``seconds`` passed. Whether a woken worker gets a CPU before the
+    launching thread has run every block is up to the host's scheduler: on a machine whose
+    other CPU is busy (``pytest -n 2``) it can take many launches, so the bound is time."""
+    deadline = time.monotonic() + seconds
+    i = 0
+    while i < 4 or (not ran() and time.monotonic() < deadline):
+        yield i
+        i += 1
 
 
 def _spy_runs(monkeypatch) -> list:
@@ -63,14 +76,12 @@ def test_a_pool_launch_is_one_native_call_with_the_same_figures(two_threads, mon
     monkeypatch.setattr(runtime, "_executor", lambda: python_pool.append(1))
     runs = _spy_runs(monkeypatch)
     ran = 0
-    for i in range(60):
+    for i in _launches_until_a_worker_ran(lambda: ran):
         z = np.zeros(n, np.float32)
         figures = _figures(vadd_kernel[blocks](x, y, z, n // blocks))
         np.testing.assert_array_equal(z, x + y)
         assert figures == serial
         ran += _worker_ran(runs[-1])
-        if ran and i >= 3:
-            break
     assert len(calls) == len(runs) and not python_pool   # one native call per launch
     assert ran, "no launch had a pool worker run blocks"
 
@@ -166,6 +177,11 @@ def test_a_launch_never_offers_more_workers_than_the_pool_has(two_threads, monke
     assert pool.record.size == guard.size
 
 
+#: iterations each block of busy_then_bad spins: milliseconds, so that a worker woken on a
+#: busy CPU is scheduled while block 0 still runs (a few microseconds were often too short)
+BUSY = 200_000
+
+
 @asc.kernel
 def busy_then_bad(z: asc.GlobalAddress, bad: int, n: int):
     """Every block spins ``n`` iterations on its own element; block ``bad`` then writes past
@@ -200,23 +216,21 @@ def test_a_failing_block_on_the_pool_raises_as_in_the_python_loop(bad, two_threa
     with monkeypatch.context() as m:
         m.setattr(block_runner, "ENABLED", False)
         with pytest.raises(asc.GMOutOfBoundsError) as python_loop:
-            busy_then_bad[32](z, bad, 2000)
+            busy_then_bad[32](z, bad, BUSY)
     pool_launches = []       # (layout, buffer) of each launch on the pool
     real = block_runner._run_pool
     monkeypatch.setattr(block_runner, "_run_pool",
                         lambda *a: pool_launches.append((a[3], a[4])) or real(*a))
     ran = 0
-    for i in range(60):
+    for i in _launches_until_a_worker_ran(lambda: ran):
         with pytest.raises(asc.GMOutOfBoundsError) as native:
-            busy_then_bad[32](z, bad, 2000)
+            busy_then_bad[32](z, bad, BUSY)
         assert str(native.value) == str(python_loop.value)
         lay, buf = pool_launches[-1]
         ran += buf[lay.records + lay.record + abi.THREAD_STATE] == abi.THREAD_RUNNING
-        if ran and i >= 3:
-            break
     assert ran, "no launch had a pool worker run blocks"
     z[:] = 0
-    busy_then_bad[32](z, -1, 2000)      # the next launch runs every block again
+    busy_then_bad[32](z, -1, BUSY)      # the next launch runs every block again
     np.testing.assert_array_equal(z[:32], 1.0)
 
 
