@@ -60,6 +60,11 @@ if case == "matmul":
     a = np.ones((m, k), np.float16); bm = np.ones((k, n), np.float16)
     tiling = sample.make_tiling(m, n, k, cores=1)
     x = np.zeros((m, n), np.float32)
+    # compiled before the clock starts (a small product of the same specialisation): the
+    # latency measures the stop, not a compile on a machine busy with the rest of the suite
+    small = sample.make_tiling(64, 64, 64, cores=1)
+    sample.matmul_kernel[1](a[:64, :64].copy(), bm[:64, :64].copy(),
+                            np.zeros((64, 64), np.float32), np.zeros(64, np.float32), small)
     launch = lambda: sample.matmul_kernel[1](a, bm, x, np.zeros(n, np.float32), tiling)
 else:
     blocks = {"one_block": 1, "four_blocks": 4, "many_waves": 64, "mix": 3}[case]
