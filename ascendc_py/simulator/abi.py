@@ -179,6 +179,24 @@ def thread_record_size(memories: int) -> int:
     return THREAD_MEMORY + 2 * memories
 
 
+# The host-thread pool's record (int64, one per process; simulator/block_runner.py): its worker
+# threads wait in ``asc_pool_serve`` for ``asc_pool_launch`` to offer them a launch's thread
+# records (compiler/codegen/block_loop.py).
+POOL_GEN = 0         # bumped by every launch that offers work; idle workers sleep on its low
+                     # 32 bits (futex)
+POOL_SPIN = 1        # ns a thread spins (pause instructions) before it sleeps: a worker after a
+                     # launch, the launching thread waiting for a worker
+POOL_SLOTS = 2       # then per worker (POOL_SLOT words): its state (a futex word), the job
+POOL_SLOT = 3        # record's address and its thread record's address
+SLOT_STATE, SLOT_JOB, SLOT_RECORD = 0, 1, 2
+POOL_IDLE, POOL_OFFERED, POOL_RUNNING, POOL_SLEEPING = 0, 1, 2, 3
+
+
+def pool_record_size(workers: int) -> int:
+    """int64 slots of the pool record of ``workers`` worker threads."""
+    return POOL_SLOTS + POOL_SLOT * workers
+
+
 # ----------------------------------------------------------------------------- queue records
 QUEUE_SLOTS = 80
 Q_BASE, Q_BUF_LEN, Q_STRIDE, Q_NUM, Q_INITED, Q_CURSOR, Q_HEAD, Q_COUNT = range(8)

@@ -7,11 +7,17 @@ left, so a launch returns to Python once per thread, not once per block. Every b
 the Python loop of ``runtime.py`` does for it (a fresh ctx from the core's template, fresh local
 memories, its own counters and GM demand record), so results and cycles are the same bits.
 
-Host threads: a launch whose blocks took little host time when it last ran (under
-``SERIAL_SECONDS`` in all) runs them on the launching thread alone; otherwise pool threads join
-it, and one that has not started by the time the launching thread ran out of blocks is
-withdrawn (``asc_cancel_thread``) instead of waited for. Which thread runs a block never
-changes what it computes.
+Host threads (``host_threads``): a launch whose blocks took little host time when it last ran
+(under ``SERIAL_SECONDS`` in all) runs them on the launching thread alone; otherwise the host
+pool's workers join it (``_HostPool``): one ctypes call, ``asc_pool_launch``, offers them
+their thread records, wakes them (they wait in native code, ``asc_pool_serve``), runs the
+launching thread's share, withdraws the offers no worker took by then and waits on a futex
+for the rest. Python runs again only when a block failed or left warnings, or Ctrl-C's
+handler did not raise (``_pool_rounds``). One launch uses the pool at a time; a launch that
+finds it taken runs alone. Where the library has no pool, or on the main thread when Ctrl-C
+cannot stop blocks it runs, Python pool threads (``runtime._executor``) run the shares, and
+one that has not started by the time the launching thread ran out of blocks is withdrawn
+(``asc_cancel_thread``). Which thread runs a block never changes what it computes.
 
 The blocks' timing records (``runtime.BlockTiming``) are made from the kept ctx headers only
 when a report reads them (``NativeLaunch.blocks``).
@@ -20,7 +26,9 @@ from __future__ import annotations
 
 import ctypes
 import operator
+import os
 import struct
+import threading
 import time
 from typing import Optional
 
@@ -28,6 +36,7 @@ import numpy as np
 
 from . import abi, runtime, timing_params
 from ..compiler.ops.atomic import runs_blocks_in_order
+from ..forksafe import ForkSafeLock
 from .faults import build_fault
 
 #: a launch runs on the launching thread alone when its blocks last took under this host time
@@ -40,17 +49,24 @@ _native = _UNRESOLVED
 
 def _functions():
     """(run_blocks, cancel_thread, address of the SIGINT handler's counter, that counter as a
-    ctypes int or None) or None when the runtime library has no block loop (then launches
-    take the Python loop)."""
+    ctypes int or None, pool_launch, pool_serve) or None when the runtime library has no block
+    loop (then launches take the Python loop). pool_launch and pool_serve are None where the
+    library has no host-thread pool (then helper threads are Python pool threads)."""
     global _native
     if _native is _UNRESOLVED:
         from ..compiler.codegen import runtime_loader as rl
         run, cancel = rl.symbol_address("asc_run_blocks"), rl.symbol_address("asc_cancel_thread")
         if run and cancel:
-            proto = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
+            c_int64, c_void_p = ctypes.c_int64, ctypes.c_void_p
+            proto = ctypes.CFUNCTYPE(c_int64, c_void_p, c_void_p)
             fired = rl.symbol_address(rl.INT_FIRED) or 0
-            _native = (proto(run), ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)(cancel),
-                       fired, ctypes.c_int64.from_address(fired) if fired else None)
+            launch, serve = (rl.symbol_address(n) for n in ("asc_pool_launch", "asc_pool_serve"))
+            _native = (proto(run), ctypes.CFUNCTYPE(c_int64, c_void_p)(cancel),
+                       fired, c_int64.from_address(fired) if fired else None,
+                       ctypes.CFUNCTYPE(c_int64, c_void_p, c_void_p, c_void_p, c_int64,
+                                        c_int64)(launch) if launch and serve else None,
+                       ctypes.CFUNCTYPE(None, c_void_p, c_int64)(serve)
+                       if launch and serve else None)
         else:
             _native = None
     return _native
@@ -170,6 +186,125 @@ def plan_for(compiled, platform, block_dim: int, scalar_values, n_gm: int) -> Na
     return plan
 
 
+class _HostPool:
+    """The process's host threads besides the launching one: ``workers`` threads that wait in
+    the runtime library's ``asc_pool_serve`` (native code, without the GIL) for a launch to
+    offer them a share of its blocks (``asc_pool_launch``), each with its own simulated core
+    (``core``). One launch uses it at a time (``lock``, taken without waiting: a launch that
+    finds it taken runs on its own thread). Made on the first launch that needs it, and again
+    in a forked child (whose copy has no threads). A worker that never started is no
+    hazard: the launching thread withdraws the offers no worker took once it ran out of
+    blocks itself."""
+
+    __slots__ = ("record", "address", "lock", "cores", "threads", "cpu", "allowed", "ready")
+
+    def __init__(self, workers: int, serve):
+        self.record = np.zeros(abi.pool_record_size(workers), np.int64)
+        self.record[abi.POOL_SPIN] = POOL_SPIN
+        self.address = self.record.ctypes.data
+        self.lock = threading.Lock()
+        self.cores: list = [None] * workers
+        self.cpu = -1             # the launching thread's CPU the workers were kept off
+        self.ready = None         # (costs, key, cores, their thread records, ctxs): prepare
+        try:
+            self.allowed = frozenset(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            self.allowed = frozenset()
+        self.threads = []
+        for k in range(workers):
+            thread = threading.Thread(target=_serve, args=(serve, self.address, k),
+                                      name=f"asc-core-{k + 1}", daemon=True)
+            try:
+                thread.start()
+            except RuntimeError:    # no further thread can start: its offers are withdrawn
+                break
+            self.threads.append(thread)
+
+    def keep_off(self, cpu: int) -> None:
+        """Let the workers run on every CPU the process may use but ``cpu`` (the launching
+        thread's): a woken worker is otherwise often queued on the waker's CPU, where it runs
+        only once the launching thread waits, after the blocks are gone (measured on 2 vCPUs:
+        the worker then ran almost no block)."""
+        self.cpu = cpu
+        others = self.allowed - {cpu}
+        if cpu < 0 or not others:
+            return
+        for thread in self.threads:
+            try:
+                os.sched_setaffinity(thread.native_id, others)
+            except (OSError, TypeError):
+                pass
+
+    def prepare(self, plan: NativePlan, platform, num_queues: int, budget: int, threads: int,
+                record: int, key: tuple) -> tuple:
+        """Ready the first ``threads - 1`` workers' cores for launches of ``key`` (core shape,
+        costs, queues, loop budget, threads) and pack their thread records (``record`` words
+        each, state zero) once; kept until a launch needs another key."""
+        cores = [self.core(k, plan, platform, num_queues, budget) for k in range(threads - 1)]
+        words = struct.Struct(f"<{record}q")
+        records = b"".join(words.pack(0, *core.native_words) for core in cores)
+        self.ready = (plan.costs, key, cores, records, [core.ctx for core in cores])
+        return self.ready
+
+    def core(self, k: int, plan: NativePlan, platform, num_queues: int, budget: int):
+        """Worker ``k``'s simulated core, ready for a launch of ``plan`` (as
+        ``runtime.ready_core`` readies a thread's own)."""
+        core = self.cores[k]
+        if core is None or (core.key is not plan.core_key and core.key != plan.core_key):
+            core = runtime._Core(platform, plan.core_key[0], plan.core_key[1])
+            core.key = plan.core_key
+            self.cores[k] = core
+        if core._template_costs is not plan.costs or \
+                core._template_key != (num_queues, budget):
+            core._template(plan.costs, num_queues, budget)
+        return core
+
+
+def _serve(serve, pool_address: int, k: int) -> None:
+    """A pool worker's thread: SIGINT blocked, then native code for good (``asc_pool_serve``)."""
+    runtime.block_interrupts()
+    serve(pool_address, k)
+
+
+def _sched_getcpu():
+    """libc's ``sched_getcpu`` (the calling thread's CPU) or None where there is none."""
+    try:
+        fn = ctypes.CDLL(None).sched_getcpu
+    except (OSError, AttributeError):
+        return None
+    fn.restype, fn.argtypes = ctypes.c_int, []
+    return fn if hasattr(os, "sched_setaffinity") else None
+
+
+_getcpu = _sched_getcpu()
+#: ns a pool thread spins before it sleeps (abi.POOL_SPIN): a worker after its share of a
+#: launch (the next launch finds it awake), the launching thread waiting for a worker's last
+#: block. On the 2-vCPU bench machine sepia float32 back to back took 0.35 / 0.33 / 0.31 ms
+#: with 0 / 20 / 100 us (CPU per call 0.54 / 0.57 / 0.61 ms).
+POOL_SPIN = 50_000
+_pool: Optional[_HostPool] = None
+_pool_making = ForkSafeLock()
+
+
+def _host_pool(serve) -> _HostPool:
+    """The process's host pool (made on first use: ``runtime.WORKERS - 1`` workers)."""
+    global _pool
+    with _pool_making:
+        if _pool is None:
+            _pool = _HostPool(runtime.WORKERS - 1, serve)
+        return _pool
+
+
+def _forget_pool() -> None:
+    """In a forked child: the parent's pool has no threads here; the next launch makes one."""
+    global _pool
+    _pool = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
 _F64 = struct.Struct("<d")
 _I64 = struct.Struct("<q")
 _FIRST = operator.itemgetter(0)                    # a scalar's value
@@ -193,63 +328,155 @@ def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool
     """Run every block of a vector launch natively; raise the first failing block's fault.
     ``plan``: the launch's NativePlan when the caller kept it (else found here)."""
     native = _native if _native is not _UNRESOLVED else _functions()
-    run_blocks, fired = native[0], native[3]
     if plan is None or plan.compiled is not compiled or plan.block_dim != block_dim or \
             plan.platform is not platform:
         plan = plan_for(compiled, platform, block_dim, scalar_values, len(gm_args))
     budget = abi.loop_budget()
     own_thread = runtime.runs_blocks_itself()
+    # a thread other than the main one runs blocks too (Ctrl-C reaches the main thread only)
+    here = own_thread or threading.get_ident() != runtime._MAIN_IDENT
     threads = host_threads(compiled, block_dim)
-    lay = plan.layouts.get(threads) or plan.layout(threads, len(scalar_values))
-    buf = lay.buffer()
-    base = ctypes.addressof(buf)
-    scalars = list(map(_FIRST, scalar_values)) or [0]
-    for i in plan.float_scalars:      # a float's word: its float64 bits (runtime.pack_scalars)
-        scalars[i] = _I64.unpack(_F64.pack(float(scalars[i])))[0]
-    lay.job.pack_into(buf, 0, *lay.head, fired.value if fired is not None else 0, *lay.mid,
-                      budget, int(timing), runtime.address_of(access) if access is not None
-                      else 0, *lay.tail, *map(_ADDRESS, gm_args) if gm_args else (0,),
-                      *map(_NBYTES, gm_args) if gm_args else (0,), *scalars)
-    stop = runtime.LaunchStop(buf)
-    if own_thread and threads == 1:
-        # the launching thread runs every block (Ctrl-C: the SIGINT handler stops them)
+    pool = None
+    if threads > 1 and here and native[4] is not None:
+        pool = _pool or _host_pool(native[5])
+        if not pool.lock.acquire(False):
+            pool, threads = None, 1   # another thread's launch has the pool: this one runs alone
+        else:
+            threads = min(threads, len(pool.cores) + 1)   # (WORKERS may have grown since)
+    try:
+        lay = plan.layouts.get(threads) or plan.layout(threads, len(scalar_values))
+        buf = lay.buffer()
+        base = ctypes.addressof(buf)
+        scalars = list(map(_FIRST, scalar_values)) or [0]
+        for i in plan.float_scalars:   # a float's word: its float64 bits (runtime.pack_scalars)
+            scalars[i] = _I64.unpack(_F64.pack(float(scalars[i])))[0]
+        fired = native[3]
+        lay.job.pack_into(buf, 0, *lay.head, fired.value if fired is not None else 0, *lay.mid,
+                          budget, int(timing), runtime.address_of(access) if access is not None
+                          else 0, *lay.tail, *map(_ADDRESS, gm_args) if gm_args else (0,),
+                          *map(_NBYTES, gm_args) if gm_args else (0,), *scalars)
+        stop = runtime.LaunchStop(buf)
         t0 = time.perf_counter()
-        core = getattr(runtime._thread_cores, "core", None)
-        if core is None or (core.key is not plan.core_key and core.key != plan.core_key) or \
-                core._template_costs is not plan.costs or \
-                core._template_key != (compiled.num_queues, budget):
-            core = runtime.ready_core(plan.core_key, platform, plan.costs, compiled.num_queues,
-                                      budget)
-        at = lay.records
-        lay.thread_words.pack_into(buf, 8 * (at + 1), *core.native_words)   # all but the state
-        # (the watchdog's stop writes the job record, which every block that starts reads,
-        # and the ctx of a running block: listed without the lock, a list append is atomic)
-        stop.ctxs.append(core.ctx)
-        watch = runtime._WATCHDOG.watch(stop)
-        try:
-            run_blocks(base, base + 8 * at)
-            if buf[abi.JOB_NEXT] < block_dim or buf[at + abi.THREAD_WARNED]:
-                # not every block ran in one call: warnings to collect, or Ctrl-C's handler
-                # did not raise (_run_share goes on)
-                warnings = _run_share(run_blocks, native[2], buf, base, at, block_dim, core,
-                                      again=False)
-            else:
-                warnings = None
-        finally:
-            runtime._WATCHDOG.forget(watch)
+        if pool is not None:
+            # the launching thread and the pool's workers, woken and awaited in native code
+            faults, warnings = _run_pool(compiled, platform, plan, lay, buf, base, threads,
+                                         budget, stop, native, pool)
+        elif here and threads == 1:
+            # the launching thread runs every block (Ctrl-C: the SIGINT handler stops them)
+            faults, warnings = _run_alone(compiled, platform, plan, lay, buf, base, budget,
+                                          stop, native)
+        else:
+            faults, warnings = _run_threads(compiled, platform, plan, lay, buf, base, threads,
+                                            own_thread, budget, stop, native)
         wall = time.perf_counter() - t0
-        if buf[at + abi.THREAD_FAULT]:
-            _raise_fault(compiled, buf, lay, {buf[at + abi.THREAD_FAULT] - 1: core.ctx.copy()})
-    else:
-        t0 = time.perf_counter()
-        warnings = _run_threads(compiled, platform, plan, lay, buf, base, threads, own_thread,
-                                budget, stop, native)
-        wall = time.perf_counter() - t0
+    finally:
+        if pool is not None:
+            pool.lock.release()
+    if faults:
+        _raise_fault(compiled, buf, lay, faults)
     if warnings:
         from . import sanitizer
         sanitizer.emit_warnings(compiled, np.concatenate(warnings))
     compiled._block_seconds = wall * threads / block_dim     # (host_threads reads it)
     return NativeLaunch(block_dim, wall, buf, lay, timing)
+
+
+def _own_core(compiled, platform, plan: NativePlan, budget: int):
+    """The launching thread's core, ready for the launch (``runtime.ready_core``)."""
+    core = getattr(runtime._thread_cores, "core", None)
+    if core is None or (core.key is not plan.core_key and core.key != plan.core_key) or \
+            core._template_costs is not plan.costs or \
+            core._template_key != (compiled.num_queues, budget):
+        core = runtime.ready_core(plan.core_key, platform, plan.costs, compiled.num_queues,
+                                  budget)
+    return core
+
+
+def _run_alone(compiled, platform, plan, lay, buf, base: int, budget: int, stop, native):
+    """Every block on the launching thread: ({block: failing ctx}, warnings)."""
+    run_blocks, block_dim = native[0], plan.block_dim
+    core = _own_core(compiled, platform, plan, budget)
+    at = lay.records
+    lay.thread_words.pack_into(buf, 8 * (at + 1), *core.native_words)   # all but the state
+    # (the watchdog's stop writes the job record, which every block that starts reads,
+    # and the ctx of a running block: listed without the lock, a list append is atomic)
+    stop.ctxs.append(core.ctx)
+    watch = runtime._WATCHDOG.watch(stop)
+    try:
+        run_blocks(base, base + 8 * at)
+        if buf[abi.JOB_NEXT] < block_dim or buf[at + abi.THREAD_WARNED]:
+            # not every block ran in one call: warnings to collect, or Ctrl-C's handler
+            # did not raise (_run_share goes on)
+            warnings = _run_share(run_blocks, native[2], buf, base, at, block_dim, core,
+                                  again=False)
+        else:
+            warnings = None
+    finally:
+        runtime._WATCHDOG.forget(watch)
+    fault = buf[at + abi.THREAD_FAULT]
+    return ({fault - 1: core.ctx.copy()} if fault else None), warnings
+
+
+def _run_pool(compiled, platform, plan, lay, buf, base: int, threads: int, budget: int, stop,
+              native, pool: "_HostPool"):
+    """The launching thread and ``threads - 1`` workers of the host pool (its lock held):
+    one native call offers the workers their thread records, runs the launching thread's
+    share and waits for the workers that took theirs. ({block: failing ctx}, warnings)."""
+    launch, block_dim = native[4], plan.block_dim
+    at, size = lay.records, lay.record
+    own = _own_core(compiled, platform, plan, budget)
+    lay.thread_words.pack_into(buf, 8 * (at + 1), *own.native_words)   # all but the state
+    key = (plan.core_key, plan.costs, compiled.num_queues, budget, threads)
+    ready = pool.ready
+    if ready is None or ready[0] is not plan.costs or ready[1] != key:
+        ready = pool.prepare(plan, platform, compiled.num_queues, budget, threads, size, key)
+    ctypes.memmove(base + 8 * (at + size), ready[3], len(ready[3]))   # the workers' records
+    stop.ctxs.append(own.ctx)
+    stop.ctxs.extend(ready[4])
+    args = (pool.address, base, base + 8 * at, 8 * size, threads - 1)
+    if _getcpu is not None:
+        cpu = _getcpu()
+        if cpu != pool.cpu:
+            pool.keep_off(cpu)
+    watch = runtime._WATCHDOG.watch(stop)
+    try:
+        # (nonzero: a thread's block failed or left warnings)
+        if not launch(*args) and buf[abi.JOB_NEXT] >= block_dim:
+            return None, None
+        cores = [own] + ready[2]
+        warnings = _pool_rounds(launch, args, native[2], buf, lay, threads, block_dim, cores)
+    finally:
+        runtime._WATCHDOG.forget(watch)
+    faults = {}
+    for i, core in enumerate(cores):     # (copied while the pool's cores are this launch's)
+        fault = buf[at + i * size + abi.THREAD_FAULT]
+        if fault:
+            faults[fault - 1] = core.ctx.copy()
+    return faults, warnings
+
+
+def _pool_rounds(launch, args, fired_address: int, buf, lay, threads: int, block_dim: int,
+                 cores) -> list:
+    """After a pool launch returned before every block ran: collect the warnings the threads'
+    blocks left and launch the rest again, until every block ran, one failed or the launch
+    stopped (Ctrl-C whose handler did not raise goes on, as ``_run_share`` does)."""
+    warnings = []
+    while True:
+        warned = False
+        for i, core in enumerate(cores):
+            at = lay.records + i * lay.record
+            if buf[at + abi.THREAD_WARNED]:
+                warnings.append(core.warnings[:int(core.ctx[abi.WARN_LEN])].copy())
+                buf[at + abi.THREAD_WARNED] = 0
+                warned = True
+        if buf[abi.JOB_STOP] or buf[abi.JOB_NEXT] >= block_dim or any(
+                buf[lay.records + i * lay.record + abi.THREAD_FAULT] for i in range(threads)):
+            return warnings
+        if not warned:
+            if not fired_address:
+                return warnings
+            buf[abi.JOB_FIRED_AT] = ctypes.c_int64.from_address(fired_address).value
+        launch(*args)
 
 
 def _run_share(run_blocks, fired_address: int, buf, base: int, at: int, block_dim: int, core,
@@ -274,9 +501,11 @@ def _run_share(run_blocks, fired_address: int, buf, base: int, at: int, block_di
 
 
 def _run_threads(compiled, platform, plan, lay, buf, base: int, threads: int, own_thread: bool,
-                 budget: int, stop, native) -> list:
-    """Run a launch's blocks on ``threads`` host threads (the launching thread one of them
-    when ``own_thread``); raise the first failing block's fault; the blocks' warnings."""
+                 budget: int, stop, native):
+    """Run a launch's blocks on ``threads`` Python pool threads (``runtime._executor``; the
+    launching thread one of them when ``own_thread``): where the runtime library has no host
+    pool, or on the main thread when Ctrl-C cannot stop blocks it runs. ({block: failing
+    ctx}, warnings)."""
     run_blocks, cancel_thread, fired_address = native[:3]
     faults: dict[int, np.ndarray] = {}    # block -> the ctx it failed with
     warnings: list[np.ndarray] = []
@@ -307,9 +536,7 @@ def _run_threads(compiled, platform, plan, lay, buf, base: int, threads: int, ow
             no_further_block)
     finally:
         runtime._WATCHDOG.forget(watch)
-    if faults:
-        _raise_fault(compiled, buf, lay, faults)
-    return warnings
+    return faults, warnings
 
 
 def _raise_fault(compiled, buf, lay: _Layout, faults: dict) -> None:

@@ -52,6 +52,39 @@ _, status = os.waitpid(pid, 0)
 print("child", os.waitstatus_to_exitcode(status))
 '''
 
+POOL_FORK = KERNELS + r'''
+from ascendc_py.simulator import abi, block_runner
+block_runner.SERIAL_SECONDS = 0.0      # every launch asks for the host pool's workers
+runs = []
+real = block_runner.run
+block_runner.run = lambda *a, **k: runs.append(real(*a, **k)) or runs[-1]
+
+@asc.kernel
+def busy(x: asc.GlobalAddress, n: int):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x + asc.get_block_idx() * 8, 8)
+    for i in range(n):
+        xg.set_value(0, i)
+
+def a_worker_ran():
+    """Launch until a pool worker ran blocks of one (the child needs its own workers)."""
+    x = np.zeros(16 * 8, np.int32)
+    for _ in range(100):
+        busy[16](x, 20000)
+        assert (x[::8] == 19999).all()
+        buf, lay, _ = runs[-1]._records
+        if lay.threads > 1 and buf[lay.records + lay.record + abi.THREAD_STATE] == 1:
+            return True
+    return False
+
+assert a_worker_ran()
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if a_worker_ran() else 4)
+_, status = os.waitpid(pid, 0)
+print("child", os.waitstatus_to_exitcode(status))
+'''
+
 DATALOADER = KERNELS + r'''
 import torch
 from torch.utils.data import DataLoader, Dataset
@@ -72,12 +105,14 @@ print("child", 0 if got == [1, 2, 3, 4] else got)
 '''
 
 
-@pytest.mark.parametrize("script", ["plain_fork", "dataloader"])
+@pytest.mark.parametrize("script", ["plain_fork", "pool_fork", "dataloader"])
 def test_launch_in_a_forked_child_after_launches_in_the_parent(script, tmp_path):
+    """pool_fork: the child's multi-thread launches get host-pool workers of their own."""
     if script == "dataloader":
         pytest.importorskip("torch")
     path = tmp_path / f"{script}.py"
-    path.write_text(PLAIN_FORK if script == "plain_fork" else DATALOADER)
+    path.write_text({"plain_fork": PLAIN_FORK, "pool_fork": POOL_FORK,
+                     "dataloader": DATALOADER}[script])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO),
                                                       os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run([sys.executable, str(path)], env=env, capture_output=True,

@@ -28,6 +28,14 @@ every block that starts after it, as the Python loop does; ``abi.JOB_STOP`` ends
 that thread started (it returns the record's previous state): a launch whose blocks the
 launching thread already ran does not wait for a pool thread to wake up. Record layouts:
 ``simulator/abi.py`` (JOB_*, THREAD_*); the job record's arrays are byte offsets from it.
+
+The host pool (Linux on x86-64 and AArch64: futexes through ``syscall``): worker threads wait
+in ``asc_pool_serve`` and a launch is one call of ``asc_pool_launch``, which offers the
+workers their thread records (a per-worker slot in the pool record, ``abi.POOL_*``), wakes
+them with one futex wake, runs the launching thread's share, withdraws every offer still
+untaken (so it never waits for a worker that is not running) and sleeps on the slots of the
+workers that took one, writing a Ctrl-C or watchdog stop into their ctx again every
+STOP_REPEAT_NS meanwhile. Both spin POOL_SPIN ns before they sleep.
 """
 from __future__ import annotations
 
@@ -39,6 +47,8 @@ from .types import F64, I1, I8, I64, PTR, counted_loop, intrinsic
 
 RUN_BLOCKS = "asc_run_blocks"
 CANCEL_THREAD = "asc_cancel_thread"
+POOL_SERVE = "asc_pool_serve"
+POOL_LAUNCH = "asc_pool_launch"
 #: the byte fresh local memory holds (simulator/runtime.py's FRESH_MEMORY_BYTE)
 FRESH_MEMORY_BYTE = 0xFF
 
@@ -73,10 +83,15 @@ def _as_ptr(b: L.IRBuilder, address) -> L.Value:
 
 @runtime_lib.library_definer
 def define(module: L.Module) -> list[str]:
-    """``asc_run_blocks`` and ``asc_cancel_thread`` (see the module docstring)."""
+    """``asc_run_blocks`` and ``asc_cancel_thread`` (see the module docstring), and where the
+    host has futexes the pool's ``asc_pool_serve`` and ``asc_pool_launch``."""
     _define_cancel(module)
-    _define_run(module)
-    return [RUN_BLOCKS, CANCEL_THREAD]
+    run = _define_run(module)
+    futex = _futex_target()
+    if futex is None:
+        return [RUN_BLOCKS, CANCEL_THREAD]
+    _define_pool(module, run, *futex)
+    return [RUN_BLOCKS, CANCEL_THREAD, POOL_SERVE, POOL_LAUNCH]
 
 
 def _define_cancel(module: L.Module) -> None:
@@ -214,6 +229,7 @@ def _define_run(module: L.Module) -> None:
     result.add_incoming(ran, failed)
     result.add_incoming(ran_warned, warned)
     b.ret(result)
+    return fn
 
 
 def _fill_memories(b: L.IRBuilder, thread: _Record, memories, memset) -> None:
@@ -254,3 +270,218 @@ def _start_demand_record(b: L.IRBuilder, row, gm_sizes, gm_count) -> None:
         slot = b.add(_i(abi.DEMAND_ARGS), b.add(gm_count, a))
         b.store(b.sitofp(size, F64), b.gep(row, [slot], source_etype=F64))
     counted_loop(b, gm_count, size_of, "sizes")
+
+
+# ----------------------------------------------------------------------------- host-thread pool
+FUTEX_WAIT_PRIVATE, FUTEX_WAKE_PRIVATE = 128, 129
+CLOCK_MONOTONIC = 1
+
+
+def _futex_target():
+    """(futex syscall number, spin-wait hint intrinsic, its arguments) on a little-endian Linux
+    host the pool supports (a futex is the low 32 bits of an int64 slot), else None."""
+    import platform
+    import sys
+    if not sys.platform.startswith("linux") or sys.byteorder != "little":
+        return None
+    machine = platform.machine().lower()
+    if machine in ("x86_64", "amd64"):
+        return 202, "llvm.x86.sse2.pause", ()
+    if machine in ("aarch64", "arm64"):
+        return 98, "llvm.aarch64.hint", (1,)      # hint #1: yield
+    return None
+
+
+def _define_pool(module: L.Module, run_blocks, sys_futex: int, hint: str, hint_args) -> None:
+    """``asc_pool_serve(pool, k)``: worker ``k``'s loop, which never returns: it sleeps on the
+    pool record's POOL_GEN until a launch offers it work (its slot POOL_OFFERED), claims it
+    (POOL_RUNNING), runs ``asc_run_blocks`` on the offered job and thread record, and sets
+    its slot POOL_IDLE again (waking the launching thread if it sleeps on it). After a launch
+    it spins POOL_SPIN ns (pause instructions) before it sleeps, for the next launch.
+
+    ``asc_pool_launch(pool, job, first_record, record_bytes, workers)``: offer the thread
+    records after ``first_record`` to ``workers`` workers, wake them (one futex wake), run the
+    first record's share on the calling thread, then withdraw every offer not claimed yet and
+    wait for the workers that claimed one. When it returns no worker touches the job; it
+    returns nonzero when a thread record has THREAD_FAULT or THREAD_WARNED set."""
+    syscall = module.globals.get("syscall") or L.Function(
+        module, L.FunctionType(I64, [I64], var_arg=True), name="syscall")
+    hint_fn = intrinsic(module, hint, L.VoidType(), [L.IntType(32)] * len(hint_args))
+    null = L.Constant(PTR, None)
+
+    def futex(b, address, op, value, timeout=null):
+        b.call(syscall, [_i(sys_futex), address, _i(op), value, timeout, null, _i(0)])
+
+    def pause(b):
+        b.call(hint_fn, [L.Constant(L.IntType(32), a) for a in hint_args])
+
+    clock_gettime = module.globals.get("clock_gettime") or L.Function(
+        module, L.FunctionType(L.IntType(32), [L.IntType(32), PTR]), name="clock_gettime")
+
+    def clock(b):
+        """A ``now(b)`` reading CLOCK_MONOTONIC in ns (its timespec on the caller's stack)."""
+        ts = b.alloca(L.ArrayType(I64, 2))
+
+        def now(b):
+            b.call(clock_gettime, [L.Constant(L.IntType(32), CLOCK_MONOTONIC), ts])
+            sec = b.load(b.gep(ts, [_i(0), L.Constant(L.IntType(32), 0)]), typ=I64)
+            nsec = b.load(b.gep(ts, [_i(0), L.Constant(L.IntType(32), 1)]), typ=I64)
+            return b.add(b.mul(sec, _i(1_000_000_000)), nsec)
+        return now
+
+    def slot_ptr(b, pool, k, field):
+        return pool.ptr(b.add(_i(abi.POOL_SLOTS + field), b.mul(k, _i(abi.POOL_SLOT))))
+
+    # --- the worker
+    fn = L.Function(module, L.FunctionType(L.VoidType(), [PTR, I64]), name=POOL_SERVE)
+    fn.attributes.add("nounwind")
+    entry, offer, claimed, finished, wake_launcher, wait, spin, sleep = (
+        fn.append_basic_block(n) for n in ("entry", "offer", "claimed", "finished",
+                                           "wake_launcher", "wait", "spin", "sleep"))
+    b = L.IRBuilder(entry)
+    pool = _Record(b, fn.args[0])
+    k = fn.args[1]
+    seen = b.alloca(I64)
+    deadline = b.alloca(I64)
+    now = clock(b)
+    gen = pool.ptr(abi.POOL_GEN)
+    b.store(b.and_(b.load_atomic(gen, "seq_cst", 8, typ=I64), _i(0xFFFFFFFF)), seen)
+    b.branch(offer)
+
+    b.position_at_end(offer)        # claim the slot if a launch offered it
+    state = slot_ptr(b, pool, k, abi.SLOT_STATE)
+    pair = b.cmpxchg(state, _i(abi.POOL_OFFERED), _i(abi.POOL_RUNNING), "seq_cst", "seq_cst")
+    b.store(b.add(now(b), pool.load(abi.POOL_SPIN)), deadline)
+    b.cbranch(b.extract_value(pair, 1), claimed, wait)
+
+    b.position_at_end(claimed)
+    job = b.load(slot_ptr(b, pool, k, abi.SLOT_JOB), typ=I64)
+    record = b.load(slot_ptr(b, pool, k, abi.SLOT_RECORD), typ=I64)
+    b.call(run_blocks, [_as_ptr(b, job), _as_ptr(b, record)])
+    b.branch(finished)
+
+    b.position_at_end(finished)
+    was = b.atomic_rmw("xchg", state, _i(abi.POOL_IDLE), "seq_cst")
+    b.cbranch(b.icmp_signed("==", was, _i(abi.POOL_SLEEPING)), wake_launcher, wait)
+
+    b.position_at_end(wake_launcher)
+    futex(b, state, FUTEX_WAKE_PRIVATE, _i(1))
+    b.branch(wait)
+
+    b.position_at_end(wait)         # a new launch since the last look: see whether it offers
+    current = b.and_(b.load_atomic(gen, "seq_cst", 8, typ=I64), _i(0xFFFFFFFF))
+    old = b.load(seen, typ=I64)
+    b.store(current, seen)
+    b.cbranch(b.icmp_signed("!=", current, old), offer, spin)
+
+    b.position_at_end(spin)
+    with b.if_then(b.icmp_signed("<", now(b), b.load(deadline, typ=I64))):
+        pause(b)
+        b.branch(wait)
+    b.branch(sleep)
+
+    b.position_at_end(sleep)        # (returns at once if POOL_GEN moved on since `seen`)
+    futex(b, gen, FUTEX_WAIT_PRIVATE, b.load(seen, typ=I64))
+    b.branch(wait)
+
+    # --- the launching thread
+    fn = L.Function(module, L.FunctionType(I64, [PTR, PTR, PTR, I64, I64]), name=POOL_LAUNCH)
+    fn.attributes.add("nounwind")
+    pool_arg, job_arg, first, record_bytes, workers = fn.args
+    b = L.IRBuilder(fn.append_basic_block("entry"))
+    pool = _Record(b, pool_arg)
+    timeout = b.alloca(L.ArrayType(I64, 2))       # struct timespec: STOP_REPEAT_NS
+    flags = b.alloca(I64)
+    b.store(_i(0), b.gep(timeout, [_i(0), L.Constant(L.IntType(32), 0)]))
+    b.store(_i(STOP_REPEAT_NS), b.gep(timeout, [_i(0), L.Constant(L.IntType(32), 1)]))
+    now = clock(b)
+    first_address = b.ptrtoint(first, I64)
+    job_address = b.ptrtoint(job_arg, I64)
+
+    def offer_to(w):
+        b.store(job_address, slot_ptr(b, pool, w, abi.SLOT_JOB))
+        b.store(b.add(first_address, b.mul(b.add(w, _i(1)), record_bytes)),
+                slot_ptr(b, pool, w, abi.SLOT_RECORD))
+        b.atomic_rmw("xchg", slot_ptr(b, pool, w, abi.SLOT_STATE), _i(abi.POOL_OFFERED),
+                     "seq_cst")
+    counted_loop(b, workers, offer_to, "offer")
+    gen = pool.ptr(abi.POOL_GEN)
+    b.atomic_rmw("add", gen, _i(1), "seq_cst")
+    futex(b, gen, FUTEX_WAKE_PRIVATE, workers)
+    b.call(run_blocks, [job_arg, first])
+
+    job = _Record(b, job_arg)
+
+    def gather(w):
+        state = slot_ptr(b, pool, w, abi.SLOT_STATE)
+        pair = b.cmpxchg(state, _i(abi.POOL_OFFERED), _i(abi.POOL_IDLE), "seq_cst", "seq_cst")
+        with b.if_then(b.icmp_signed("!=", b.extract_value(pair, 0), _i(abi.POOL_OFFERED))):
+            record = _Record(b, _as_ptr(b, b.load(slot_ptr(b, pool, w, abi.SLOT_RECORD),
+                                                  typ=I64)))
+            _await_idle(b, state, now, pool.load(abi.POOL_SPIN), pause,
+                        lambda b: futex(b, state, FUTEX_WAIT_PRIVATE, _i(abi.POOL_SLEEPING),
+                                        timeout),
+                        lambda b: _repeat_stop(b, job, record))
+    counted_loop(b, workers, gather, "gather")
+    b.store(_i(0), flags)        # any thread record's FAULT or WARNED set: Python looks
+
+    def look(t):
+        record = _Record(b, b.inttoptr(b.add(first_address, b.mul(t, record_bytes)), PTR))
+        b.store(b.or_(b.load(flags, typ=I64), b.or_(record.load(abi.THREAD_FAULT),
+                                                     record.load(abi.THREAD_WARNED))), flags)
+    counted_loop(b, b.add(workers, _i(1)), look, "look")
+    b.ret(b.load(flags, typ=I64))
+
+
+#: while the launching thread sleeps on a worker, it wakes this often to repeat a stop
+STOP_REPEAT_NS = 10_000_000
+
+
+def _repeat_stop(b: L.IRBuilder, job: _Record, record: _Record) -> None:
+    """Write the launch's stop into a worker's ctx again (a stop of the watchdog or Ctrl-C
+    since the launch began): a block may overwrite one stop with its own loop budget store
+    (``spend_iteration`` loads, decrements and stores it), as ``runtime.run_and_wait``
+    repeats it for Python's pool threads."""
+    budget = job.load_atomic(abi.JOB_STOP_BUDGET)
+    fired = job.load(abi.JOB_FIRED)
+    slot = b.gep(_as_ptr(b, record.load(abi.THREAD_CTX)), [_i(abi.LOOP_BUDGET)],
+                 source_etype=I64)
+    with b.if_then(b.icmp_signed("!=", budget, _i(0))):
+        b.store(budget, slot)
+    with b.if_then(b.icmp_signed("!=", fired, _i(0))):
+        now = b.load_atomic(_as_ptr(b, fired), "monotonic", 8, typ=I64)
+        with b.if_then(b.and_(b.icmp_signed("!=", now, job.load(abi.JOB_FIRED_AT)),
+                              b.icmp_signed("==", budget, _i(0)))):
+            b.store(_i(abi.INTERRUPT_BUDGET), slot)
+
+
+def _await_idle(b: L.IRBuilder, state, now, spin_ns, pause, sleep_on, on_wake) -> None:
+    """Wait until a worker's slot is POOL_IDLE: spin up to ``spin_ns`` (``now``: the clock in
+    ns), then mark it POOL_SLEEPING (the worker wakes us when it finishes) and sleep on it
+    (``sleep_on``: a futex wait with a timeout), calling ``on_wake`` whenever the wait ends
+    before it is idle."""
+    fn = b.block.function
+    spin, check, wait, sleep, done = (fn.append_basic_block(n) for n in (
+        "await.spin", "await.check", "await.pause", "await.sleep", "await.done"))
+    deadline = b.add(now(b), spin_ns)
+    b.branch(spin)
+    b.position_at_end(spin)
+    idle = b.icmp_signed("==", b.load_atomic(state, "seq_cst", 8, typ=I64), _i(abi.POOL_IDLE))
+    b.cbranch(idle, done, check)
+    b.position_at_end(check)
+    b.cbranch(b.icmp_signed("<", now(b), deadline), wait, sleep)
+    b.position_at_end(wait)
+    pause(b)
+    b.branch(spin)
+    b.position_at_end(sleep)
+    # RUNNING -> SLEEPING (the worker's xchg to IDLE then sees it and wakes us); if it went
+    # IDLE meanwhile the exchange fails and the wait below returns at once
+    b.cmpxchg(state, _i(abi.POOL_RUNNING), _i(abi.POOL_SLEEPING), "seq_cst", "seq_cst")
+    sleep_on(b)
+    woken = fn.append_basic_block("await.woken")
+    b.cbranch(b.icmp_signed("==", b.load_atomic(state, "seq_cst", 8, typ=I64),
+                            _i(abi.POOL_IDLE)), done, woken)
+    b.position_at_end(woken)
+    on_wake(b)
+    b.branch(sleep)
+    b.position_at_end(done)
