@@ -254,3 +254,5 @@ BUILTINS.update(CUBE_BUILTINS)
 from . import opfamily_api  # noqa: E402  (copy/atomic/fused families' records and switches)
 
 BUILTINS.update(opfamily_api.builtins())
+from . import sort_api  # noqa: E402  (the sort family: ops/sort.py)
+BUILTINS.update(sort_api.builtins())

@@ -104,7 +104,8 @@ LOCAL_REACH = 190    # the end (bytes) of the furthest local-memory range check_
                      # (the native block loop refills fresh memory only below it)
 ATOMIC = 191         # GM write mode of MTE3 copies (set_atomic_*): low byte 0 none, 1 add, 2 max,
                      # 3 min; bits 8..15 the dtype they accumulate in (ops/atomic.py ATOMIC_TYPES)
-HEADER_SLOTS = 192
+MRG_SORT = 192       # structures of queues 1..4 the latest mrg_sort wrote, 16 bits each
+HEADER_SLOTS = 193
 TRACE_FIELDS = 6     # start, occupancy, latency, pipe, site, op
 QUEUE_DEPTH = 32     # per-pipe instruction queue (ring of start times)
 
