@@ -1,4 +1,4 @@
-"""``__repr__``, ``__eq__`` and ``__hash__`` of a dataclass, written once for all of them.
+"""Dataclasses whose methods are not compiled when the class is created.
 
 Python 3.11's ``dataclasses`` writes the source of every generated method of every dataclass and
 compiles it with ``exec`` when the class is created (about 60 µs a method, ~0.2 ms for a
@@ -15,11 +15,24 @@ frozen ones (with the hash ``eq=True, frozen=True`` generates).
   compared with ``==``; ``NotImplemented`` otherwise.
 - ``__hash__`` (frozen): the hash of the tuple of the fields whose ``hash`` is True, or is None
   and ``compare`` is True.
+
+The other methods ``dataclasses`` compiles come from ``fieldwise_dataclass``, which the same
+classes use in place of ``@dataclass``:
+
+- ``__init__``: the one ``dataclasses`` writes (the same source: parameters, defaults and their
+  annotations, default factories, ``object.__setattr__`` for a frozen class, ``__post_init__``),
+  written and compiled when the class's ``__init__`` is first looked up (its first instance,
+  or ``inspect.signature``), so a class a process never instantiates never compiles one: a
+  cached first launch makes no ``Report`` nor ``GmWrites`` (the report is built when read).
+- ``__setattr__``/``__delattr__`` of a frozen class: closures with the generated ones'
+  behaviour (``FrozenInstanceError`` for a field, or for any name on the class itself), made
+  without compiling anything.
 """
 from __future__ import annotations
 
 import dataclasses
 import reprlib
+import sys
 
 _NAMES: dict = {}      # (class, 'repr' | 'compare' | 'hash') -> the field names, in order
 
@@ -71,4 +84,151 @@ class FrozenFieldwise(Fieldwise):
         return hash(tuple(getattr(self, n) for n in _names(self.__class__, "hash")))
 
 
-__all__ = ["Fieldwise", "FrozenFieldwise"]
+def fieldwise_dataclass(cls=None, *, frozen: bool = False):
+    """``@dataclass(repr=False, eq=False, frozen=frozen)`` for a ``Fieldwise`` or
+    ``FrozenFieldwise`` class, compiling no method when the class is created (see the module
+    docstring): the same fields, ``__dataclass_params__`` (``init`` True, ``frozen`` as asked),
+    ``__match_args__``, and methods that behave as the generated ones. Fields annotated
+    ``ClassVar`` or ``InitVar`` are not supported (TypeError), nor frozen dataclass bases; a
+    class without a docstring gets the one ``dataclasses`` writes, which compiles its
+    ``__init__`` at once."""
+    def wrap(cls):
+        documented = bool(getattr(cls, "__doc__"))
+        cls = dataclasses.dataclass(cls, init=False, repr=False, eq=False)
+        params = cls.__dataclass_params__
+        params.init = True
+        fields = dataclasses.fields(cls)
+        if len(fields) != len(cls.__dataclass_fields__):
+            raise TypeError(f"fieldwise_dataclass {cls.__qualname__}: ClassVar and InitVar "
+                            "annotations are not supported")
+        _check_defaults_order(cls, fields)
+        if frozen:
+            params.frozen = True
+            if "__setattr__" in cls.__dict__ or "__delattr__" in cls.__dict__:
+                raise TypeError(f"Cannot overwrite attribute __setattr__ or __delattr__ in "
+                                f"class {cls.__name__}")
+            _frozen_set_del_attr(cls, tuple(f.name for f in fields))
+        if "__init__" not in cls.__dict__:
+            cls.__init__ = _LazyInit(cls)
+        if not documented:              # the docstring dataclasses writes: the signature
+            import inspect
+            cls.__doc__ = cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
+        return cls
+
+    return wrap if cls is None else wrap(cls)
+
+
+def _check_defaults_order(cls, fields) -> None:
+    seen_default = False
+    for f in fields:
+        if f.init and not f.kw_only:
+            if f.default is not dataclasses.MISSING or \
+                    f.default_factory is not dataclasses.MISSING:
+                seen_default = True
+            elif seen_default:
+                raise TypeError(f"non-default argument {f.name!r} follows default argument")
+
+
+def _frozen_set_del_attr(cls, names: tuple) -> None:
+    """A frozen dataclass's ``__setattr__`` and ``__delattr__``, as generated, without
+    ``exec``."""
+    error = dataclasses.FrozenInstanceError
+
+    def __setattr__(self, name, value):
+        if type(self) is cls or name in names:
+            raise error(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)
+
+    def __delattr__(self, name):
+        if type(self) is cls or name in names:
+            raise error(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)
+
+    for fn in (__setattr__, __delattr__):
+        fn.__qualname__ = f"{cls.__qualname__}.{fn.__name__}"
+        setattr(cls, fn.__name__, fn)
+
+
+class _LazyInit:
+    """A fieldwise dataclass's ``__init__`` until it is first looked up: then the generated
+    one (``init_function``) replaces it on the class."""
+
+    __slots__ = ("cls",)
+
+    def __init__(self, cls):
+        self.cls = cls
+
+    def __get__(self, obj, owner=None):
+        cls = self.cls
+        init = cls.__dict__.get("__init__")
+        if init is self:
+            init = init_function(cls)
+            type.__setattr__(cls, "__init__", init)
+        return init if obj is None else init.__get__(obj, owner)
+
+
+def init_function(cls):
+    """The ``__init__`` ``dataclasses`` generates for the dataclass ``cls`` (Python 3.10-3.13's
+    source, compiled now): the fields with ``init`` are its parameters in order (keyword-only
+    ones after ``*``), each with its annotation and default (``_HAS_DEFAULT_FACTORY`` for a
+    default factory); the body assigns every field with ``init`` or a default factory
+    (``object.__setattr__`` when frozen), then calls ``__post_init__`` if the class has one."""
+    fields = dataclasses.fields(cls)
+    frozen = cls.__dataclass_params__.frozen
+    self_name = "__dataclass_self__" if "self" in {f.name for f in fields} else "self"
+    missing, factory_marker = dataclasses.MISSING, _HAS_DEFAULT_FACTORY
+    local = {f"_type_{f.name}": f.type for f in fields}
+    local.update(MISSING=missing, _HAS_DEFAULT_FACTORY=factory_marker,
+                 __dataclass_builtins_object__=object, _return_type=None)
+    params, kw_params, body = [], [], []
+    for f in fields:
+        dflt = f"_dflt_{f.name}"
+        if f.default_factory is not missing:
+            local[dflt] = f.default_factory
+            value = (f"{dflt}() if {f.name} is _HAS_DEFAULT_FACTORY else {f.name}" if f.init
+                     else f"{dflt}()")
+        elif f.init:
+            if f.default is not missing:
+                local[dflt] = f.default
+            value = f.name
+        else:
+            value = None                # the class attribute holds the default
+        if value is not None:
+            body.append(f"__dataclass_builtins_object__.__setattr__({self_name},{f.name!r},"
+                        f"{value})" if frozen else f"{self_name}.{f.name}={value}")
+        if f.init:
+            if f.default_factory is not missing:
+                default = "=_HAS_DEFAULT_FACTORY"
+            elif f.default is not missing:
+                default = f"={dflt}"
+            else:
+                default = ""
+            (kw_params if f.kw_only else params).append(f"{f.name}:_type_{f.name}{default}")
+    if hasattr(cls, "__post_init__"):
+        body.append(f"{self_name}.__post_init__()")
+    args = ",".join([self_name] + params + (["*"] + kw_params if kw_params else []))
+    inner = "\n".join(f"  {line}" for line in body or ["pass"])
+    names = ", ".join(local)
+    text = (f"def __create_fn__({names}):\n"
+            f" def __init__({args})->_return_type:\n{inner}\n"
+            f" return __init__")
+    namespace: dict = {}
+    module = sys.modules.get(cls.__module__)
+    # compiled without this module's ``from __future__ import annotations``, as dataclasses
+    # compiles it: the annotations are the fields' types, not their names' strings
+    code = compile(text, "<string>", "exec", dont_inherit=True)
+    exec(code, module.__dict__ if module is not None else {}, namespace)
+    fn = namespace["__create_fn__"](**local)
+    fn.__qualname__ = f"{cls.__qualname__}.__init__"
+    return fn
+
+
+_HAS_DEFAULT_FACTORY = getattr(dataclasses, "_HAS_DEFAULT_FACTORY", None)
+if _HAS_DEFAULT_FACTORY is None:        # pragma: no cover - every supported Python has it
+    class _HasDefaultFactory:
+        def __repr__(self):
+            return "<factory>"
+    _HAS_DEFAULT_FACTORY = _HasDefaultFactory()
+
+
+__all__ = ["Fieldwise", "FrozenFieldwise", "fieldwise_dataclass", "init_function"]

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .. import envvars
-from ..fieldwise import Fieldwise, FrozenFieldwise
+from ..fieldwise import Fieldwise, FrozenFieldwise, fieldwise_dataclass
 from ..forksafe import ForkSafeLock
 from . import cachedir
 from .cachedir import cache_dir
@@ -147,7 +147,7 @@ def host_target() -> str:
     return host_id()
 
 
-@dataclass(frozen=True, repr=False, eq=False)   # (repr, eq, hash: FrozenFieldwise's)
+@fieldwise_dataclass(frozen=True)   # (repr, eq, hash: FrozenFieldwise's; __init__ compiled when used)
 class CacheKey(FrozenFieldwise):
     """Everything a compiled kernel depends on."""
 
@@ -163,7 +163,7 @@ class CacheKey(FrozenFieldwise):
         return hashlib.sha256(repr(self).encode()).hexdigest()[:40]
 
 
-@dataclass(repr=False, eq=False)                # (repr, eq: Fieldwise's)
+@fieldwise_dataclass                # (repr, eq: Fieldwise's; __init__ compiled when used)
 class CompiledKernel(Fieldwise):
     """Native code of one specialisation plus what the runtime needs to run and explain it."""
 
