@@ -21,9 +21,11 @@ classes use in place of ``@dataclass``:
 
 - ``__init__``: the one ``dataclasses`` writes (the same source: parameters, defaults and their
   annotations, default factories, ``object.__setattr__`` for a frozen class, ``__post_init__``),
-  written and compiled when the class's ``__init__`` is first looked up (its first instance,
-  or ``inspect.signature``), so a class a process never instantiates never compiles one: a
-  cached first launch makes no ``Report`` nor ``GmWrites`` (the report is built when read).
+  compiled when the class's ``__init__`` is looked up on the class (``inspect.signature``) or
+  after the class's first ``GENERIC_CALLS`` instances, which one generic function initialises
+  as it would (``_LazyInit``): a cached first launch, which makes a few ``ArgSpec``s, one
+  ``CacheKey`` and one ``CompiledKernel`` (and no ``Report``: it is built when read),
+  compiles none.
 - ``__setattr__``/``__delattr__`` of a frozen class: closures with the generated ones'
   behaviour (``FrozenInstanceError`` for a field, or for any name on the class itself), made
   without compiling anything.
@@ -33,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 import reprlib
 import sys
+import types
 
 _NAMES: dict = {}      # (class, 'repr' | 'compare' | 'hash') -> the field names, in order
 
@@ -150,21 +153,88 @@ def _frozen_set_del_attr(cls, names: tuple) -> None:
 
 
 class _LazyInit:
-    """A fieldwise dataclass's ``__init__`` until it is first looked up: then the generated
-    one (``init_function``) replaces it on the class."""
+    """A fieldwise dataclass's ``__init__`` until it is compiled.
 
-    __slots__ = ("cls",)
+    Looked up on the class (``inspect.signature``, ``cls.__init__``), or after
+    ``GENERIC_CALLS`` instances, it compiles the generated ``__init__`` (``init_function``) and
+    puts it on the class in its place. Until then an instance is initialised by ``_call``,
+    which does what the generated ``__init__`` does for a call that binds (the same fields
+    assigned in the same order, defaults, default factories called in field order,
+    ``object.__setattr__`` when frozen, ``__post_init__``); a call that does not bind (a missing,
+    unknown or repeated argument, too many) is handed to the compiled one, which raises
+    Python's own error. A cached first launch makes a few instances of three such classes
+    and so compiles nothing."""
+
+    __slots__ = ("cls", "calls", "plan")
 
     def __init__(self, cls):
         self.cls = cls
+        self.calls = 0
+        self.plan = None
 
     def __get__(self, obj, owner=None):
+        if obj is None:
+            return self.compiled()
+        return types.MethodType(self._call, obj)
+
+    def compiled(self):
+        """The generated ``__init__``, compiled and put on the class (once)."""
         cls = self.cls
         init = cls.__dict__.get("__init__")
         if init is self:
             init = init_function(cls)
             type.__setattr__(cls, "__init__", init)
-        return init if obj is None else init.__get__(obj, owner)
+        return init
+
+    def _call(self, obj, *args, **kwargs):
+        self.calls += 1
+        plan = self.plan
+        if plan is None:
+            plan = self.plan = _init_plan(self.cls)
+        positional, names, steps, setter, post_init = plan
+        if self.calls > GENERIC_CALLS or len(args) > len(positional):
+            return self.compiled()(obj, *args, **kwargs)
+        values = dict(zip(positional, args))
+        for name, value in kwargs.items():
+            if name not in names or name in values:
+                return self.compiled()(obj, *args, **kwargs)
+            values[name] = value
+        for name, required in names.items():
+            if required and name not in values:
+                return self.compiled()(obj, *args, **kwargs)
+        for name, init, default, factory in steps:
+            if factory is not _MISSING:
+                value = values.get(name, _HAS_DEFAULT_FACTORY) if init else \
+                    _HAS_DEFAULT_FACTORY
+                if value is _HAS_DEFAULT_FACTORY:
+                    value = factory()
+            else:
+                value = values.get(name, default)
+            setter(obj, name, value)
+        if post_init:
+            obj.__post_init__()
+
+
+#: instances a fieldwise dataclass initialises without its compiled ``__init__`` (each costs a
+#: few microseconds more than a compiled one would; compiling one costs about 60-500)
+GENERIC_CALLS = 16
+_MISSING = dataclasses.MISSING
+
+
+def _init_plan(cls) -> tuple:
+    """What ``_LazyInit._call`` needs: (the positional parameters' names, {parameter name:
+    required}, (name, init, default, default factory) of each field the body assigns, the
+    setter, whether ``__post_init__`` is called)."""
+    positional, names, steps = [], {}, []
+    for f in dataclasses.fields(cls):
+        if f.init:
+            if not f.kw_only:
+                positional.append(f.name)
+            names[f.name] = f.default is _MISSING and f.default_factory is _MISSING
+        if f.init or f.default_factory is not _MISSING:
+            steps.append((f.name, f.init, f.default, f.default_factory))
+    setter = object.__setattr__ if cls.__dataclass_params__.frozen else setattr
+    return (tuple(positional), names, tuple(steps), setter, hasattr(cls, "__post_init__"))
 
 
 def init_function(cls):

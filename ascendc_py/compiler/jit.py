@@ -408,16 +408,19 @@ def store_blob(name: str, data: bytes, symbols: list, **extra) -> None:
 
 
 # ----------------------------------------------------------------------------- disk cache
-def _entry_path(key: CacheKey) -> Optional[Path]:
+def _entry_path(key: CacheKey, create: bool = True) -> Optional[Path]:
+    """Where the entry of ``key`` lives; ``create``: make its folder if missing (for a write;
+    a lookup need not: a missing folder holds no entry)."""
     root = cache_dir()
     if root is None:
         return None
     d = root / "kernels"
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        cachedir.problem(exc, d)
-        return None
+    if create:
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            cachedir.problem(exc, d)
+            return None
     return d / f"{key.digest()}.kernel"
 
 
@@ -511,7 +514,7 @@ def _remove(path: Path) -> None:
 
 def load_cached(key: CacheKey, name: str) -> Optional[CompiledKernel]:
     """The cached compiled kernel for ``key``, or None (missing, corrupt or unloadable)."""
-    path = _entry_path(key)
+    path = _entry_path(key, create=False)
     if path is None:
         return None
     entry = _read_entry(path)
