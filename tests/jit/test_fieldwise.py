@@ -18,7 +18,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -209,6 +209,57 @@ def test_init_params_and_flags_match_stock_dataclasses(cls):
         f.default is f.default_factory is dataclasses.MISSING for f in dataclasses.fields(cls))
     assert init_error(cls, *range(60)) == init_error(twin, *range(60))
     assert init_error(cls, nope=1) == init_error(twin, nope=1)
+
+
+FIELD_ATTRIBUTES = ("name", "type", "default", "default_factory", "init", "repr", "hash",
+                    "compare", "metadata", "kw_only", "_field_type")
+
+
+@pytest.mark.parametrize("cls", FIELDWISE_CLASSES, ids=lambda c: c.__name__)
+def test_fields_and_class_attributes_match_stock_dataclasses(cls):
+    twin = stock_twin(cls)
+    ours, theirs = dataclasses.fields(cls), dataclasses.fields(twin)
+    assert [[getattr(f, a) for a in FIELD_ATTRIBUTES] for f in ours] == \
+        [[getattr(f, a) for a in FIELD_ATTRIBUTES] for f in theirs]
+    assert list(cls.__dataclass_fields__) == list(twin.__dataclass_fields__)
+    assert dataclasses.is_dataclass(cls) and dataclasses.is_dataclass(cls(
+        *[0] * sum(f.init and f.default is f.default_factory is dataclasses.MISSING
+                   and not f.kw_only for f in ours)))
+    if cls is not Report:           # (Report deletes its defaults from the class on purpose)
+        for f in ours:
+            assert cls.__dict__.get(f.name, "absent") == twin.__dict__.get(f.name, "absent")
+
+
+def test_declarations_fieldwise_does_not_process_itself_are_left_to_dataclasses():
+    with pytest.raises(TypeError, match="ClassVar and InitVar"):     # seen by dataclasses
+        @fieldwise_dataclass
+        class WithClassVar(Fieldwise):
+            """A ClassVar is not a field."""
+
+            a: int
+            counter: ClassVar[int] = 0
+
+    @fieldwise_dataclass
+    class Sub(Lazy):
+        """A dataclass base's fields come first."""
+
+        extra: int = 0
+
+    assert [f.name for f in dataclasses.fields(Sub)] == \
+        [f.name for f in dataclasses.fields(Lazy)] + ["extra"]
+    assert Sub(1, extra=2).extra == 2 and Sub(1).seen == (1, "c")
+
+
+def test_mutable_defaults_and_unannotated_fields_fail_as_in_dataclasses():
+    with pytest.raises(ValueError, match="mutable default <class 'list'> for field a"):
+        @fieldwise_dataclass
+        class MutableDefault(Fieldwise):
+            a: list = []
+    with pytest.raises(TypeError, match="'b' is a field but has no type annotation"):
+        @fieldwise_dataclass
+        class Unannotated(Fieldwise):
+            a: int
+            b = field(default=1)
 
 
 def test_undocumented_classes_get_the_stock_docstring():
