@@ -180,8 +180,9 @@ _SPECIAL_NAMES = ("ClassVar", "InitVar", "KW_ONLY")
 # what dataclasses marks a field (not a ClassVar or InitVar pseudo-field) with, and its
 # parameters record: taken from dataclasses, or None (then dataclasses processes every class)
 _FIELD_KINDS = getattr(dataclasses, "_FIELD", None)
-_TEMPLATE_PARAMS = dataclasses.dataclass(type("_Template", (), {}), init=False, repr=False,
-                                         eq=False).__dataclass_params__
+_TEMPLATE_PARAMS = dataclasses.dataclass(     # (documented: no signature computed for it)
+    type("_Template", (), {"__doc__": "params"}), init=False, repr=False,
+    eq=False).__dataclass_params__
 _PARAMS_TYPE = type(_TEMPLATE_PARAMS)
 _PARAMS_SLOTS = getattr(_PARAMS_TYPE, "__slots__", None)
 if not _PARAMS_SLOTS or hasattr(_TEMPLATE_PARAMS, "__dict__"):   # pragma: no cover
