@@ -3,8 +3,9 @@
 Python 3.11's ``dataclasses`` writes the source of every generated method of every dataclass and
 compiles it with ``exec`` when the class is created (about 60 µs a method, ~0.2 ms for a
 class's ``__repr__`` and ``__eq__``), which a process pays when it imports the class. The
-dataclasses a cached first launch creates (issue 14) declare ``@dataclass(repr=False,
-eq=False)`` and inherit these methods instead: the same results as the generated ones, read
+dataclasses a cached first launch creates (issue 14) are declared with
+``fieldwise_dataclass`` (below) and inherit these methods instead: the same results as the
+generated ones, read
 from ``dataclasses.fields`` (compiled once, with this module). ``Fieldwise`` is for mutable
 dataclasses (``__eq__`` and no hash, as ``eq=True`` makes them), ``FrozenFieldwise`` for
 frozen ones (with the hash ``eq=True, frozen=True`` generates).
@@ -16,8 +17,9 @@ frozen ones (with the hash ``eq=True, frozen=True`` generates).
 - ``__hash__`` (frozen): the hash of the tuple of the fields whose ``hash`` is True, or is None
   and ``compare`` is True.
 
-The other methods ``dataclasses`` compiles come from ``fieldwise_dataclass``, which the same
-classes use in place of ``@dataclass``:
+The other methods ``dataclasses`` compiles come from ``fieldwise_dataclass``, which these
+classes use in place of ``@dataclass`` (it also processes their fields itself, see
+``_plain_fields``):
 
 - ``__init__``: the one ``dataclasses`` writes (the same source: parameters, defaults and their
   annotations, default factories, ``object.__setattr__`` for a frozen class, ``__post_init__``),

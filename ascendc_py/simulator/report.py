@@ -8,7 +8,7 @@ of that critical core.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import Optional
 
 import numpy as np

@@ -14,7 +14,7 @@ import struct
 import threading
 import time
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
