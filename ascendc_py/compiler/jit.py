@@ -15,12 +15,12 @@ import os
 import pickle
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Optional
 
 from .. import envvars
-from ..fieldwise import Fieldwise, FrozenFieldwise
+from ..fieldwise import Fieldwise, FrozenFieldwise, fieldwise_dataclass
 from ..forksafe import ForkSafeLock
 from . import cachedir
 from .cachedir import cache_dir
@@ -147,7 +147,7 @@ def host_target() -> str:
     return host_id()
 
 
-@dataclass(frozen=True, repr=False, eq=False)   # (repr, eq, hash: FrozenFieldwise's)
+@fieldwise_dataclass(frozen=True)   # (repr, eq, hash: FrozenFieldwise's; __init__ compiled when used)
 class CacheKey(FrozenFieldwise):
     """Everything a compiled kernel depends on."""
 
@@ -163,7 +163,7 @@ class CacheKey(FrozenFieldwise):
         return hashlib.sha256(repr(self).encode()).hexdigest()[:40]
 
 
-@dataclass(repr=False, eq=False)                # (repr, eq: Fieldwise's)
+@fieldwise_dataclass                # (repr, eq: Fieldwise's; __init__ compiled when used)
 class CompiledKernel(Fieldwise):
     """Native code of one specialisation plus what the runtime needs to run and explain it."""
 
@@ -408,16 +408,19 @@ def store_blob(name: str, data: bytes, symbols: list, **extra) -> None:
 
 
 # ----------------------------------------------------------------------------- disk cache
-def _entry_path(key: CacheKey) -> Optional[Path]:
+def _entry_path(key: CacheKey, create: bool = True) -> Optional[Path]:
+    """Where the entry of ``key`` lives; ``create``: make its folder if missing (for a write;
+    a lookup need not: a missing folder holds no entry)."""
     root = cache_dir()
     if root is None:
         return None
     d = root / "kernels"
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        cachedir.problem(exc, d)
-        return None
+    if create:
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            cachedir.problem(exc, d)
+            return None
     return d / f"{key.digest()}.kernel"
 
 
@@ -511,7 +514,7 @@ def _remove(path: Path) -> None:
 
 def load_cached(key: CacheKey, name: str) -> Optional[CompiledKernel]:
     """The cached compiled kernel for ``key``, or None (missing, corrupt or unloadable)."""
-    path = _entry_path(key)
+    path = _entry_path(key, create=False)
     if path is None:
         return None
     entry = _read_entry(path)

@@ -6,16 +6,15 @@ compiler's front end, IR or semantic analysis.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..dsl.types import DataType
-from ..fieldwise import FrozenFieldwise
+from ..fieldwise import FrozenFieldwise, fieldwise_dataclass
 from .errors import SourceLoc
 
 
-@dataclass(frozen=True, repr=False, eq=False)   # (its own __eq__ and __hash__, the repr of
-class ArgSpec(FrozenFieldwise):                 # FrozenFieldwise: no methods generated)
+@fieldwise_dataclass(frozen=True)   # (its own __eq__ and __hash__, the repr of
+class ArgSpec(FrozenFieldwise):     # FrozenFieldwise: no methods compiled at creation)
     """How one kernel argument is specialised: 'gm' (dtype), 'scalar' (dtype) or 'const'.
 
     Launches build their specs with ``ArgSpec.of`` (one interned object per distinct spec, its
@@ -71,7 +70,7 @@ _INTERNED: dict = {}
 _INTERNED_MAX = 65536
 
 
-@dataclass(frozen=True, repr=False, eq=False)   # (repr, eq, hash: FrozenFieldwise's)
+@fieldwise_dataclass(frozen=True)   # (repr, eq, hash: FrozenFieldwise's; __init__ compiled when used)
 class GmWrites(FrozenFieldwise):
     """The GM arguments a compiled kernel may write.
 

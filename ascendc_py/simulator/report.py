@@ -8,14 +8,14 @@ of that critical core.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import Optional
 
 import numpy as np
 
 from ..compiler.ops import REGISTRY
 from ..dsl.types import PIPE_NAMES
-from ..fieldwise import Fieldwise
+from ..fieldwise import Fieldwise, fieldwise_dataclass
 from . import timing_params as TP
 
 STALL_CAUSES = ("flag wait", "queue full", "scalar issue", "HBM contention")
@@ -31,7 +31,7 @@ def cube_flops_of(counters) -> int:
                    if name in TP.OP_INDEX)
 
 
-@dataclass(repr=False, eq=False)       # (repr, eq: Fieldwise's, not generated per class)
+@fieldwise_dataclass    # (repr, eq: Fieldwise's; __init__ compiled when first used)
 class Report(Fieldwise):
     """Returned by every launch ``k[block_dim](...)``; ``print(report)`` shows a table.
 

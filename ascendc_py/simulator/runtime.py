@@ -14,7 +14,7 @@ import struct
 import threading
 import time
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from _queue import SimpleQueue
 
 from ..compiler.ops.debug import PRINT_BUFFER_BYTES
 from .. import envvars
-from ..fieldwise import Fieldwise
+from ..fieldwise import Fieldwise, fieldwise_dataclass
 from ..forksafe import ForkSafeLock
 from . import abi, blas, gm_access, interrupts, sanitizer, timing_params
 from .faults import build_fault
@@ -329,7 +329,7 @@ class _Core:
         return r
 
 
-@dataclass(repr=False, eq=False)       # (repr, eq: Fieldwise's, not generated per class)
+@fieldwise_dataclass    # (repr, eq: Fieldwise's; __init__ compiled when first used)
 class LaunchResult(Fieldwise):
     """Host wall time plus the timing model's per-block records."""
 
