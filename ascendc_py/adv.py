@@ -117,9 +117,69 @@ class TCubeTiling:
         return "TCubeTiling(" + ", ".join(f"{n}={getattr(self, n)}" for n in main) + ", ...)"
 
 
+class _Int32Record:
+    """A host record of int32 fields (0 by default) that a kernel takes as a struct parameter
+    (its fields become runtime int32 values in the kernel), as TCubeTiling."""
+
+    FIELDS: ClassVar[tuple[str, ...]] = ()
+    __slots__ = ()
+
+    def __init__(self, **fields: int):
+        for name in self.FIELDS:
+            object.__setattr__(self, name, 0)
+        for name, value in fields.items():
+            setattr(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        kind = type(self).__name__
+        if name not in self.FIELDS:
+            raise AttributeError(f"{kind} has no field '{name}'; fields: "
+                                 f"{', '.join(self.FIELDS)}")
+        value = int(value)
+        if not -(2 ** 31) <= value < 2 ** 31:
+            raise ValueError(f"{kind}.{name} = {value} does not fit int32")
+        object.__setattr__(self, name, value)
+
+    def values(self) -> tuple[int, ...]:
+        """The field values in declaration order (how a kernel argument is passed)."""
+        return tuple(getattr(self, n) for n in self.FIELDS)
+
+    def as_dict(self) -> dict[str, int]:
+        return {n: getattr(self, n) for n in self.FIELDS}
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and self.values() == other.values()
+
+    def __hash__(self):
+        return hash(self.values())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(" + ", ".join(
+            f"{n}={getattr(self, n)}" for n in self.FIELDS) + ")"
+
+
+#: Ascend C's SoftMaxTiling fields in pyasc's spelling and order.
+SOFTMAX_TILING_FIELDS = (
+    "src_m", "src_k", "src_size", "out_max_m", "out_max_k", "out_max_size", "split_m",
+    "split_k", "split_size", "reduce_m", "reduce_k", "reduce_size", "range_m", "tail_m",
+    "tail_split_size", "tail_reduce_size")
+
+
+class SoftmaxTiling(_Int32Record):
+    """Ascend C's SoftMaxTiling (pyasc ``asc.adv.SoftmaxTiling``): filled on the host by
+    ``ascendc_py.host_adv.softmax_tiling_func(src_shape, data_type_size,
+    local_work_space_size)``, passed as a kernel parameter (``tiling: asc.adv.SoftmaxTiling``)
+    to ``asc.adv.softmax``, which reads src_m, src_k and split_m (rows per pass)."""
+
+    asc_name: ClassVar[str] = "adv.SoftmaxTiling"
+    FIELDS: ClassVar[tuple[str, ...]] = SOFTMAX_TILING_FIELDS
+    __slots__ = SOFTMAX_TILING_FIELDS
+
+
 #: Struct types a kernel parameter may be annotated with (name -> (class, field names)).
 STRUCT_PARAMS: dict[str, tuple[type, tuple[str, ...]]] = {
     "TCubeTiling": (TCubeTiling, TCUBE_TILING_FIELDS),
+    "SoftmaxTiling": (SoftmaxTiling, SOFTMAX_TILING_FIELDS),
 }
 
 
@@ -185,8 +245,14 @@ MATH_APIS = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "
              "erf", "erfc", "exp", "floor", "frac", "lgamma", "log", "round", "sign", "sin",
              "sinh", "tan", "tanh", "trunc", "power", "xor", "axpy")
 
+#: The norm/activation APIs of the library (module of ascendc_py.advlib -> names), loaded
+#: on first use like the math functions.
+LIBRARY_APIS = {"softmax": ("softmax",)}
+_LIBRARY_NAMES = {n: mod for mod, names in LIBRARY_APIS.items() for n in names}
+
 __all__ = ["CubeFormat", "LayoutMode", "Property", "DEFAULT_C0_SIZE", "property", "TCubeTiling", "MatmulType", "Matmul", "register_matmul",
-           "TCUBE_TILING_FIELDS"] + list(MATH_APIS)
+           "TCUBE_TILING_FIELDS", "SoftmaxTiling", "SOFTMAX_TILING_FIELDS"] + \
+    list(MATH_APIS) + sorted(_LIBRARY_NAMES)
 
 
 def __getattr__(name: str):
@@ -195,8 +261,13 @@ def __getattr__(name: str):
         for api in MATH_APIS:                 # bind them all: later lookups are plain
             globals()[api] = getattr(_math, api)
         return globals()[name]
+    if name in _LIBRARY_NAMES:
+        import importlib
+        mod = importlib.import_module(f".advlib.{_LIBRARY_NAMES[name]}", __package__)
+        globals()[name] = getattr(mod, name)
+        return globals()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | set(MATH_APIS))
+    return sorted(set(globals()) | set(MATH_APIS) | set(_LIBRARY_NAMES))

@@ -72,3 +72,74 @@ def _query(api: str):
 #: api name -> its query function
 MATH_TMP_QUERIES = {n: _query(n) for n in MATH_APIS}
 globals().update({f"get_{n}_max_min_tmp_size": q for n, q in MATH_TMP_QUERIES.items()})
+
+
+# ----------------------------------------------------------------------------- softmax
+def _rows(src_shape: Shape) -> tuple[int, int]:
+    """(m, k): the product of the non-last dimensions and the last one."""
+    dims = [src_shape] if isinstance(src_shape, int) else \
+        [int(d) for d in getattr(src_shape, "dims", src_shape)]
+    if not dims or any(d < 0 for d in dims):
+        raise ValueError(f"src_shape {dims} must have dimensions >= 0")
+    return math.prod(dims[:-1]), dims[-1]
+
+
+def _softmax_bytes(rows: int, k: int) -> int:
+    work = -(-2 * -(-k // 64) // 8) * 8              # ReduceMax's float32 work area
+    return (8 + work + 2 * rows * k) * 4
+
+
+def _check_size(data_type_size: int) -> None:
+    if data_type_size not in (2, 4):
+        raise ValueError(f"data_type_size (of max and sum) must be 2 (half) or 4 (float), got "
+                         f"{data_type_size}")
+
+
+def get_softmax_max_tmp_size(src_shape: Shape, data_type_size: int,
+                             is_reuse_source: bool = False) -> int:
+    """Ascend C's GetSoftMaxMaxTmpSize: bytes of asc.adv.softmax's temp_buffer that hold all
+    rows of ``src_shape`` in one pass (``data_type_size``: of max and sum; our rule, see
+    ``ascendc_py/advlib/softmax.py``)."""
+    _check_size(data_type_size)
+    m, k = _rows(src_shape)
+    return _softmax_bytes(m, k) if m * k else 0
+
+
+def get_softmax_min_tmp_size(src_shape: Shape, data_type_size: int,
+                             is_reuse_source: bool = False) -> int:
+    """Ascend C's GetSoftMaxMinTmpSize: the smallest temp_buffer of asc.adv.softmax (one row
+    per pass)."""
+    _check_size(data_type_size)
+    m, k = _rows(src_shape)
+    return _softmax_bytes(1, k) if m * k else 0
+
+
+def softmax_tiling_func(src_shape: Shape, data_type_size: int, local_work_space_size: int,
+                        softmax_tiling=None):
+    """Ascend C's SoftMaxTilingFunc: fill (and return) an ``asc.adv.SoftmaxTiling`` for
+    ``src_shape`` ([..., k], rows of k elements) and a temp_buffer of
+    ``local_work_space_size`` bytes: split_m is the rows per pass that fit the buffer (all
+    rows at most); range_m passes of split_m rows, then tail_m rows. ValueError below
+    get_softmax_min_tmp_size."""
+    from .adv import SoftmaxTiling
+    _check_size(data_type_size)
+    m, k = _rows(src_shape)
+    t = softmax_tiling if softmax_tiling is not None else SoftmaxTiling()
+    if m * k and local_work_space_size < _softmax_bytes(1, k):
+        raise ValueError(f"local_work_space_size {local_work_space_size} is below the "
+                         f"minimum {_softmax_bytes(1, k)} bytes for rows of {k} elements")
+    split = 0
+    if m * k:
+        split = min(m, (local_work_space_size // 4 - (_softmax_bytes(0, k) // 4)) // (2 * k))
+    reduce_k = 32 // data_type_size
+    t.src_m, t.src_k, t.src_size = m, k, m * k
+    t.out_max_m, t.out_max_k, t.out_max_size = m, reduce_k, m * reduce_k
+    t.split_m, t.split_k, t.split_size = split, k, split * k
+    t.reduce_m, t.reduce_k, t.reduce_size = split, reduce_k, split * reduce_k
+    t.range_m = m // split if split else 0
+    t.tail_m = m - t.range_m * split
+    t.tail_split_size, t.tail_reduce_size = t.tail_m * k, t.tail_m * reduce_k
+    return t
+
+
+__all__ += ["get_softmax_max_tmp_size", "get_softmax_min_tmp_size", "softmax_tiling_func"]

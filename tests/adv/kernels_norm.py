@@ -1,0 +1,59 @@
+"""Kernels that call asc.adv.softmax (and the other norm/activation APIs) on one tile."""
+from __future__ import annotations
+
+import ascendc_py as asc
+
+TILE = 8192      # bytes of each input/output buffer
+
+
+def softmax_kernel(stat_dtype=None, with_tmp=True, with_ori=False):
+    """dst, max, sum of asc.adv.softmax over x viewed as [tiling.src_m, tiling.src_k]
+    (max/sum in stat_dtype, x's dtype when None; temp_buffer of tmp_bytes when with_tmp)."""
+
+    @asc.kernel
+    def k(x: asc.GlobalAddress, z: asc.GlobalAddress, mx: asc.GlobalAddress,
+          sm: asc.GlobalAddress, tiling: asc.adv.SoftmaxTiling, ori_k: int, tmp_bytes: int):
+        n = tiling.src_m * tiling.src_k
+        st = x.dtype if stat_dtype is None else stat_dtype
+        ns = tiling.src_m * (32 // st.sizeof())
+        xg = asc.GlobalTensor()
+        xg.set_global_buffer(x, n)
+        zg = asc.GlobalTensor()
+        zg.set_global_buffer(z, n)
+        mg = asc.GlobalTensor()
+        mg.set_global_buffer(mx, ns)
+        sg = asc.GlobalTensor()
+        sg.set_global_buffer(sm, ns)
+        pipe = asc.TPipe()
+        qx = asc.TQue(asc.TPosition.VECIN, 1)
+        qz = asc.TQue(asc.TPosition.VECOUT, 1)
+        qs = asc.TQue(asc.TPosition.VECOUT, 1)
+        tb = asc.TBuf(asc.TPosition.VECCALC)
+        pipe.init_buffer(qx, 1, TILE)
+        pipe.init_buffer(qz, 1, TILE)
+        pipe.init_buffer(qs, 1, 2048)
+        pipe.init_buffer(tb, tmp_bytes)
+        a = qx.alloc_tensor(x.dtype)
+        asc.data_copy(a, xg, n)
+        qx.enque(a)
+        a = qx.deque(x.dtype)
+        c = qz.alloc_tensor(x.dtype)
+        s = qs.alloc_tensor(st)
+        mxt = s[512 // st.sizeof():]
+        if with_tmp and with_ori:
+            asc.adv.softmax(c, s, mxt, a, tiling, tb.get(asc.uint8, tmp_bytes), ori_src_k=ori_k)
+        elif with_tmp:
+            asc.adv.softmax(c, s, mxt, a, tiling, tb.get(asc.uint8, tmp_bytes))
+        else:
+            asc.adv.softmax(c, s, mxt, a, tiling)
+        qz.enque(c)
+        qs.enque(s)
+        qx.free_tensor(a)
+        c = qz.deque(x.dtype)
+        asc.data_copy(zg, c, n)
+        qz.free_tensor(c)
+        s = qs.deque(st)
+        asc.data_copy(sg, s, ns)
+        asc.data_copy(mg, s[512 // st.sizeof():], ns)
+        qs.free_tensor(s)
+    return k
