@@ -117,45 +117,16 @@ class TCubeTiling:
         return "TCubeTiling(" + ", ".join(f"{n}={getattr(self, n)}" for n in main) + ", ...)"
 
 
-class _Int32Record:
-    """A host record of int32 fields (0 by default) that a kernel takes as a struct parameter
-    (its fields become runtime int32 values in the kernel), as TCubeTiling."""
-
-    FIELDS: ClassVar[tuple[str, ...]] = ()
-    __slots__ = ()
-
-    def __init__(self, **fields: int):
-        for name in self.FIELDS:
-            object.__setattr__(self, name, 0)
-        for name, value in fields.items():
-            setattr(self, name, value)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        kind = type(self).__name__
-        if name not in self.FIELDS:
-            raise AttributeError(f"{kind} has no field '{name}'; fields: "
-                                 f"{', '.join(self.FIELDS)}")
-        value = int(value)
-        if not -(2 ** 31) <= value < 2 ** 31:
-            raise ValueError(f"{kind}.{name} = {value} does not fit int32")
-        object.__setattr__(self, name, value)
-
-    def values(self) -> tuple[int, ...]:
-        """The field values in declaration order (how a kernel argument is passed)."""
-        return tuple(getattr(self, n) for n in self.FIELDS)
-
-    def as_dict(self) -> dict[str, int]:
-        return {n: getattr(self, n) for n in self.FIELDS}
-
-    def __eq__(self, other) -> bool:
-        return type(other) is type(self) and self.values() == other.values()
-
-    def __hash__(self):
-        return hash(self.values())
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(" + ", ".join(
-            f"{n}={getattr(self, n)}" for n in self.FIELDS) + ")"
+def _tiling_struct(name: str, fields: tuple, doc: str, floats: tuple = ()) -> type:
+    """A pyasc tiling record (``asc.Struct`` with int32 fields, float32 for ``floats``, all 0
+    by default): a mutable host record and a struct kernel parameter whose fields the kernel
+    reads as run-time values."""
+    from .dsl.struct import Field, Struct
+    from .dsl.types import float32, int32
+    body = {f: Field(dtype=float32 if f in floats else int32,
+                     default=0.0 if f in floats else 0) for f in fields}
+    body.update(__doc__=doc, __module__=__name__, asc_name=f"adv.{name}")
+    return type(name, (Struct,), body)
 
 
 #: Ascend C's SoftMaxTiling fields in pyasc's spelling and order.
@@ -163,23 +134,27 @@ SOFTMAX_TILING_FIELDS = (
     "src_m", "src_k", "src_size", "out_max_m", "out_max_k", "out_max_size", "split_m",
     "split_k", "split_size", "reduce_m", "reduce_k", "reduce_size", "range_m", "tail_m",
     "tail_split_size", "tail_reduce_size")
-
-
-class SoftmaxTiling(_Int32Record):
-    """Ascend C's SoftMaxTiling (pyasc ``asc.adv.SoftmaxTiling``): filled on the host by
+SoftmaxTiling = _tiling_struct("SoftmaxTiling", SOFTMAX_TILING_FIELDS, """Ascend C's
+    SoftMaxTiling (pyasc ``asc.adv.SoftmaxTiling``): filled on the host by
     ``ascendc_py.host_adv.softmax_tiling_func(src_shape, data_type_size,
     local_work_space_size)``, passed as a kernel parameter (``tiling: asc.adv.SoftmaxTiling``)
-    to ``asc.adv.softmax``, which reads src_m, src_k and split_m (rows per pass)."""
+    to ``asc.adv.softmax``, which reads src_m, src_k and split_m (rows per pass).""")
 
-    asc_name: ClassVar[str] = "adv.SoftmaxTiling"
-    FIELDS: ClassVar[tuple[str, ...]] = SOFTMAX_TILING_FIELDS
-    __slots__ = SOFTMAX_TILING_FIELDS
+#: Ascend C's RmsNormTiling fields in pyasc's spelling and order.
+RMSNORM_TILING_FIELDS = (
+    "b_length", "s_length", "h_length", "original_h_length", "reciprocal_of_h_length",
+    "main_bsh_length", "main_bs_length", "main_bs_length_align", "loop_round",
+    "input_tail_pos", "tail_bsh_length", "tail_bs_length")
+RmsNormTiling = _tiling_struct("RmsNormTiling", RMSNORM_TILING_FIELDS, """Ascend C's
+    RmsNormTiling (pyasc ``asc.adv.RmsNormTiling``; reciprocal_of_h_length is float32, the
+    others int32): filled on the host by ``ascendc_py.host_adv.get_rms_norm_tiling_info``,
+    passed as a kernel parameter (``tiling: asc.adv.RmsNormTiling``) to ``asc.adv.rmsnorm``.""",
+    floats=("reciprocal_of_h_length",))
 
 
 #: Struct types a kernel parameter may be annotated with (name -> (class, field names)).
 STRUCT_PARAMS: dict[str, tuple[type, tuple[str, ...]]] = {
     "TCubeTiling": (TCubeTiling, TCUBE_TILING_FIELDS),
-    "SoftmaxTiling": (SoftmaxTiling, SOFTMAX_TILING_FIELDS),
 }
 
 
@@ -247,11 +222,12 @@ MATH_APIS = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "
 
 #: The norm/activation APIs of the library (module of ascendc_py.advlib -> names), loaded
 #: on first use like the math functions.
-LIBRARY_APIS = {"softmax": ("softmax",)}
+LIBRARY_APIS = {"softmax": ("softmax",), "normalization": ("rmsnorm",)}
 _LIBRARY_NAMES = {n: mod for mod, names in LIBRARY_APIS.items() for n in names}
 
 __all__ = ["CubeFormat", "LayoutMode", "Property", "DEFAULT_C0_SIZE", "property", "TCubeTiling", "MatmulType", "Matmul", "register_matmul",
-           "TCUBE_TILING_FIELDS", "SoftmaxTiling", "SOFTMAX_TILING_FIELDS"] + \
+           "TCUBE_TILING_FIELDS", "SoftmaxTiling", "SOFTMAX_TILING_FIELDS",
+           "RmsNormTiling", "RMSNORM_TILING_FIELDS"] + \
     list(MATH_APIS) + sorted(_LIBRARY_NAMES)
 
 

@@ -143,3 +143,72 @@ def softmax_tiling_func(src_shape: Shape, data_type_size: int, local_work_space_
 
 
 __all__ += ["get_softmax_max_tmp_size", "get_softmax_min_tmp_size", "softmax_tiling_func"]
+
+
+# ----------------------------------------------------------------------------- rmsnorm
+def _bsh(shape: Shape, what: str) -> tuple[int, int, int]:
+    dims = [int(d) for d in getattr(shape, "dims", shape)]
+    if len(dims) != 3 or any(d < 0 for d in dims):
+        raise ValueError(f"{what} must be [B, S, H] with dimensions >= 0, got {dims}")
+    return dims[0], dims[1], dims[2]
+
+
+def _rms_norm_bytes(rows: int, h: int, type_size: int) -> int:
+    if type_size == 2:
+        return (16 + h + 2 * rows * h) * 4
+    return (16 + rows * h) * 4
+
+
+def get_rms_norm_max_min_tmp_size(src_shape: Shape, type_size: int,
+                                  is_basic_block: bool = False) -> tuple[int, int]:
+    """Ascend C's GetRmsNormMaxMinTmpSize: (max_value, min_value) in bytes of asc.adv.rmsnorm's
+    temp_buffer for a [B, S, H] src of ``type_size`` bytes (2: half, 4: float): all rows in one
+    pass / one row per pass (our rule, see ``ascendc_py/advlib/normalization.py``)."""
+    if type_size not in (2, 4):
+        raise ValueError(f"type_size must be 2 (half) or 4 (float), got {type_size}")
+    b, s, h = _bsh(src_shape, "src_shape")
+    if b * s * h == 0:
+        return 0, 0
+    return _rms_norm_bytes(b * s, h, type_size), _rms_norm_bytes(1, h, type_size)
+
+
+def get_rms_norm_tiling_info(src_shape: Shape, origin_src_shape: Shape,
+                             stack_buffer_byte_size: int, type_size: int, tiling=None,
+                             is_basic_block: bool = False):
+    """Ascend C's GetRmsNormTilingInfo: fill (and return) an ``asc.adv.RmsNormTiling`` for a
+    [B, S, H] src (H 32-byte aligned) whose valid rows are origin_src_shape's H, and a
+    temp_buffer of ``stack_buffer_byte_size`` bytes: main_bs_length rows per pass (all rows at
+    most), loop_round full passes, then tail_bs_length rows from input_tail_pos.
+    reciprocal_of_h_length = float32(1 / original H). ValueError below the minimum size."""
+    import numpy as np
+
+    from .adv import RmsNormTiling
+    if type_size not in (2, 4):
+        raise ValueError(f"type_size must be 2 (half) or 4 (float), got {type_size}")
+    b, s, h = _bsh(src_shape, "src_shape")
+    ob, os_, oh = _bsh(origin_src_shape, "origin_src_shape")
+    if (ob, os_) != (b, s) or oh > h or (h * type_size) % 32:
+        raise ValueError(f"src_shape {[b, s, h]} must have H 32-byte aligned and "
+                         f"origin_src_shape {[ob, os_, oh]} the same B, S and H <= it")
+    rows = b * s
+    lo = _rms_norm_bytes(1, h, type_size)
+    if rows * h and stack_buffer_byte_size < lo:
+        raise ValueError(f"stack_buffer_byte_size {stack_buffer_byte_size} is below the "
+                         f"minimum {lo} bytes")
+    main = 0
+    if rows * h:
+        per_row = (2 if type_size == 2 else 1) * h * 4
+        main = min(rows, (stack_buffer_byte_size - _rms_norm_bytes(0, h, type_size)) // per_row)
+    t = tiling if tiling is not None else RmsNormTiling()
+    t.b_length, t.s_length, t.h_length, t.original_h_length = b, s, h, oh
+    t.reciprocal_of_h_length = float(np.float32(1.0) / np.float32(oh)) if oh else 0.0
+    t.main_bs_length, t.main_bsh_length = main, main * h
+    t.main_bs_length_align = -(-main // 8) * 8
+    t.loop_round = rows // main if main else 0
+    t.input_tail_pos = t.loop_round * main * h
+    t.tail_bs_length = rows - t.loop_round * main
+    t.tail_bsh_length = t.tail_bs_length * h
+    return t
+
+
+__all__ += ["get_rms_norm_max_min_tmp_size", "get_rms_norm_tiling_info"]

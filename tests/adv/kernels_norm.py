@@ -57,3 +57,47 @@ def softmax_kernel(stat_dtype=None, with_tmp=True, with_ori=False):
         asc.data_copy(mg, s[512 // st.sizeof():], ns)
         qs.free_tensor(s)
     return k
+
+
+def rmsnorm_kernel(with_tmp=True):
+    """asc.adv.rmsnorm over x viewed as [b * s, h] with gamma [h] and epsilon eps."""
+
+    @asc.kernel
+    def k(x: asc.GlobalAddress, gm: asc.GlobalAddress, z: asc.GlobalAddress, eps: float,
+          tiling: asc.adv.RmsNormTiling, tmp_bytes: int):
+        n = tiling.b_length * tiling.s_length * tiling.h_length
+        xg = asc.GlobalTensor()
+        xg.set_global_buffer(x, n)
+        gg = asc.GlobalTensor()
+        gg.set_global_buffer(gm, tiling.h_length)
+        zg = asc.GlobalTensor()
+        zg.set_global_buffer(z, n)
+        pipe = asc.TPipe()
+        qx = asc.TQue(asc.TPosition.VECIN, 1)
+        qg = asc.TQue(asc.TPosition.VECIN, 1)
+        qz = asc.TQue(asc.TPosition.VECOUT, 1)
+        tb = asc.TBuf(asc.TPosition.VECCALC)
+        pipe.init_buffer(qx, 1, TILE)
+        pipe.init_buffer(qg, 1, 2048)
+        pipe.init_buffer(qz, 1, TILE)
+        pipe.init_buffer(tb, tmp_bytes)
+        a = qx.alloc_tensor(x.dtype)
+        asc.data_copy(a, xg, n)
+        qx.enque(a)
+        g = qg.alloc_tensor(x.dtype)
+        asc.data_copy(g, gg, tiling.h_length)
+        qg.enque(g)
+        a = qx.deque(x.dtype)
+        g = qg.deque(x.dtype)
+        c = qz.alloc_tensor(x.dtype)
+        if with_tmp:
+            asc.adv.rmsnorm(c, a, g, eps, tiling, tb.get(asc.uint8, tmp_bytes))
+        else:
+            asc.adv.rmsnorm(c, a, g, eps, tiling)
+        qz.enque(c)
+        qx.free_tensor(a)
+        qg.free_tensor(g)
+        c = qz.deque(x.dtype)
+        asc.data_copy(zg, c, n)
+        qz.free_tensor(c)
+    return k

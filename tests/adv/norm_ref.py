@@ -36,3 +36,21 @@ def softmax(x, kv=None, stat_dtype=None):
         mx[r] = st.type(mr)
         sm[r] = st.type(s)
     return dst.astype(x.dtype), mx, sm
+
+
+def rmsnorm(x, gamma, eps, hv=None):
+    """dst of asc.adv.rmsnorm on x [rows, h] (the first hv of a row valid): float32 steps
+    (float16 widened first): x*x, ReduceSum, times float32(1/hv), + eps, Sqrt, x / it, * gamma,
+    dst rounded once."""
+    m, h = x.shape
+    hv = h if hv is None else hv
+    xf = x.astype(F32)
+    g = gamma.astype(F32)
+    r_h = F32(1.0) / F32(hv)
+    out = np.empty((m, h), F32)
+    for r in range(m):
+        sq = (xf[r] * xf[r]).astype(F32)
+        s = _reduce("reduce_sum", sq[:hv])
+        w = np.sqrt(F32(s) * r_h + F32(eps), dtype=F32)
+        out[r] = ((xf[r] / w).astype(F32) * g).astype(F32)
+    return out.astype(x.dtype)
