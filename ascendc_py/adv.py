@@ -152,6 +152,18 @@ RmsNormTiling = _tiling_struct("RmsNormTiling", RMSNORM_TILING_FIELDS, """Ascend
     floats=("reciprocal_of_h_length",))
 
 
+#: The LayerNormTiling fields of Ascend C's documentation that we use (its [B, S, H] form),
+#: in pyasc's snake_case; the meanings of the buffer fields are ours (see host_adv).
+LAYERNORM_TILING_FIELDS = (
+    "b_length", "s_length", "h_length", "original_h_length", "input_x_size", "mean_var_size",
+    "number_of_tmp_buf", "mean_tmp_tensor_pos", "mean_tmp_tensor_size",
+    "variance_tmp_tensor_pos", "variance_tmp_tensor_size", "tmp_buf_size", "one_tmp_size")
+LayerNormTiling = _tiling_struct("LayerNormTiling", LAYERNORM_TILING_FIELDS, """Ascend C's
+    LayerNormTiling (the fields its documentation shows, in pyasc's spelling; not in pyasc):
+    filled on the host by ``ascendc_py.host_adv.get_layer_norm_nd_tiling_info``, passed as a
+    kernel parameter (``tiling: asc.adv.LayerNormTiling``) to ``asc.adv.layernorm``.""")
+
+
 #: Struct types a kernel parameter may be annotated with (name -> (class, field names)).
 STRUCT_PARAMS: dict[str, tuple[type, tuple[str, ...]]] = {
     "TCubeTiling": (TCubeTiling, TCUBE_TILING_FIELDS),
@@ -222,12 +234,14 @@ MATH_APIS = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "
 
 #: The norm/activation APIs of the library (module of ascendc_py.advlib -> names), loaded
 #: on first use like the math functions.
-LIBRARY_APIS = {"softmax": ("softmax",), "normalization": ("rmsnorm",)}
+LIBRARY_APIS = {"softmax": ("softmax",), "normalization": ("rmsnorm",),
+                "layernorm": ("layernorm",)}
 _LIBRARY_NAMES = {n: mod for mod, names in LIBRARY_APIS.items() for n in names}
 
 __all__ = ["CubeFormat", "LayoutMode", "Property", "DEFAULT_C0_SIZE", "property", "TCubeTiling", "MatmulType", "Matmul", "register_matmul",
            "TCUBE_TILING_FIELDS", "SoftmaxTiling", "SOFTMAX_TILING_FIELDS",
-           "RmsNormTiling", "RMSNORM_TILING_FIELDS"] + \
+           "RmsNormTiling", "RMSNORM_TILING_FIELDS",
+           "LayerNormTiling", "LAYERNORM_TILING_FIELDS"] + \
     list(MATH_APIS) + sorted(_LIBRARY_NAMES)
 
 

@@ -212,3 +212,70 @@ def get_rms_norm_tiling_info(src_shape: Shape, origin_src_shape: Shape,
 
 
 __all__ += ["get_rms_norm_max_min_tmp_size", "get_rms_norm_tiling_info"]
+
+
+# ----------------------------------------------------------------------------- layernorm
+def _layer_norm_layout(rows: int, h: int, type_size: int, per_pass: int) -> dict:
+    """float32 element offsets/sizes of asc.adv.layernorm's temporary buffer (our rule)."""
+    half = type_size == 2
+    sa = -(-rows // 8) * 8 if half else 0
+    regions = 3 if half else 2
+    fixed = 16 + 2 * sa + (2 * h if half else 0)
+    return {"sa": sa, "regions": regions, "fixed": fixed,
+            "total": fixed + regions * per_pass * h}
+
+
+def get_layer_norm_max_min_tmp_size(src_shape: Shape, type_size: int,
+                                    is_reuse_source: bool = False) -> tuple[int, int]:
+    """Ascend C's GetLayerNormMaxMinTmpSize: (max_value, min_value) in bytes of
+    asc.adv.layernorm's temp_buffer for a [B, S, H] input of ``type_size`` bytes: all rows in
+    one pass / one row per pass (our rule, see ``ascendc_py/advlib/layernorm.py``)."""
+    if type_size not in (2, 4):
+        raise ValueError(f"type_size must be 2 (half) or 4 (float), got {type_size}")
+    b, s, h = _bsh(src_shape, "src_shape")
+    rows = b * s
+    if rows * h == 0:
+        return 0, 0
+    return (_layer_norm_layout(rows, h, type_size, rows)["total"] * 4,
+            _layer_norm_layout(rows, h, type_size, 1)["total"] * 4)
+
+
+def get_layer_norm_nd_tiling_info(src_shape: Shape, stack_buffer_size: int, type_size: int,
+                                  is_reuse_source: bool = False, tiling=None,
+                                  origin_src_shape: Shape = None):
+    """Ascend C's GetLayerNormNDTilingInfo: fill (and return) an ``asc.adv.LayerNormTiling``
+    for a [B, S, H] input (H 32-byte aligned; ``origin_src_shape``'s H, when given, is the
+    valid part of a row) and a temp_buffer of ``stack_buffer_size`` bytes: one_tmp_size =
+    (rows per pass) * H float32 elements, the most rows that fit (all at most);
+    number_of_tmp_buf the row regions; the mean/variance positions and sizes those of the
+    float32 statistics (float16 only); tmp_buf_size the float32 elements used. ValueError below
+    the minimum size."""
+    from .adv import LayerNormTiling
+    if type_size not in (2, 4):
+        raise ValueError(f"type_size must be 2 (half) or 4 (float), got {type_size}")
+    b, s, h = _bsh(src_shape, "src_shape")
+    oh = h if origin_src_shape is None else _bsh(origin_src_shape, "origin_src_shape")[2]
+    if oh > h or (h * type_size) % 32:
+        raise ValueError(f"src_shape {[b, s, h]} must have H 32-byte aligned and the original "
+                         f"H ({oh}) <= it")
+    rows = b * s
+    lay = _layer_norm_layout(rows, h, type_size, 0)
+    lo = _layer_norm_layout(rows, h, type_size, 1)["total"] * 4
+    if rows * h and stack_buffer_size < lo:
+        raise ValueError(f"stack_buffer_size {stack_buffer_size} is below the minimum {lo} "
+                         f"bytes")
+    per = min(rows, (stack_buffer_size // 4 - lay["fixed"]) // (lay["regions"] * h)) \
+        if rows * h else 0
+    t = tiling if tiling is not None else LayerNormTiling()
+    t.b_length, t.s_length, t.h_length, t.original_h_length = b, s, h, oh
+    t.input_x_size, t.mean_var_size = rows * h, rows
+    t.number_of_tmp_buf = lay["regions"]
+    t.mean_tmp_tensor_pos, t.mean_tmp_tensor_size = (16, lay["sa"]) if lay["sa"] else (0, 0)
+    t.variance_tmp_tensor_pos = 16 + lay["sa"] if lay["sa"] else 0
+    t.variance_tmp_tensor_size = lay["sa"]
+    t.one_tmp_size = per * h
+    t.tmp_buf_size = _layer_norm_layout(rows, h, type_size, per)["total"] if rows * h else 0
+    return t
+
+
+__all__ += ["get_layer_norm_max_min_tmp_size", "get_layer_norm_nd_tiling_info"]

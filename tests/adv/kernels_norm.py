@@ -101,3 +101,68 @@ def rmsnorm_kernel(with_tmp=True):
         asc.data_copy(zg, c, n)
         qz.free_tensor(c)
     return k
+
+
+def layernorm_kernel(with_tmp=True):
+    """asc.adv.layernorm over x viewed as [b * s, h]: output, mean and variance to GM."""
+
+    @asc.kernel
+    def k(x: asc.GlobalAddress, gm: asc.GlobalAddress, bt: asc.GlobalAddress,
+          z: asc.GlobalAddress, mu: asc.GlobalAddress, var: asc.GlobalAddress, eps: float,
+          tiling: asc.adv.LayerNormTiling, tmp_bytes: int):
+        rows = tiling.b_length * tiling.s_length
+        n = rows * tiling.h_length
+        blk = 32 // x.dtype.sizeof()
+        ra = (rows + blk - 1) // blk * blk       # mu, var: whole 32-byte blocks on the host
+        xg = asc.GlobalTensor()
+        xg.set_global_buffer(x, n)
+        gg = asc.GlobalTensor()
+        gg.set_global_buffer(gm, tiling.h_length)
+        bg = asc.GlobalTensor()
+        bg.set_global_buffer(bt, tiling.h_length)
+        zg = asc.GlobalTensor()
+        zg.set_global_buffer(z, n)
+        mg = asc.GlobalTensor()
+        mg.set_global_buffer(mu, ra)
+        vg = asc.GlobalTensor()
+        vg.set_global_buffer(var, ra)
+        pipe = asc.TPipe()
+        qx = asc.TQue(asc.TPosition.VECIN, 1)
+        qg = asc.TQue(asc.TPosition.VECIN, 1)
+        qz = asc.TQue(asc.TPosition.VECOUT, 1)
+        qs = asc.TQue(asc.TPosition.VECOUT, 1)
+        tb = asc.TBuf(asc.TPosition.VECCALC)
+        pipe.init_buffer(qx, 1, TILE)
+        pipe.init_buffer(qg, 1, 4096)
+        pipe.init_buffer(qz, 1, TILE)
+        pipe.init_buffer(qs, 1, 1024)
+        pipe.init_buffer(tb, tmp_bytes)
+        a = qx.alloc_tensor(x.dtype)
+        asc.data_copy(a, xg, n)
+        qx.enque(a)
+        g = qg.alloc_tensor(x.dtype)
+        asc.data_copy(g, gg, tiling.h_length)
+        asc.data_copy(g[2048 // x.dtype.sizeof():], bg, tiling.h_length)
+        qg.enque(g)
+        a = qx.deque(x.dtype)
+        g = qg.deque(x.dtype)
+        c = qz.alloc_tensor(x.dtype)
+        s = qs.alloc_tensor(x.dtype)
+        sv = s[512 // x.dtype.sizeof():]
+        if with_tmp:
+            asc.adv.layernorm(c, s, sv, a, g, g[2048 // x.dtype.sizeof():], eps, tiling,
+                              tb.get(asc.uint8, tmp_bytes))
+        else:
+            asc.adv.layernorm(c, s, sv, a, g, g[2048 // x.dtype.sizeof():], eps, tiling)
+        qz.enque(c)
+        qs.enque(s)
+        qx.free_tensor(a)
+        qg.free_tensor(g)
+        c = qz.deque(x.dtype)
+        asc.data_copy(zg, c, n)
+        qz.free_tensor(c)
+        s = qs.deque(x.dtype)
+        asc.data_copy(mg, s, ra)
+        asc.data_copy(vg, s[512 // x.dtype.sizeof():], ra)
+        qs.free_tensor(s)
+    return k

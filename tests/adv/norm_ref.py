@@ -6,7 +6,7 @@ import numpy as np
 
 from ascendc_py.compiler.ops import REGISTRY
 
-from advmath_ref import vexp   # the vector unit's float32 Exp (libm's, not NumPy's)
+from advmath_ref import vexp, vln   # the vector unit's float32 Exp, Ln (libm's)
 
 F32 = np.float32
 
@@ -54,3 +54,28 @@ def rmsnorm(x, gamma, eps, hv=None):
         w = np.sqrt(F32(s) * r_h + F32(eps), dtype=F32)
         out[r] = ((xf[r] / w).astype(F32) * g).astype(F32)
     return out.astype(x.dtype)
+
+
+def layernorm(x, gamma, beta, eps, hv=None):
+    """(output, mean, variance) of asc.adv.layernorm on x [rows, h] (the first hv of a row
+    valid), the documented steps in float32: mean = ReduceSum(x * (1/hv)), d = x - mean,
+    variance = ReduceSum(d * d * (1/hv)), rstd = Exp(Ln(variance + eps) * -0.5),
+    out = d * rstd * gamma + beta; float16 widened first, results rounded once."""
+    m, h = x.shape
+    hv = h if hv is None else hv
+    xf = x.astype(F32)
+    g = gamma.astype(F32)
+    b = beta.astype(F32)
+    inv = F32(1.0) / F32(hv)
+    out = np.empty((m, h), F32)
+    mean = np.empty(m, F32)
+    var = np.empty(m, F32)
+    for r in range(m):
+        mean[r] = _reduce("reduce_sum", (xf[r] * inv).astype(F32)[:hv])
+        d = (xf[r] + F32(-mean[r])).astype(F32)
+        sq = ((d * d).astype(F32) * inv).astype(F32)
+        var[r] = _reduce("reduce_sum", sq[:hv])
+        w = np.full(h, var[r], F32) + F32(eps)
+        rstd = vexp((vln(w) * F32(-0.5)).astype(F32))
+        out[r] = ((((d * rstd).astype(F32)) * g).astype(F32) + b).astype(F32)
+    return out.astype(x.dtype), mean.astype(x.dtype), var.astype(x.dtype)
