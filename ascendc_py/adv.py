@@ -235,7 +235,8 @@ MATH_APIS = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "
 #: The norm/activation APIs of the library (module of ascendc_py.advlib -> names), loaded
 #: on first use like the math functions.
 LIBRARY_APIS = {"softmax": ("softmax",), "normalization": ("rmsnorm",),
-                "layernorm": ("layernorm",)}
+                "layernorm": ("layernorm",),
+                "activation": ("gelu", "faster_gelu", "silu", "swiglu", "geglu")}
 _LIBRARY_NAMES = {n: mod for mod, names in LIBRARY_APIS.items() for n in names}
 
 __all__ = ["CubeFormat", "LayoutMode", "Property", "DEFAULT_C0_SIZE", "property", "TCubeTiling", "MatmulType", "Matmul", "register_matmul",

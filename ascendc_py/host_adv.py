@@ -279,3 +279,43 @@ def get_layer_norm_nd_tiling_info(src_shape: Shape, stack_buffer_size: int, type
 
 
 __all__ += ["get_layer_norm_max_min_tmp_size", "get_layer_norm_nd_tiling_info"]
+
+
+# ----------------------------------------------------------------------------- activations
+#: float32 regions of each activation API's temporary buffer, per chunk of 64k elements
+ACTIVATION_REGIONS = {"gelu": 2, "faster_gelu": 2, "silu": 2, "swiglu": 4, "geglu": 4}
+
+
+def activation_tmp_size(api: str, src_shape: Shape, type_size: int,
+                        is_reuse_source: bool = False) -> tuple[int, int]:
+    """(max_value, min_value) in bytes of ``asc.adv.<api>``'s temp_buffer (gelu, faster_gelu,
+    silu, swiglu, geglu) for ``src_shape`` elements of ``type_size`` bytes: the math APIs'
+    rule, ``regions * 4 * align64(count)`` at most and ``regions * 256`` at least."""
+    if api not in ACTIVATION_REGIONS:
+        raise ValueError(f"unknown activation API {api!r}; known: "
+                         f"{', '.join(ACTIVATION_REGIONS)}")
+    if type_size not in (2, 4):
+        raise ValueError(f"type_size must be 2 (half) or 4 (float), got {type_size}")
+    r = ACTIVATION_REGIONS[api]
+    return r * 4 * _align(_count(src_shape), REPEAT), r * 4 * REPEAT
+
+
+def _activation_query(api: str, ascend: str):
+    def query(src_shape: Shape, type_size: int, is_reuse_source: bool = False
+              ) -> tuple[int, int]:
+        return activation_tmp_size(api, src_shape, type_size, is_reuse_source)
+    query.__name__ = query.__qualname__ = f"get_{api}_max_min_tmp_size"
+    query.__doc__ = (f"Ascend C's {ascend}: (max_value, min_value) in bytes of "
+                     f"asc.adv.{api}'s temp_buffer for src_shape elements of type_size bytes.")
+    return query
+
+
+get_gelu_max_min_tmp_size = _activation_query("gelu", "GetGeluMaxMinTmpSize")
+get_faster_gelu_max_min_tmp_size = _activation_query("faster_gelu", "GetGeluMaxMinTmpSize "
+                                                     "(FasterGelu)")
+get_silu_max_min_tmp_size = _activation_query("silu", "Silu (no query in Ascend C; ours)")
+get_swiglu_max_min_tmp_size = _activation_query("swiglu", "GetSwiGLUMaxMinTmpSize")
+get_geglu_max_min_tmp_size = _activation_query("geglu", "GetGeGLUMaxMinTmpSize")
+
+__all__ += ["activation_tmp_size", "ACTIVATION_REGIONS"] + \
+    [f"get_{a}_max_min_tmp_size" for a in ACTIVATION_REGIONS]

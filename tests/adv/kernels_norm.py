@@ -166,3 +166,55 @@ def layernorm_kernel(with_tmp=True):
         asc.data_copy(vg, s[512 // x.dtype.sizeof():], ra)
         qs.free_tensor(s)
     return k
+
+
+def activation_kernel(api, two_inputs=False, with_tmp=True):
+    """asc.adv.<api> on cnt of n elements (temp_buffer of tmp_bytes; a second input y and the
+    scalar beta for swiglu)."""
+    fn = getattr(asc.adv, api)
+
+    @asc.kernel
+    def k(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress, n: int, cnt: int,
+          beta: float, tmp_bytes: int):
+        xg = asc.GlobalTensor()
+        xg.set_global_buffer(x, n)
+        yg = asc.GlobalTensor()
+        yg.set_global_buffer(y, n)
+        zg = asc.GlobalTensor()
+        zg.set_global_buffer(z, n)
+        pipe = asc.TPipe()
+        qx = asc.TQue(asc.TPosition.VECIN, 1)
+        qz = asc.TQue(asc.TPosition.VECOUT, 1)
+        tb = asc.TBuf(asc.TPosition.VECCALC)
+        pipe.init_buffer(qx, 1, 2 * TILE)
+        pipe.init_buffer(qz, 1, TILE)
+        pipe.init_buffer(tb, tmp_bytes)
+        a = qx.alloc_tensor(x.dtype)
+        asc.data_copy(a, xg, n)
+        b = a[TILE // x.dtype.sizeof():]
+        asc.data_copy(b, yg, n)
+        qx.enque(a)
+        a = qx.deque(x.dtype)
+        b = a[TILE // x.dtype.sizeof():]
+        c = qz.alloc_tensor(x.dtype)
+        asc.duplicate(c, 0.0, n)
+        if api == "swiglu":
+            if with_tmp:
+                fn(c, a, b, beta, cnt, tb.get(asc.uint8, tmp_bytes))
+            else:
+                fn(c, a, b, beta, cnt)
+        elif two_inputs:
+            if with_tmp:
+                fn(c, a, b, cnt, tb.get(asc.uint8, tmp_bytes))
+            else:
+                fn(c, a, b, cnt)
+        elif with_tmp:
+            fn(c, a, cnt, tb.get(asc.uint8, tmp_bytes))
+        else:
+            fn(c, a, cnt)
+        qz.enque(c)
+        qx.free_tensor(a)
+        c = qz.deque(x.dtype)
+        asc.data_copy(zg, c, n)
+        qz.free_tensor(c)
+    return k

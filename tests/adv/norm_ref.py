@@ -79,3 +79,35 @@ def layernorm(x, gamma, beta, eps, hv=None):
         rstd = vexp((vln(w) * F32(-0.5)).astype(F32))
         out[r] = ((((d * rstd).astype(F32)) * g).astype(F32) + b).astype(F32)
     return out.astype(x.dtype), mean.astype(x.dtype), var.astype(x.dtype)
+
+
+def _sig_div(x, e):
+    """x / (1 + e) in float32 (Adds then Div)."""
+    return (x / (e + F32(1.0)).astype(F32)).astype(F32)
+
+
+def activation(api, x, y=None, beta=1.0):
+    """asc.adv.<api> replayed: the library's instruction order in float32 (float16 widened
+    first, rounded once)."""
+    xf = x.astype(F32)
+    if api == "gelu":
+        t = ((xf * xf).astype(F32) * xf).astype(F32)
+        t = ((t * F32(0.044715)).astype(F32) + xf).astype(F32)
+        out = _sig_div(xf, vexp((t * F32(-1.59576912)).astype(F32)))
+    elif api == "faster_gelu":
+        out = _sig_div(xf, vexp((xf * F32(-1.702)).astype(F32)))
+    elif api == "silu":
+        out = _sig_div(xf, vexp((xf * F32(-1.0)).astype(F32)))
+    elif api == "swiglu":
+        yf = y.astype(F32)
+        sw = _sig_div(yf, vexp((yf * F32(-beta)).astype(F32)))
+        out = (xf * sw).astype(F32)
+    elif api == "geglu":
+        yf = y.astype(F32)
+        t = ((yf * yf).astype(F32) * yf).astype(F32)
+        t = (t + (yf * F32(22.363860002236)).astype(F32)).astype(F32)
+        g = _sig_div(yf, vexp((t * F32(-0.0713548162726)).astype(F32)))
+        out = (xf * g).astype(F32)
+    else:
+        raise ValueError(api)
+    return out.astype(x.dtype)
