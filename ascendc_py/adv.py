@@ -164,6 +164,10 @@ LayerNormTiling = _tiling_struct("LayerNormTiling", LAYERNORM_TILING_FIELDS, """
     kernel parameter (``tiling: asc.adv.LayerNormTiling``) to ``asc.adv.layernorm``.""")
 
 
+#: the asc.Struct tiling records, constructible in kernels too (``asc.adv.SoftmaxTiling(...)``)
+TILING_STRUCTS = (SoftmaxTiling, RmsNormTiling, LayerNormTiling)
+
+
 #: Struct types a kernel parameter may be annotated with (name -> (class, field names)).
 STRUCT_PARAMS: dict[str, tuple[type, tuple[str, ...]]] = {
     "TCubeTiling": (TCubeTiling, TCUBE_TILING_FIELDS),

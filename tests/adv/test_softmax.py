@@ -122,3 +122,42 @@ def test_sanitize_mode_finds_nothing(dtype):
     d, rm, rs = REF.softmax(x, kv=k - 7)
     np.testing.assert_array_equal(z, d)
     np.testing.assert_array_equal(sm, rs)
+
+
+@asc.kernel
+def _tiling_in_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, rows: int, cols: int):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, rows * cols)
+    zg = asc.GlobalTensor()
+    zg.set_global_buffer(z, rows * cols)
+    pipe = asc.TPipe()
+    buf = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(buf, 16384)
+    a = buf.get(asc.float32)
+    c = a[1024:]
+    st = a[2048:]
+    tmp = a[2112:].reinterpret_cast(asc.uint8)
+    asc.data_copy(a, xg, rows * cols)
+    asc.set_flag(asc.HardEvent.MTE2_V, 0)
+    asc.wait_flag(asc.HardEvent.MTE2_V, 0)
+    tiling = asc.adv.SoftmaxTiling(src_m=rows, src_k=cols, split_m=2)
+    asc.adv.softmax(c, st, st[32:], a, tiling, tmp)
+    asc.set_flag(asc.HardEvent.V_MTE3, 0)
+    asc.wait_flag(asc.HardEvent.V_MTE3, 0)
+    asc.data_copy(zg, c, rows * cols)
+
+
+@asc.kernel
+def _tiling_bad_field(x: asc.GlobalAddress):
+    t = asc.adv.SoftmaxTiling(srcM=1)  # <-
+
+
+def test_tiling_built_in_the_kernel():
+    x = data((3, 64), np.float32, seed=7)
+    z = np.zeros_like(x)
+    _tiling_in_kernel[1](x, z, 3, 64)
+    np.testing.assert_array_equal(z, REF.softmax(x)[0])
+    with pytest.raises(asc.KernelNameError) as info:
+        _tiling_bad_field[1](x)
+    assert "SoftmaxTiling has no field 'srcM'" in str(info.value)
+    assert info.value.loc.line == _tiling_bad_field.fn.__code__.co_firstlineno + 2
