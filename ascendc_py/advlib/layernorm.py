@@ -109,7 +109,7 @@ def layernorm(output, output_mean, output_variance, input_x, gamma, beta, epsilo
     d = t[base:]                                 # x - mean, then the output rows (float16)
     w = t[base + sm * h:]                        # scratch rows
     inv_m = 1.0 / max(hv, 1)
-    for r0 in range(0, m, sm):
+    for r0 in range(0, m, max(sm, 1)):            # (sm is 0 only when m is)
         rows = min(sm, m - r0)
         n = rows * h
         x = widen(input_x[r0 * h:], t[base + 2 * sm * h:], n)

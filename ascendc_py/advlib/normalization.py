@@ -74,7 +74,7 @@ def rmsnorm(dst, src, gamma, epsilon, tiling, temp_buffer=None, basic_block=Fals
     g = widened_gamma(gamma, t, h)
     eps = epsilon
     r_h = tiling.reciprocal_of_h_length
-    for r0 in range(0, m, sm):
+    for r0 in range(0, m, max(sm, 1)):            # (sm is 0 only when m is)
         rows = min(sm, m - r0)
         n = rows * h
         x = pass_rows(src, t[16 + gw + sm * h:], r0 * h, n)      # float32 rows of the pass

@@ -93,7 +93,7 @@ def softmax(dst, sum, max, src, tiling, temp_buffer=None, reuse_source=False,  #
     x = w                                        # float16: the widened rows (next region)
     if half:
         x = t[8 + wk + sm * k:]
-    for r0 in range(0, m, sm):
+    for r0 in range(0, m, max(sm, 1)):            # (sm is 0 only when m is)
         rows = min(sm, m - r0)
         n = rows * k
         if half:
