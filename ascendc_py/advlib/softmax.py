@@ -47,6 +47,12 @@ def scalar_of(work):
 
 
 @asc.kernel
+def at_least_one(n):
+    """max(n, 1) (softmax's parameter ``max`` hides the builtin there)."""
+    return max(n, 1)
+
+
+@asc.kernel
 def work_floats(k):
     """float32 elements of ReduceMax's work area for a row of k (count form, no index)."""
     return (2 * ((k + 63) // 64) + 7) // 8 * 8
@@ -93,7 +99,7 @@ def softmax(dst, sum, max, src, tiling, temp_buffer=None, reuse_source=False,  #
     x = w                                        # float16: the widened rows (next region)
     if half:
         x = t[8 + wk + sm * k:]
-    for r0 in range(0, m, max(sm, 1)):            # (sm is 0 only when m is)
+    for r0 in range(0, m, at_least_one(sm)):      # (sm is 0 only when m is)
         rows = min(sm, m - r0)
         n = rows * k
         if half:

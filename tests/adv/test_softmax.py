@@ -161,3 +161,13 @@ def test_tiling_built_in_the_kernel():
         _tiling_bad_field[1](x)
     assert "SoftmaxTiling has no field 'srcM'" in str(info.value)
     assert info.value.loc.line == _tiling_bad_field.fn.__code__.co_firstlineno + 2
+
+
+def test_zero_tiling_is_a_no_op():
+    """A tiling of zeros means no rows (softmax's parameter ``max`` shadows the builtin: the
+    zero-step guard once called the max tensor)."""
+    x = data((2, 64), np.float32)
+    z = np.ones_like(x)
+    s = np.ones((2, 8), np.float32)
+    softmax_kernel()[1](x, z, s, s.copy(), asc.adv.SoftmaxTiling(), 64, 4096)
+    assert (z == 1).all()
