@@ -36,6 +36,9 @@ M_TMP = ("asc.adv.softmax: temp_buffer must be a uint8 LocalTensor large enough 
          "tiling.split_m rows (ascendc_py.host_adv.get_softmax_min_tmp_size/max give the "
          "range; softmax_tiling_func fits split_m to a buffer)")
 M_NZ = "asc.adv.softmax: only the ND format is supported (data_format_nz=False)"
+M_EMPTY = ("asc.adv.softmax: tiling.src_k is 0: fill the SoftmaxTiling with "
+           "ascendc_py.host_adv.softmax_tiling_func (or build it in the kernel with src_m, "
+           "src_k and split_m); the shape is not taken from the tensors' ShapeInfo here")
 
 
 @asc.kernel
@@ -77,6 +80,7 @@ def softmax(dst, sum, max, src, tiling, temp_buffer=None, reuse_source=False,  #
     half = src.dtype == asc.float16
     m = tiling.src_m
     k = tiling.src_k
+    assert k > 0, M_EMPTY
     kv = k if ori_src_k is None else ori_src_k
     blk = 32 // sum.dtype.sizeof()               # elements of one 32-byte block of max/sum
     assert m >= 0 and k >= 0 and kv >= 0 and kv <= k, M_SHAPE

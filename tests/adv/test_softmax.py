@@ -163,11 +163,14 @@ def test_tiling_built_in_the_kernel():
     assert info.value.loc.line == _tiling_bad_field.fn.__code__.co_firstlineno + 2
 
 
-def test_zero_tiling_is_a_no_op():
-    """A tiling of zeros means no rows (softmax's parameter ``max`` shadows the builtin: the
-    zero-step guard once called the max tensor)."""
+def test_zero_tiling_is_an_error_at_the_call():
+    """A tiling of zeros (pyasc's insert_sync test passes one and expects the shape from the
+    tensors' ShapeInfo, which we do not read) stops at the call instead of silently computing
+    nothing (it once also called the max tensor: the API's parameter max hides the builtin)."""
     x = data((2, 64), np.float32)
     z = np.ones_like(x)
     s = np.ones((2, 8), np.float32)
-    softmax_kernel()[1](x, z, s, s.copy(), asc.adv.SoftmaxTiling(), 64, 4096)
-    assert (z == 1).all()
+    with pytest.raises(asc.KernelAssertionError) as info:
+        softmax_kernel()[1](x, z, s, s.copy(), asc.adv.SoftmaxTiling(), 64, 4096)
+    assert "asc.adv.softmax: tiling.src_k is 0" in str(info.value)
+    assert info.value.loc.file.endswith("kernels_norm.py")
