@@ -117,6 +117,57 @@ class TCubeTiling:
         return "TCubeTiling(" + ", ".join(f"{n}={getattr(self, n)}" for n in main) + ", ...)"
 
 
+def _tiling_struct(name: str, fields: tuple, doc: str, floats: tuple = ()) -> type:
+    """A pyasc tiling record (``asc.Struct`` with int32 fields, float32 for ``floats``, all 0
+    by default): a mutable host record and a struct kernel parameter whose fields the kernel
+    reads as run-time values."""
+    from .dsl.struct import Field, Struct
+    from .dsl.types import float32, int32
+    body = {f: Field(dtype=float32 if f in floats else int32,
+                     default=0.0 if f in floats else 0) for f in fields}
+    body.update(__doc__=doc, __module__=__name__, asc_name=f"adv.{name}")
+    return type(name, (Struct,), body)
+
+
+#: Ascend C's SoftMaxTiling fields in pyasc's spelling and order.
+SOFTMAX_TILING_FIELDS = (
+    "src_m", "src_k", "src_size", "out_max_m", "out_max_k", "out_max_size", "split_m",
+    "split_k", "split_size", "reduce_m", "reduce_k", "reduce_size", "range_m", "tail_m",
+    "tail_split_size", "tail_reduce_size")
+SoftmaxTiling = _tiling_struct("SoftmaxTiling", SOFTMAX_TILING_FIELDS, """Ascend C's
+    SoftMaxTiling (pyasc ``asc.adv.SoftmaxTiling``): filled on the host by
+    ``ascendc_py.host_adv.softmax_tiling_func(src_shape, data_type_size,
+    local_work_space_size)``, passed as a kernel parameter (``tiling: asc.adv.SoftmaxTiling``)
+    to ``asc.adv.softmax``, which reads src_m, src_k and split_m (rows per pass).""")
+
+#: Ascend C's RmsNormTiling fields in pyasc's spelling and order.
+RMSNORM_TILING_FIELDS = (
+    "b_length", "s_length", "h_length", "original_h_length", "reciprocal_of_h_length",
+    "main_bsh_length", "main_bs_length", "main_bs_length_align", "loop_round",
+    "input_tail_pos", "tail_bsh_length", "tail_bs_length")
+RmsNormTiling = _tiling_struct("RmsNormTiling", RMSNORM_TILING_FIELDS, """Ascend C's
+    RmsNormTiling (pyasc ``asc.adv.RmsNormTiling``; reciprocal_of_h_length is float32, the
+    others int32): filled on the host by ``ascendc_py.host_adv.get_rms_norm_tiling_info``,
+    passed as a kernel parameter (``tiling: asc.adv.RmsNormTiling``) to ``asc.adv.rmsnorm``.""",
+    floats=("reciprocal_of_h_length",))
+
+
+#: The LayerNormTiling fields of Ascend C's documentation that we use (its [B, S, H] form),
+#: in pyasc's snake_case; the meanings of the buffer fields are ours (see host_adv).
+LAYERNORM_TILING_FIELDS = (
+    "b_length", "s_length", "h_length", "original_h_length", "input_x_size", "mean_var_size",
+    "number_of_tmp_buf", "mean_tmp_tensor_pos", "mean_tmp_tensor_size",
+    "variance_tmp_tensor_pos", "variance_tmp_tensor_size", "tmp_buf_size", "one_tmp_size")
+LayerNormTiling = _tiling_struct("LayerNormTiling", LAYERNORM_TILING_FIELDS, """Ascend C's
+    LayerNormTiling (the fields its documentation shows, in pyasc's spelling; not in pyasc):
+    filled on the host by ``ascendc_py.host_adv.get_layer_norm_nd_tiling_info``, passed as a
+    kernel parameter (``tiling: asc.adv.LayerNormTiling``) to ``asc.adv.layernorm``.""")
+
+
+#: the asc.Struct tiling records, constructible in kernels too (``asc.adv.SoftmaxTiling(...)``)
+TILING_STRUCTS = (SoftmaxTiling, RmsNormTiling, LayerNormTiling)
+
+
 #: Struct types a kernel parameter may be annotated with (name -> (class, field names)).
 STRUCT_PARAMS: dict[str, tuple[type, tuple[str, ...]]] = {
     "TCubeTiling": (TCubeTiling, TCUBE_TILING_FIELDS),
@@ -185,8 +236,18 @@ MATH_APIS = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "
              "erf", "erfc", "exp", "floor", "frac", "lgamma", "log", "round", "sign", "sin",
              "sinh", "tan", "tanh", "trunc", "power", "xor", "axpy")
 
+#: The norm/activation APIs of the library (module of ascendc_py.advlib -> names), loaded
+#: on first use like the math functions.
+LIBRARY_APIS = {"softmax": ("softmax",), "normalization": ("rmsnorm",),
+                "layernorm": ("layernorm",),
+                "activation": ("gelu", "faster_gelu", "silu", "swiglu", "geglu")}
+_LIBRARY_NAMES = {n: mod for mod, names in LIBRARY_APIS.items() for n in names}
+
 __all__ = ["CubeFormat", "LayoutMode", "Property", "DEFAULT_C0_SIZE", "property", "TCubeTiling", "MatmulType", "Matmul", "register_matmul",
-           "TCUBE_TILING_FIELDS"] + list(MATH_APIS)
+           "TCUBE_TILING_FIELDS", "SoftmaxTiling", "SOFTMAX_TILING_FIELDS",
+           "RmsNormTiling", "RMSNORM_TILING_FIELDS",
+           "LayerNormTiling", "LAYERNORM_TILING_FIELDS"] + \
+    list(MATH_APIS) + sorted(_LIBRARY_NAMES)
 
 
 def __getattr__(name: str):
@@ -195,8 +256,13 @@ def __getattr__(name: str):
         for api in MATH_APIS:                 # bind them all: later lookups are plain
             globals()[api] = getattr(_math, api)
         return globals()[name]
+    if name in _LIBRARY_NAMES:
+        import importlib
+        mod = importlib.import_module(f".advlib.{_LIBRARY_NAMES[name]}", __package__)
+        globals()[name] = getattr(mod, name)
+        return globals()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | set(MATH_APIS))
+    return sorted(set(globals()) | set(MATH_APIS) | set(_LIBRARY_NAMES))

@@ -1,14 +1,14 @@
-"""Row layer norm, y[r] = (x[r] - mean) * rsqrt(var + eps) * gamma + beta, float32 and float16.
+"""Row layer norm, y[r] = (x[r] - mean) / sqrt(var + eps) * gamma + beta, float32 and float16,
+on Ascend C's LayerNorm high-level API (asc.adv.layernorm).
 
 mean and var are over the row (biased variance, as torch.nn.LayerNorm). Blocks split the rows;
 gamma and beta are loaded once per block; each row goes through a double-buffered TQue pipeline
-with tier-1 ops only:
-  reduce_sum → muls(1/cols) → (V→S flag) get_value → adds(-mean) → mul (square) → reduce_sum
-  → muls(1/cols) → adds(eps) → rsqrt (on one element) → (V→S flag) get_value → muls(rstd)
-  → mul(gamma) → add(beta).
-The golden function repeats that arithmetic in NumPy (the registry's reduction references give
-the kernel's summation order; float16 rounds after every operation); the result is also checked
-against a float64 layer norm. Run: python samples/layernorm.py
+and one call of asc.adv.layernorm (a LayerNormTiling of one row built in the kernel, a
+temporary buffer from a TBuf), whose documented steps are: mean = ReduceSum(x * 1/H), variance
+= ReduceSum((x - mean)^2 * 1/H), Exp(Ln(variance + eps) * -1/2) times (x - mean), times gamma,
+plus beta; float16 computes in float32 (see the README, "Norms and activations"). The golden
+function replays those steps in NumPy (the registry's reduction references give the summation
+order); the result is also checked against a float64 layer norm. Run: python samples/layernorm.py
 """
 import numpy as np
 
@@ -17,14 +17,10 @@ from ascendc_py.compiler.ops import REGISTRY
 
 BUFFER_NUM = 2
 MAX_COLS = 4096
-
-
-@asc.kernel
-def scalar_of(work: asc.LocalTensor):
-    """work[0] on the scalar unit, after the vector unit has written it."""
-    asc.set_flag(asc.HardEvent.V_S, 0)
-    asc.wait_flag(asc.HardEvent.V_S, 0)
-    return work.get_value(0)
+#: asc.adv.layernorm's temporary buffer for one row of MAX_COLS
+#: (host_adv.get_layer_norm_max_min_tmp_size: the minimum, float32 / float16)
+TMP_BYTES_F32 = (16 + 2 * MAX_COLS) * 4
+TMP_BYTES_F16 = (16 + 2 * 8 + 2 * MAX_COLS + 3 * MAX_COLS) * 4
 
 
 @asc.kernel
@@ -47,39 +43,34 @@ def layernorm_kernel(x: asc.GlobalAddress, gamma: asc.GlobalAddress, beta: asc.G
     q_out = asc.TQue(asc.TPosition.VECOUT, BUFFER_NUM)
     params = asc.TBuf(asc.TPosition.VECCALC)
     calc = asc.TBuf(asc.TPosition.VECCALC)
+    stats = asc.TBuf(asc.TPosition.VECCALC)
     size = x.dtype.sizeof()
+    tmp_bytes = TMP_BYTES_F32
+    if x.dtype == asc.float16:
+        tmp_bytes = TMP_BYTES_F16
     pipe.init_buffer(q_in, BUFFER_NUM, MAX_COLS * size)
     pipe.init_buffer(q_out, BUFFER_NUM, MAX_COLS * size)
     pipe.init_buffer(params, 2 * MAX_COLS * size)
-    pipe.init_buffer(calc, (MAX_COLS + 64) * size)
+    pipe.init_buffer(calc, tmp_bytes)
+    pipe.init_buffer(stats, 64)
     g = params.get(x.dtype)
     b = g[MAX_COLS:]
-    sq = calc.get(x.dtype)          # squares; also the reductions' shared_tmp_buffer
-    work = sq[MAX_COLS:]
+    tmp = calc.get(asc.uint8)
+    mean = stats.get(x.dtype)                   # one row's mean and variance
+    var = mean[32 // size:]
     asc.data_copy(g, g_gm, cols)
     asc.data_copy(b, b_gm, cols)
     asc.set_flag(asc.HardEvent.MTE2_V, 0)
     asc.wait_flag(asc.HardEvent.MTE2_V, 0)
-    inv_cols = 1.0 / cols
+    tiling = asc.adv.LayerNormTiling(b_length=1, s_length=1, h_length=cols,
+                                     original_h_length=cols, one_tmp_size=cols)
     for r in range(first, last):
         src = q_in.alloc_tensor(x.dtype)
         asc.data_copy(src, x_gm[r * cols:], cols)
         q_in.enque(src)
         src = q_in.deque(x.dtype)
         dst = q_out.alloc_tensor(x.dtype)
-        asc.reduce_sum(work, src, sq, cols)                # count form: sq is not used
-        asc.muls(work, work, inv_cols, 1)
-        mean = scalar_of(work)
-        asc.adds(dst, src, -mean, cols)                    # x - mean
-        asc.mul(sq, dst, dst, cols)
-        asc.reduce_sum(work, sq, sq[cols:], cols)
-        asc.muls(work, work, inv_cols, 1)                  # biased variance
-        asc.adds(work, work, eps, 1)
-        asc.rsqrt(work, work, 1)
-        rstd = scalar_of(work)
-        asc.muls(dst, dst, rstd, cols)
-        asc.mul(dst, dst, g, cols)
-        asc.add(dst, dst, b, cols)
+        asc.adv.layernorm(dst, mean, var, src, g, b, eps, tiling, tmp)
         q_out.enque(dst)
         q_in.free_tensor(src)
         dst = q_out.deque(x.dtype)
@@ -88,20 +79,23 @@ def layernorm_kernel(x: asc.GlobalAddress, gamma: asc.GlobalAddress, beta: asc.G
 
 
 def golden(x, gamma, beta, eps):
-    """The kernel's arithmetic in NumPy, row by row (float16 rounds after every operation)."""
-    dt = x.dtype
-    one = np.zeros(1, dt)
-    inv_cols = dt.type(np.float32(1.0) / np.float32(x.shape[1]))
-    eps_t = dt.type(np.float32(eps))
-    out = np.empty_like(x)
-    for r, row in enumerate(x):
-        mean = (REGISTRY["reduce_sum"].reference(one, row, row.size)[0] * inv_cols).astype(dt)
-        xc = (row - mean).astype(dt)
-        var = REGISTRY["reduce_sum"].reference(one, (xc * xc).astype(dt), row.size)[0]
-        var = dt.type(dt.type(var * inv_cols) + eps_t)
-        rstd = dt.type(np.float32(1.0) / np.sqrt(np.float32(var)))
-        out[r] = (((xc * rstd).astype(dt) * gamma).astype(dt) + beta).astype(dt)
-    return out
+    """asc.adv.layernorm's documented steps in NumPy, row by row: float32 (float16 widened
+    first), one rounding to float16 at the end."""
+    f32 = np.float32
+    one = np.zeros(16, f32)
+    inv = f32(1.0) / f32(x.shape[1])
+    g = gamma.astype(f32)
+    b = beta.astype(f32)
+    out = np.empty(x.shape, f32)
+    for r, row in enumerate(x.astype(f32)):
+        mean = REGISTRY["reduce_sum"].reference(one, (row * inv).astype(f32), row.size)[0]
+        d = (row + f32(-mean)).astype(f32)
+        var = REGISTRY["reduce_sum"].reference(one, ((d * d).astype(f32) * inv).astype(f32),
+                                               row.size)[0]
+        w = np.full(row.size, f32(var) + f32(eps), f32)
+        rstd = np.exp((np.log(w) * f32(-0.5)).astype(f32)).astype(f32)
+        out[r] = ((((d * rstd).astype(f32)) * g).astype(f32) + b).astype(f32)
+    return out.astype(x.dtype)
 
 
 def layernorm(x, gamma, beta, eps=1e-5, cores=8):

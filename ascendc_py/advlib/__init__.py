@@ -8,7 +8,10 @@ inlined helpers. The modules set ``__asc_library__ = True``: an assertion of the
 too-small temporary buffer, a count beyond a tensor) is reported at the user's call.
 
 ``math`` holds pyasc's 27 ``asc.adv`` math functions (re-exported by :mod:`ascendc_py.adv`);
-``ascendc_py.host_adv`` has their host-side temporary-buffer queries.
+``softmax``, ``normalization``, ``layernorm`` and ``activation`` hold ``softmax``,
+``rmsnorm``, ``layernorm`` and ``gelu``/``faster_gelu``/``silu``/``swiglu``/``geglu``
+(loaded on first use of ``asc.adv.<name>``); ``ascendc_py.host_adv`` has the host-side
+temporary-buffer queries and tiling functions.
 """
 from .math import *  # noqa: F401,F403
 from .math import __all__  # noqa: F401

@@ -594,7 +594,21 @@ def _module_attributes(module, names, path: str, seen=None):
     attrs = vars(module)
     for attr in names:
         if attr not in attrs:
-            continue
+            # a name the module loads on first use (a module __getattr__, as asc.adv's library
+            # functions): load it, or the cache key would miss the library's source
+            # a name the module loads on first use (a module __getattr__ serving a name of its
+            # __all__, as asc.adv's library functions), or one it forwards to the module it
+            # stands for (``_target``: the pyasc shim's ``asc``): without it the cache key
+            # would miss the library's source
+            target = attrs.get("_target")
+            if inspect.ismodule(target) and id(target) not in seen and attr in vars(target):
+                yield from _module_attributes(target, names, path, seen)
+                continue
+            if "__getattr__" not in attrs or attr not in attrs.get("__all__", ()):
+                continue
+            getattr(module, attr)
+            if attr not in attrs:
+                continue
         sub = attrs[attr]
         yield attrs, f"{path}.{attr}", sub
         if inspect.ismodule(sub) and id(sub) not in seen:

@@ -172,9 +172,43 @@ def _construct_tcube_tiling(an, args, kwargs, loc):
     return StructV("TCubeTiling", tuple((n, given.get(n, ConstV(0, int32))) for n in names))
 
 
+def _tiling_struct_constructor(cls):
+    """``asc.adv.SoftmaxTiling(src_m=..., ...)`` (and the other asc.Struct tiling records of
+    ascendc_py.adv) in a kernel: the named fields converted to their dtype (compile-time or
+    run-time values), the others their defaults."""
+    def construct(an, args, kwargs, loc):
+        from ..errors import ArgumentError
+        from . import scalars as S
+        from .builtins import KernelNameError_, want_int
+        from .values import ConstV, RtV, StructV
+        name = cls.__name__
+        if args:
+            raise ArgumentError(f"asc.adv.{name}() takes its fields as keyword arguments", loc)
+        fields = cls.struct_fields
+        for key in kwargs:
+            if key not in fields:
+                raise KernelNameError_(f"{name} has no field '{key}'; fields: "
+                                       f"{', '.join(fields)}", loc)
+        values = []
+        for key, f in fields.items():
+            if key not in kwargs:
+                values.append((key, ConstV(f.default, f.dtype)))
+                continue
+            v = S.numeric(kwargs[key])
+            expr = S.to_expr(v, f.dtype) if f.dtype.is_float else \
+                want_int(v, f"{name}.{key}", loc, f.dtype)
+            values.append((key, ConstV(expr.value, f.dtype) if isinstance(v, ConstV)
+                           and hasattr(expr, "value") else RtV(expr)))
+        return StructV(name, tuple(values))
+    return construct
+
+
 def _register_constructors() -> None:
     from .builtins import function
+    from ...adv import TILING_STRUCTS
     function("adv.TCubeTiling")(_construct_tcube_tiling)
+    for cls in TILING_STRUCTS:
+        function(cls.asc_name)(_tiling_struct_constructor(cls))
 
 
 # ----------------------------------------------------------------------------- user structs
