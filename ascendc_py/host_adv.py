@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from typing import Iterable, Union
 
+from .advlib import activation as _activation
 from .advlib.math import BODY_REGIONS, MATH_APIS, REPEAT
 
 __all__ = ["math_tmp_size", "MATH_TMP_QUERIES"] + [f"get_{n}_max_min_tmp_size"
@@ -282,8 +283,9 @@ __all__ += ["get_layer_norm_max_min_tmp_size", "get_layer_norm_nd_tiling_info"]
 
 
 # ----------------------------------------------------------------------------- activations
-#: float32 regions of each activation API's temporary buffer, per chunk of 64k elements
-ACTIVATION_REGIONS = {"gelu": 2, "faster_gelu": 2, "silu": 2, "swiglu": 4, "geglu": 4}
+#: float32 regions of each activation API's temporary buffer, per chunk of 64k elements (the
+#: APIs' own table, advlib/activation.py)
+ACTIVATION_REGIONS = _activation.REGIONS
 
 
 def activation_tmp_size(api: str, src_shape: Shape, type_size: int,

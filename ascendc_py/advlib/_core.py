@@ -72,7 +72,7 @@ def scratch(temp_buffer, regions: asc.ConstExpr[int], msg_tmp):
 
 
 @asc.kernel
-def unary(dst, src, count, temp_buffer, body, regions: asc.ConstExpr[int], msgs, arg=0):
+def unary(dst, src, count, temp_buffer, body, msgs, arg=0):
     """Run ``body(out, x, t, m, mc, chunk, arg)`` over ``count`` elements of ``src`` in chunks.
 
     Each chunk of m elements is widened to float32 in region 0 (``x``), rounded up to whole
@@ -80,8 +80,10 @@ def unary(dst, src, count, temp_buffer, body, regions: asc.ConstExpr[int], msgs,
     covers whole repeats, costs what m elements would, and reads only bytes written before,
     as sanitize mode checks); the body writes its float32 results to region 1 (``out``), whose
     first m elements go to dst (a round-to-nearest Cast for float16, a Muls by 1 for float32);
-    ``t``: the float32 temporary buffer, whose regions 2.. are the body's; ``arg``: a
-    compile-time value for the body."""
+    ``t``: the float32 temporary buffer, whose regions 2.. are the body's (``msgs``, from
+    ``messages``, carries the API's region count); ``arg``: a compile-time value for the
+    body."""
+    regions = msgs[3]
     float_operands(dst, src, msgs[0])
     n = element_count(dst, src, count, msgs[1])
     t = scratch(temp_buffer, regions, msgs[2])
@@ -105,12 +107,14 @@ def unary(dst, src, count, temp_buffer, body, regions: asc.ConstExpr[int], msgs,
 
 
 def messages(api: str, regions: int) -> tuple:
-    """The error messages of one API (module constants: assert messages are static)."""
+    """The error messages of one API (module constants: assert messages are static), then
+    its float32 region count in all (input, result and the body's scratch), which the
+    chunked loop sizes the temporary buffer by."""
     return (f"asc.adv.{api}: dst and src must both be float16 or both float32",
             f"asc.adv.{api}: count must be between 0 and the sizes of src and dst",
             f"asc.adv.{api}: temp_buffer must be a uint8 LocalTensor of at least "
             f"{regions * 4 * REPEAT} bytes (ascendc_py.host_adv.get_{api}_max_min_tmp_size "
-            f"gives the range)")
+            f"gives the range)", regions)
 
 
 # ----------------------------------------------------------------------------- small steps

@@ -19,26 +19,26 @@ elements: at least 4 * 256 bytes, at most 16 * align64(count) bytes.
 """
 import ascendc_py as asc
 
-from ._core import (FRAMEWORK_CHUNK, REPEAT, element_count, float_operands, messages, region,
+from ._core import (REPEAT, element_count, float_operands, messages, region, scratch,
                     unary)
 
 __asc_library__ = True
 
-#: float32 scratch regions per API besides input and result (the math APIs' rule); the
-#: two-input APIs take 3 regions in all (see ``binary_regions``)
-REGIONS = {"gelu": 0, "faster_gelu": 0, "silu": 0}
-BINARY_REGIONS = {"swiglu": 4, "geglu": 4}
+#: float32 regions of each API's temporary buffer in all: input and result plus the body's
+#: scratch for one input (the math APIs' rule), the two inputs, the result and one scratch
+#: region for swiglu/geglu (``binary``); host_adv's tmp-size queries read it too
+REGIONS = {"gelu": 2, "faster_gelu": 2, "silu": 2, "swiglu": 4, "geglu": 4}
 GELU_K = -1.59576912
 GELU_C = 0.044715
 FASTER_GELU_K = -1.702
 GEGLU_A = -0.0713548162726
 GEGLU_B = 22.363860002236
 
-M_GELU = messages("gelu", 2)
-M_FASTER_GELU = messages("faster_gelu", 2)
-M_SILU = messages("silu", 2)
-M_SWIGLU = messages("swiglu", 4)
-M_GEGLU = messages("geglu", 4)
+M_GELU = messages("gelu", REGIONS["gelu"])
+M_FASTER_GELU = messages("faster_gelu", REGIONS["faster_gelu"])
+M_SILU = messages("silu", REGIONS["silu"])
+M_SWIGLU = messages("swiglu", REGIONS["swiglu"])
+M_GEGLU = messages("geglu", REGIONS["geglu"])
 
 
 # ----------------------------------------------------------------------------- one input
@@ -69,14 +69,14 @@ def gelu(dst, src, count=None, temp_buffer=None, high_precision=False,
     """Ascend C Gelu: dst = src / (1 + e^(-1.59576912 (src + 0.044715 src^3))) (float16,
     float32; float16 in float32). ``high_precision``/``high_performance`` change nothing here
     (every path computes in float32)."""
-    unary(dst, src, count, temp_buffer, _gelu_body, 2, M_GELU)
+    unary(dst, src, count, temp_buffer, _gelu_body, M_GELU)
 
 
 @asc.kernel
 def faster_gelu(dst, src, count=None, temp_buffer=None, high_precision=False,
                 high_performance=False):
     """Ascend C FasterGelu: dst = src / (1 + e^(-1.702 src)) (float16 in float32)."""
-    unary(dst, src, count, temp_buffer, _sigmoid_scaled_body, 2, M_FASTER_GELU,
+    unary(dst, src, count, temp_buffer, _sigmoid_scaled_body, M_FASTER_GELU,
           FASTER_GELU_K)
 
 
@@ -84,7 +84,7 @@ def faster_gelu(dst, src, count=None, temp_buffer=None, high_precision=False,
 def silu(dst, src, count=None, temp_buffer=None, is_reuse_source=False):
     """Ascend C Silu: dst = src / (1 + e^(-src)) (float16 in float32). Ascend C's Silu takes no
     temporary buffer; ``temp_buffer`` is accepted here (the framework's otherwise)."""
-    unary(dst, src, count, temp_buffer, _sigmoid_scaled_body, 2, M_SILU, -1.0)
+    unary(dst, src, count, temp_buffer, _sigmoid_scaled_body, M_SILU, -1.0)
 
 
 # ----------------------------------------------------------------------------- two inputs
@@ -120,14 +120,8 @@ def binary(dst, src0, src1, count, temp_buffer, body, msgs, arg=0.0):
     float_operands(dst, src1, msgs[0])
     n = element_count(dst, src0, count, msgs[1])
     n = element_count(dst, src1, n, msgs[1])
-    if temp_buffer is None:
-        buf = asc.LocalTensorAuto(asc.uint8, 4 * 4 * FRAMEWORK_CHUNK)
-    else:
-        assert temp_buffer.dtype == asc.uint8, msgs[2]
-        assert temp_buffer.get_size() >= 4 * 4 * REPEAT, msgs[2]
-        buf = temp_buffer
-    t = buf.reinterpret_cast(asc.float32)
-    chunk = t.get_size() // 4 // REPEAT * REPEAT
+    t = scratch(temp_buffer, msgs[3], msgs[2])
+    chunk = t.get_size() // msgs[3] // REPEAT * REPEAT
     x0 = region(t, 0, chunk)
     x1 = region(t, 1, chunk)
     y = region(t, 2, chunk)

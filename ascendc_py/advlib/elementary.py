@@ -52,26 +52,26 @@ def floor(dst, src, count=None, temp_buffer=None, is_reuse_source=False):
     """Ascend C Floor: dst[i] = the largest integral value <= src[i] (float16, float32).
     One float32->float32 Cast with CAST_FLOOR (float16 is widened exactly and narrowed back
     exactly: integral float16 values are float16 values)."""
-    unary(dst, src, count, temp_buffer, _round_body, 2, M_FLOOR, R.CAST_FLOOR)
+    unary(dst, src, count, temp_buffer, _round_body, M_FLOOR, R.CAST_FLOOR)
 
 
 @asc.kernel
 def ceil(dst, src, count=None, temp_buffer=None, is_reuse_source=False):
     """Ascend C Ceil: dst[i] = the smallest integral value >= src[i] (Cast CAST_CEIL)."""
-    unary(dst, src, count, temp_buffer, _round_body, 2, M_CEIL, R.CAST_CEIL)
+    unary(dst, src, count, temp_buffer, _round_body, M_CEIL, R.CAST_CEIL)
 
 
 @asc.kernel
 def trunc(dst, src, count=None, temp_buffer=None, is_reuse_source=False):
     """Ascend C Trunc: dst[i] = src[i] rounded toward zero (Cast CAST_TRUNC)."""
-    unary(dst, src, count, temp_buffer, _round_body, 2, M_TRUNC, R.CAST_TRUNC)
+    unary(dst, src, count, temp_buffer, _round_body, M_TRUNC, R.CAST_TRUNC)
 
 
 @asc.kernel
 def round(dst, src, count=None, temp_buffer=None, is_reuse_source=False):  # noqa: A001
     """Ascend C Round: dst[i] = src[i] rounded to the nearest integral value, ties to even
     (Cast CAST_RINT; the documented examples Round(3.5) = 4, Round(-3.4) = -3 hold)."""
-    unary(dst, src, count, temp_buffer, _round_body, 2, M_ROUND, R.CAST_RINT)
+    unary(dst, src, count, temp_buffer, _round_body, M_ROUND, R.CAST_RINT)
 
 
 @asc.kernel
@@ -84,7 +84,7 @@ def _frac_body(out, x, t, m, mc, chunk, arg):
 @asc.kernel
 def frac(dst, src, count=None, temp_buffer=None, is_reuse_source=False):
     """Ascend C Frac: dst[i] = src[i] - trunc(src[i]) (the sign of src; inf gives NaN)."""
-    unary(dst, src, count, temp_buffer, _frac_body, 3, M_FRAC)
+    unary(dst, src, count, temp_buffer, _frac_body, M_FRAC)
 
 
 # ----------------------------------------------------------------------------- sign
@@ -106,7 +106,7 @@ def _sign_body(out, x, t, m, mc, chunk, arg):
 @asc.kernel
 def sign(dst, src, count=None, temp_buffer=None, is_reuse_source=False):
     """Ascend C Sign: 1 for positive, -1 for negative, 0 for zero (+0 for -0), NaN for NaN."""
-    unary(dst, src, count, temp_buffer, _sign_body, 5, M_SIGN)
+    unary(dst, src, count, temp_buffer, _sign_body, M_SIGN)
 
 
 # ----------------------------------------------------------------------------- exp / log
@@ -134,7 +134,7 @@ def exp(dst, src, count, taylor_expand_level: asc.ConstExpr[int], temp_buffer=No
         n = element_count(dst, src, count, M_EXP[1])
         asc.exp(dst, src, n)
     else:
-        unary(dst, src, count, temp_buffer, _exp_taylor_body, 5, M_EXP,
+        unary(dst, src, count, temp_buffer, _exp_taylor_body, M_EXP,
               taylor_expand_level)
 
 

@@ -64,7 +64,7 @@ def _sinh_body(out, x, t, m, mc, chunk, arg):
 @asc.kernel
 def sinh(dst, src, count=None, temp_buffer=None, is_reuse_source=False):
     """Ascend C Sinh (overflows to inf where e^|x| does, |x| > 88.72)."""
-    unary(dst, src, count, temp_buffer, _sinh_body, 7, M_SINH)
+    unary(dst, src, count, temp_buffer, _sinh_body, M_SINH)
 
 
 @asc.kernel
@@ -82,7 +82,7 @@ def _cosh_body(out, x, t, m, mc, chunk, arg):
 @asc.kernel
 def cosh(dst, src, count=None, temp_buffer=None, is_reuse_source=False):
     """Ascend C Cosh (overflows to inf where e^|x| does, |x| > 88.72)."""
-    unary(dst, src, count, temp_buffer, _cosh_body, 4, M_COSH)
+    unary(dst, src, count, temp_buffer, _cosh_body, M_COSH)
 
 
 @asc.kernel
@@ -108,7 +108,7 @@ def _tanh_body(out, x, t, m, mc, chunk, arg):
 @asc.kernel
 def tanh(dst, src, count=None, temp_buffer=None, is_reuse_source=False):
     """Ascend C Tanh."""
-    unary(dst, src, count, temp_buffer, _tanh_body, 7, M_TANH)
+    unary(dst, src, count, temp_buffer, _tanh_body, M_TANH)
 
 
 @asc.kernel
@@ -138,7 +138,7 @@ def _asinh_body(out, x, t, m, mc, chunk, arg):
 @asc.kernel
 def asinh(dst, src, count=None, temp_buffer=None, is_reuse_source=False):
     """Ascend C Asinh."""
-    unary(dst, src, count, temp_buffer, _asinh_body, 8, M_ASINH)
+    unary(dst, src, count, temp_buffer, _asinh_body, M_ASINH)
 
 
 @asc.kernel
@@ -169,7 +169,7 @@ def _acosh_body(out, x, t, m, mc, chunk, arg):
 @asc.kernel
 def acosh(dst, src, count=None, temp_buffer=None, is_reuse_source=False):
     """Ascend C Acosh (x < 1 gives NaN)."""
-    unary(dst, src, count, temp_buffer, _acosh_body, 8, M_ACOSH)
+    unary(dst, src, count, temp_buffer, _acosh_body, M_ACOSH)
 
 
 @asc.kernel
@@ -194,4 +194,4 @@ def _atanh_body(out, x, t, m, mc, chunk, arg):
 @asc.kernel
 def atanh(dst, src, count=None, temp_buffer=None, is_reuse_source=False):
     """Ascend C Atanh (|x| = 1 gives inf, |x| > 1 NaN)."""
-    unary(dst, src, count, temp_buffer, _atanh_body, 7, M_ATANH)
+    unary(dst, src, count, temp_buffer, _atanh_body, M_ATANH)

@@ -90,7 +90,7 @@ def _erfc_body(out, x, t, m, mc, chunk, arg):
 @asc.kernel
 def erfc(dst, src, count=None, temp_buffer=None, is_reuse_source=False):
     """Ascend C Erfc: 1 - erf(x), accurate in the tail."""
-    unary(dst, src, count, temp_buffer, _erfc_body, 8, M_ERFC)
+    unary(dst, src, count, temp_buffer, _erfc_body, M_ERFC)
 
 
 @asc.kernel
@@ -116,7 +116,7 @@ def _erf_body(out, x, t, m, mc, chunk, arg):
 @asc.kernel
 def erf(dst, src, count=None, temp_buffer=None, is_reuse_source=False):
     """Ascend C Erf."""
-    unary(dst, src, count, temp_buffer, _erf_body, 8, M_ERF)
+    unary(dst, src, count, temp_buffer, _erf_body, M_ERF)
 
 
 # ----------------------------------------------------------------------------- digamma
@@ -178,7 +178,7 @@ def _digamma_body(out, x, t, m, mc, chunk, arg):
 @asc.kernel
 def digamma(dst, src, count=None, temp_buffer=None, is_reuse_source=False):
     """Ascend C Digamma: the logarithmic derivative of the gamma function."""
-    unary(dst, src, count, temp_buffer, _digamma_body, 14, M_DIGAMMA)
+    unary(dst, src, count, temp_buffer, _digamma_body, M_DIGAMMA)
 
 
 # ----------------------------------------------------------------------------- lgamma
@@ -240,4 +240,4 @@ def _lgamma_body(out, x, t, m, mc, chunk, arg):
 @asc.kernel
 def lgamma(dst, src, count=None, temp_buffer=None, is_reuse_source=False):
     """Ascend C Lgamma: ln |gamma(x)|."""
-    unary(dst, src, count, temp_buffer, _lgamma_body, 15, M_LGAMMA)
+    unary(dst, src, count, temp_buffer, _lgamma_body, M_LGAMMA)

@@ -93,13 +93,13 @@ def _sincos_body(out, x, t, m, mc, chunk, shift):
 @asc.kernel
 def sin(dst, src, count=None, temp_buffer=None, is_reuse_source=False):
     """Ascend C Sin (float16, float32; float16 computed in float32)."""
-    unary(dst, src, count, temp_buffer, _sincos_body, 10, M_SIN, 0)
+    unary(dst, src, count, temp_buffer, _sincos_body, M_SIN, 0)
 
 
 @asc.kernel
 def cos(dst, src, count=None, temp_buffer=None, is_reuse_source=False):
     """Ascend C Cos: sin's reduction with the quadrant shifted by one."""
-    unary(dst, src, count, temp_buffer, _sincos_body, 10, M_COS, 1)
+    unary(dst, src, count, temp_buffer, _sincos_body, M_COS, 1)
 
 
 @asc.kernel
@@ -123,7 +123,7 @@ def _tan_body(out, x, t, m, mc, chunk, arg):
 @asc.kernel
 def tan(dst, src, count=None, temp_buffer=None, is_reuse_source=False):
     """Ascend C Tan: sin(r)/cos(r) of the reduced argument (the quotient rounds once more)."""
-    unary(dst, src, count, temp_buffer, _tan_body, 10, M_TAN)
+    unary(dst, src, count, temp_buffer, _tan_body, M_TAN)
 
 
 # ----------------------------------------------------------------------------- inverse
@@ -163,7 +163,7 @@ def _asin_body(out, x, t, m, mc, chunk, arg):
 @asc.kernel
 def asin(dst, src, count=None, temp_buffer=None, is_reuse_source=False):
     """Ascend C Asin (|x| > 1 gives NaN)."""
-    unary(dst, src, count, temp_buffer, _asin_body, 9, M_ASIN)
+    unary(dst, src, count, temp_buffer, _asin_body, M_ASIN)
 
 
 @asc.kernel
@@ -198,7 +198,7 @@ def _acos_body(out, x, t, m, mc, chunk, arg):
 @asc.kernel
 def acos(dst, src, count=None, temp_buffer=None, is_reuse_source=False):
     """Ascend C Acos (|x| > 1 gives NaN)."""
-    unary(dst, src, count, temp_buffer, _acos_body, 9, M_ACOS)
+    unary(dst, src, count, temp_buffer, _acos_body, M_ACOS)
 
 
 @asc.kernel
@@ -238,4 +238,4 @@ def _atan_body(out, x, t, m, mc, chunk, arg):
 @asc.kernel
 def atan(dst, src, count=None, temp_buffer=None, is_reuse_source=False):
     """Ascend C Atan."""
-    unary(dst, src, count, temp_buffer, _atan_body, 11, M_ATAN)
+    unary(dst, src, count, temp_buffer, _atan_body, M_ATAN)
