@@ -26,7 +26,6 @@ from .launcher import CompiledTable, Launcher, guard_holds, launch_names, plan_k
 from .types import DataType, dtype_of_array
 
 RESERVED_LAUNCH_KEYWORDS = ("platform", "trace", "sanitize", "lenient", "stream")
-_launch_names = launch_names     # the old name of launcher.launch_names (pyasc_compat calls it)
 _CONSTANT_TYPES = (bool, int, float, str, DataType, enum.Enum, np.integer, np.floating)
 
 

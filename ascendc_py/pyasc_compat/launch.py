@@ -25,6 +25,7 @@ import numpy as np
 
 from ..compiler.errors import LaunchArgumentError, user_boundary
 from ..dsl import kernel as _kernel
+from ..dsl.launcher import launch_names
 from ..dsl.types import DataType, as_dtype
 
 __all__ = ["jit", "PyascKernel", "MockTensor", "MockValue", "LaunchOptions", "Launcher",
@@ -146,7 +147,7 @@ class _PyascLaunch:
         bind_args = tuple(_placeholder(a) if _is_mock(a) else a for a in args)
         bind_kwargs = {k: _placeholder(v) if _is_mock(v) else v for k, v in kwargs.items()}
         specs, _, _ = self.kernel.bind(bind_args, bind_kwargs)
-        names = _kernel._launch_names()
+        names = launch_names()
         platform = ours.get("platform")
         chip = names.config.get_platform(platform) if platform is not None else \
             names.config.current_platform()
