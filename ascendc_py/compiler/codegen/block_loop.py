@@ -14,8 +14,8 @@ starts, as after the Python loop's fill of the whole memory. Only the bytes an e
 this core may have changed are written again: per memory, those below the furthest end any of
 its instructions passed ``check_local`` with (``abi.LOCAL_REACH``; every local byte an
 instruction reads or writes is checked there first, which is what keeps kernels inside their
-memories), kept in the core's dirty counts (``abi.THREAD_DIRTY``; a new core and the Python
-loop count the whole memory).
+memories), kept in the core's dirty counts (``abi.THREAD_DIRTY``; a new core's memories are allocated
+fresh and count nothing, the Python loop counts the whole memory).
 
 After a block that recorded warnings it returns (``abi.THREAD_WARNED`` names the block), so
 that the caller collects them from the ctx's buffer before calling it again. It stops taking
