@@ -166,3 +166,23 @@ def test_console_script_is_declared():
     assert 'ascendc-py = "ascendc_py.cli:main"' in text
     from ascendc_py.cli import main
     assert callable(main)
+
+
+def test_run_ctrl_c_exits_130(tmp_path):
+    import signal
+    import time
+    script = tmp_path / "slow.py"
+    script.write_text("import time\nprint('ready', flush=True)\ntime.sleep(60)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(REPO)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
+    p = subprocess.Popen([sys.executable, "-m", "ascendc_py", "run", str(script)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        time.sleep(0.2)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 130 and "interrupted" in err
