@@ -32,12 +32,9 @@ def launch_names():
     without an import statement per launch. Modules, not their functions, where tests and
     tools patch a function (``runtime.run_blocks``)."""
     import ctypes
-    import importlib
     from types import SimpleNamespace
 
-    # (not ``from .. import profiler``: for a submodule not yet imported that asks the
-    # package's ``__getattr__`` first, whose did-you-mean hint imports the compiler's front end)
-    profiler = importlib.import_module("..profiler", __package__)
+    from .. import profiler
     from ..compiler import errors, jit, spec
     from ..simulator import config, gm_access, report, runtime, sanitizer
     from . import kernel_types, types
