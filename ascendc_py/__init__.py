@@ -61,3 +61,7 @@ def __getattr__(name):
         return importlib.import_module(f"{__name__}.testing")
     if name == "profile": from .torch_bridge.profile import profile; return profile  # noqa
     raise AttributeError(f"module 'ascendc_py' has no attribute '{name}'")
+
+# autotuning and sweeps (issue 18): asc.autotune, asc.Config, asc.AUTO, asc.sweep
+from .autotune import AUTO, AutotuneError, Config, autotune  # noqa: E402
+from .sweep import sweep  # noqa: E402
