@@ -63,5 +63,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'ascendc_py' has no attribute '{name}'")
 
 # autotuning and sweeps (issue 18): asc.autotune, asc.Config, asc.AUTO, asc.sweep
-from .autotune import AUTO, AutotuneError, Config, autotune  # noqa: E402
-from .sweep import sweep  # noqa: E402
+from .autotuner import AUTO, AutotuneError, Config, autotune  # noqa: E402
+from .sweeper import sweep  # noqa: E402
