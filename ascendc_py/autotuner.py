@@ -70,13 +70,17 @@ class Config:
     ``ConstExpr`` parameters, and optionally the ``block_dim`` to launch with.
 
     ``asc.Config(TILE=1024, BUFS=2, block_dim=8)`` or, as Triton spells it,
-    ``asc.Config({"TILE": 1024, "BUFS": 2})``."""
+    ``asc.Config({"TILE": 1024, "BUFS": 2})``. ``pre_hook(args)``, as Triton's: called before
+    each launch with this config with the launch's arguments by name (the config's values
+    included), a dict it may change, e.g. to make the host tiling struct that goes with the
+    config's base shapes (``samples/autotune_matmul.py``)."""
 
     kwargs: tuple      # ((name, value), ...) in the order given
     block_dim: Optional[int]
+    pre_hook: Optional[Callable]
 
     def __init__(self, kwargs: Optional[dict] = None, *, block_dim: Optional[int] = None,
-                 **values: Any):
+                 pre_hook: Optional[Callable] = None, **values: Any):
         merged = dict(kwargs or {})
         for k, v in values.items():
             if k in merged:
@@ -88,6 +92,7 @@ class Config:
             raise TypeError(f"Config: block_dim must be an int in 1..65535, got {block_dim!r}")
         object.__setattr__(self, "kwargs", tuple(merged.items()))
         object.__setattr__(self, "block_dim", None if block_dim is None else int(block_dim))
+        object.__setattr__(self, "pre_hook", pre_hook)
 
     def _identity(self) -> tuple:
         return tuple(sorted(self.kwargs, key=lambda kv: kv[0])), self.block_dim
@@ -237,7 +242,8 @@ class Autotuner:
 
     def __init__(self, kernel, configs: Sequence[Config], key: Sequence[str],
                  prune_configs_by: Optional[dict] = None, print_table: bool = True,
-                 use_disk_cache: bool = True):
+                 use_disk_cache: bool = True, pre_hook: Optional[Callable] = None,
+                 rtol: Optional[float] = None, atol: Optional[float] = None):
         from .dsl.kernel import Kernel
         if not isinstance(kernel, Kernel):
             if callable(kernel) and hasattr(kernel, "__code__"):
@@ -283,6 +289,8 @@ class Autotuner:
         self.prune_configs_by = prune_configs_by or {}
         self.print_table = print_table
         self.use_disk_cache = use_disk_cache
+        self.pre_hook = pre_hook
+        self.tolerance = {k: v for k, v in (("rtol", rtol), ("atol", atol)) if v is not None}
         self.tables: dict = {}       # memory key -> TuneResult
         self._chosen: dict = {}      # memory key -> (Config, block_dim)
         self._code_hash = None       # (code identity, hash)
@@ -325,16 +333,13 @@ class Autotuner:
         return values, launch
 
     def _full_args(self, values: dict, config: Config) -> tuple:
-        cv = config.values
-        out = []
-        for p in self.kernel.params:
-            if p.name in cv:
-                out.append(cv[p.name])
-            elif p.name in values:
-                out.append(values[p.name])
-            else:
-                out.append(p.default)
-        return tuple(out)
+        named = dict(values)
+        named.update(config.kwargs)
+        for hook in (self.pre_hook, config.pre_hook):
+            if hook is not None:
+                hook(named)
+        return tuple(named[p.name] if p.name in named else p.default
+                     for p in self.kernel.params)
 
     def _block_dim(self, grid, config: Config) -> int:
         if config.block_dim is not None:
@@ -399,7 +404,8 @@ class Autotuner:
         original = {n: _snapshot(v) for n, v in arrays.items()}
         result = TuneResult(self.__name__, chip.name, key)
         reference = None        # (config, {name: snapshot of what it wrote})
-        platform_kw = {"platform": launch["platform"]} if "platform" in launch else {}
+        # the configs run untraced and unsanitized (the chosen one then runs as asked)
+        platform_kw = {"platform": launch.get("platform"), "trace": False, "sanitize": False}
         bar = _progress(len(configs), f"autotune {self.__name__}")
         try:
             for config in configs:
@@ -422,7 +428,7 @@ class Autotuner:
                 if reference is None:
                     reference = (config, written)
                 else:
-                    _check_same(self.__name__, reference, config, written)
+                    _check_same(self.__name__, reference, config, written, self.tolerance)
                 best = min((r.cycles for r in result.rows if r.cycles is not None))
                 bar.update(best)
         finally:
@@ -508,11 +514,12 @@ def _chip(platform):
     return get_platform(platform) if platform is not None else current_platform()
 
 
-def _check_same(kernel: str, reference, config: Config, written: dict) -> None:
+def _check_same(kernel: str, reference, config: Config, written: dict,
+                tolerance: dict) -> None:
     from .testing import compare
     ref_config, ref = reference
     for name, value in written.items():
-        cmp = compare(value, ref[name])
+        cmp = compare(value, ref[name], **tolerance)
         if not cmp.passed:
             raise AutotuneError(
                 f"autotune {kernel}: config {config.label()} writes different values to "
@@ -580,15 +587,20 @@ def _progress(total: int, what: str):
 
 def autotune(configs: Sequence[Config], key: Sequence[str] = (),
              prune_configs_by: Optional[dict] = None, *, print_table: bool = True,
-             use_disk_cache: bool = True) -> Callable:
+             use_disk_cache: bool = True, pre_hook: Optional[Callable] = None,
+             rtol: Optional[float] = None, atol: Optional[float] = None) -> Callable:
     """Decorator above ``@asc.kernel``: choose the kernel's ``ConstExpr`` values (and
     optionally ``block_dim``) among ``configs`` by fewest simulated cycles, once per value of
     the ``key`` arguments and platform. ``prune_configs_by``: Triton's dict
     (``early_config_prune``, ``perf_model``, ``top_k``). ``print_table``: print the table on
-    each tuning run (it is kept in ``k.tables`` either way). See the module docstring."""
+    each tuning run (it is kept in ``k.tables`` either way). ``pre_hook(args)``: called
+    before every launch like a Config's. ``rtol``/``atol``: the tolerance of the check that
+    configs agree (default: the dtype's, ``asc.testing``). ``use_disk_cache=False`` keeps
+    choices in memory only. See the module docstring."""
     def wrap(kernel) -> Autotuner:
         return Autotuner(kernel, configs, key, prune_configs_by, print_table=print_table,
-                         use_disk_cache=use_disk_cache)
+                         use_disk_cache=use_disk_cache, pre_hook=pre_hook, rtol=rtol,
+                         atol=atol)
     return wrap
 
 

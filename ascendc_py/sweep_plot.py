@@ -23,8 +23,9 @@ def plot_sweep(result, path=None):
     platforms = [c.name for c in result.chips]
     labels = result.config_labels
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    fig, axes = plt.subplots(len(shapes), 2, figsize=(max(8.0, 0.45 * len(labels) + 6), 3.6 *
-                                                       len(shapes)), squeeze=False)
+    fig, axes = plt.subplots(len(shapes), 2, figsize=(min(24.0, max(10.0, 0.3 * len(labels) +
+                                                                   6)), 5.5 * len(shapes)),
+                             squeeze=False, gridspec_kw={"width_ratios": [2, 1]})
     width = 0.8 / max(1, len(platforms))
     for si, shape in enumerate(shapes):
         ax = axes[si][0]

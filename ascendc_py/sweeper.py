@@ -37,7 +37,7 @@ import sys
 import warnings
 from typing import Any, Callable, Optional, Sequence
 
-from .autotuner import AUTO, Autotuner, Config, _first_line
+from .autotuner import AUTO, Autotuner, Config, _first_line, _is_array, _restore, _snapshot
 from .sweep_progress import Progress
 
 POOL_THRESHOLD = 64        # tasks from which "auto" uses the process pool
@@ -53,29 +53,38 @@ ROW_KEYS = ("shape", "platform", "config", "block_dim", "cycles", "time_us", "bo
 class _Job:
     """Everything a worker needs to run tasks: picklable (the kernel by reference)."""
 
-    def __init__(self, kernel, configs, shapes, args, block_dim, platforms):
+    def __init__(self, kernel, configs, shapes, args, block_dim, platforms, pre_hook=None):
         self.kernel = kernel            # a Kernel in-process; (module, qualname, file) pickled
         self.configs = configs
         self.shapes = shapes            # list of labels
         self.args = args                # callable(shape) or {label: tuple}
         self.block_dim = block_dim
         self.platforms = platforms      # list of ChipConfig
+        self.pre_hook = pre_hook
         self._tuner = None
         self._made: dict = {}
 
     def tuner(self) -> Autotuner:
         if self._tuner is None:
             self._tuner = Autotuner(self.kernel, self.configs, (), print_table=False,
-                                    use_disk_cache=False)
+                                    use_disk_cache=False, pre_hook=self.pre_hook)
         return self._tuner
 
     def args_for(self, si: int) -> tuple:
-        made = self._made.get(si)
-        if made is None:
+        """The shape's arguments, made once (one shape's at a time), its arrays restored to
+        what they were made as before every launch, so each run starts from the same data
+        whichever worker runs it after whichever other run."""
+        found = self._made.get(si)
+        if found is None:
             label = self.shapes[si]
             made = self.args(label) if callable(self.args) else self.args[label]
             made = tuple(made) if isinstance(made, (tuple, list)) else (made,)
-            self._made = {si: made}     # keep one shape's arrays at a time
+            found = (made, {i: _snapshot(v) for i, v in enumerate(made) if _is_array(v)})
+            self._made = {si: found}
+            return made
+        made, original = found
+        for i, v in original.items():
+            _restore(made[i], v)
         return made
 
     def run(self, task: tuple) -> dict:
@@ -88,12 +97,17 @@ class _Job:
         row.update({k: v for k, v in config.kwargs})
         row.update({k: None for k in ROW_KEYS if k not in row})
         row["error"] = ""
+        from .simulator.config import using_platform
         try:
-            values, launch = tuner._bind(self.args_for(si), {})
-            bd = tuner._block_dim(self.block_dim, config)
-            row["block_dim"] = bd
-            report = tuner.kernel[bd](*tuner._full_args(values, config), platform=chip)
-            row.update(_metrics(report, chip))
+            # the platform is the current one while the args function and hooks run (a host
+            # tiling reads its core count)
+            with using_platform(chip):
+                values, launch = tuner._bind(self.args_for(si), {})
+                bd = tuner._block_dim(self.block_dim, config)
+                row["block_dim"] = bd
+                report = tuner.kernel[bd](*tuner._full_args(values, config), platform=chip,
+                                          trace=False, sanitize=False)
+                row.update(_metrics(report, chip))
         except Exception as exc:  # noqa: BLE001 - a failed config is a row saying why
             row["error"] = _first_line(exc)
         return row
@@ -311,7 +325,8 @@ def _run_ray(job: _Job, tasks: list, address: Optional[str], bar: Progress) -> l
 def sweep(kernel, configs: Sequence, *, args, shapes: Optional[Sequence] = None,
           block_dim: Any = None, platforms: Optional[Sequence] = None,
           backend: str = "auto", workers: Optional[int] = None,
-          progress: Optional[bool] = None) -> "SweepResult":
+          progress: Optional[bool] = None, pre_hook: Optional[Callable] = None
+          ) -> "SweepResult":
     """Launch ``kernel`` for every config × shape × platform; return a ``SweepResult``.
 
     - ``kernel``: an ``@asc.kernel`` (or an ``@asc.autotune`` one: its kernel is swept).
@@ -325,9 +340,13 @@ def sweep(kernel, configs: Sequence, *, args, shapes: Optional[Sequence] = None,
     - ``backend``: "auto", "inprocess", "process", "ray" or a Ray address; ``workers``: the
       process pool's size (default: the CPU count).
     - ``progress``: None shows a bar for runs longer than about a second.
+    - ``pre_hook(args)``: called before each launch, as ``@asc.autotune``'s (default: the
+      autotuned kernel's own).
     """
     from .simulator.config import current_platform, get_platform
     tuned = kernel.kernel if isinstance(kernel, Autotuner) else kernel
+    if pre_hook is None and isinstance(kernel, Autotuner):
+        pre_hook = kernel.pre_hook
     configs = [c if isinstance(c, Config) else Config(dict(c)) for c in configs]
     if not configs:
         raise ValueError("sweep: configs is empty")
@@ -343,7 +362,7 @@ def sweep(kernel, configs: Sequence, *, args, shapes: Optional[Sequence] = None,
         shape_list, arg_src = ["args"], {"args": tuple(args)}
     chips = [get_platform(p) for p in (platforms or [current_platform()])]
     job = _Job(tuned, configs, shape_list, arg_src, block_dim if block_dim is not None else AUTO,
-               chips)
+               chips, pre_hook)
     job.tuner()          # configs checked against the kernel's parameters here
     tasks = [(si, pi, ci) for si in range(len(shape_list)) for pi in range(len(chips))
              for ci in range(len(configs))]
@@ -356,6 +375,11 @@ def sweep(kernel, configs: Sequence, *, args, shapes: Optional[Sequence] = None,
         except _NotShareable as exc:
             warnings.warn(f"sweep: running in-process: {exc} (workers import kernels by "
                           f"module and name)", stacklevel=2)
+            backend = "inprocess"
+        except Exception as exc:  # noqa: BLE001 - a lambda args function or pre_hook
+            warnings.warn(f"sweep: running in-process: the sweep cannot be sent to workers "
+                          f"({type(exc).__name__}: {exc}); define the args function and "
+                          f"hooks at module level", stacklevel=2)
             backend = "inprocess"
     bar = Progress(len(tasks), f"sweep {tuned.__name__}", enabled=progress)
     try:
