@@ -277,6 +277,8 @@ class Autotuner:
         self.key = list(key)
         self.call_params = [p for p in kernel.params if p.name not in self.tuned]
         for name in self.key:
+            if callable(name):
+                continue
             if name not in {p.name for p in self.call_params}:
                 raise ValueError(f"autotune {kernel.__name__}: key '{name}' is not an argument "
                                  f"of the launch (arguments: "
@@ -357,7 +359,9 @@ class Autotuner:
     def key_of(self, values: dict, grid) -> tuple:
         """The tuning key of a launch: the key arguments' values (arrays by dtype and shape),
         the GM arguments' dtypes and the launch grid."""
-        parts = tuple((name, _key_part(values[name])) for name in self.key)
+        parts = tuple((getattr(name, "__name__", "key"), _key_part(name(values)))
+                      if callable(name) else (name, _key_part(values[name]))
+                      for name in self.key)
         dtypes = tuple(str(v.dtype).removeprefix("torch.") for v in values.values()
                        if _is_array(v))
         g = "AUTO" if grid is AUTO else ("fn" if callable(grid) else int(grid))
@@ -591,7 +595,8 @@ def autotune(configs: Sequence[Config], key: Sequence[str] = (),
              rtol: Optional[float] = None, atol: Optional[float] = None) -> Callable:
     """Decorator above ``@asc.kernel``: choose the kernel's ``ConstExpr`` values (and
     optionally ``block_dim``) among ``configs`` by fewest simulated cycles, once per value of
-    the ``key`` arguments and platform. ``prune_configs_by``: Triton's dict
+    the ``key`` arguments and platform (a key entry may also be a function of the arguments by
+    name, e.g. a size class: ``lambda a: a["n"].bit_length()``). ``prune_configs_by``: Triton's dict
     (``early_config_prune``, ``perf_model``, ``top_k``). ``print_table``: print the table on
     each tuning run (it is kept in ``k.tables`` either way). ``pre_hook(args)``: called
     before every launch like a Config's. ``rtol``/``atol``: the tolerance of the check that
