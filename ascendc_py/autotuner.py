@@ -432,7 +432,8 @@ class Autotuner:
                 if reference is None:
                     reference = (config, written)
                 else:
-                    _check_same(self.__name__, reference, config, written, self.tolerance)
+                    _check_same(self.__name__, reference, config, written, self.tolerance,
+                                self.kernel.def_loc())
                 best = min((r.cycles for r in result.rows if r.cycles is not None))
                 bar.update(best)
         finally:
@@ -445,6 +446,7 @@ class Autotuner:
             raise AutotuneError(
                 f"autotune {self.__name__}: every config failed on {chip.name}:\n" +
                 "\n".join(f"  {r.config.label()}: {r.error}" for r in result.rows),
+                self.kernel.def_loc(),
                 hint="fix the kernel for at least one config, or remove the failing ones")
         best = min(ok, key=lambda r: r.cycles)     # ties: the first in config order
         result.best, result.best_block_dim = best.config, best.block_dim
@@ -519,7 +521,7 @@ def _chip(platform):
 
 
 def _check_same(kernel: str, reference, config: Config, written: dict,
-                tolerance: dict) -> None:
+                tolerance: dict, loc=None) -> None:
     from .testing import compare
     ref_config, ref = reference
     for name, value in written.items():
@@ -527,7 +529,7 @@ def _check_same(kernel: str, reference, config: Config, written: dict,
         if not cmp.passed:
             raise AutotuneError(
                 f"autotune {kernel}: config {config.label()} writes different values to "
-                f"'{name}' than config {ref_config.label()}:\n{cmp}",
+                f"'{name}' than config {ref_config.label()}:\n{cmp}", loc,
                 hint="every config must compute the same result; a tiling parameter that "
                      "changes the result is a bug in the kernel (or not a tiling parameter)")
 

@@ -233,12 +233,12 @@ def _pool(workers: int):
     return _POOL["pool"]
 
 
-def shutdown_pool() -> None:
+def shutdown_pool(wait: bool = True) -> None:
     """Stop the sweep's worker processes (they are started again when needed)."""
     pool = _POOL["pool"]
     _POOL["pool"] = None
     if pool is not None:
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=wait, cancel_futures=True)
 
 
 atexit.register(shutdown_pool)
@@ -275,8 +275,10 @@ def _run_pool(job: _Job, tasks: list, workers: int, bar: Progress) -> list:
             bar.update(min((r["cycles"] for r in rows if r["cycles"] is not None),
                            default=None), n=len(rows))
     except BaseException:
+        # Ctrl-C (which the workers got too) or a worker that died: this pool is not reused
         for f in futures:
             f.cancel()
+        shutdown_pool(wait=False)
         raise
     return [r for rows in out for r in rows]
 
