@@ -34,6 +34,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from .compiler.errors import KernelError, LaunchArgumentError, user_boundary
+from .simulator import config as _config
 
 LAUNCH_KEYWORDS = ("platform", "trace", "sanitize", "lenient", "stream")
 TABLE_VERSION = 1
@@ -174,16 +175,20 @@ class TuneResult:
         return "\n".join(lines)
 
 
+def _dtype_name(dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
 def key_label(key: tuple) -> str:
     """``n=8192, float32, block_dim 8``: a tuning key as text."""
     parts = []
     for name, value in key:
         if name == "dtypes":
-            parts.append("/".join(dict.fromkeys(value)) or "no arrays")
+            parts.append("/".join(dict.fromkeys(_dtype_name(d) for d in value)) or "no arrays")
         elif name == "grid":
             parts.append(f"block_dim {value}")
         elif isinstance(value, tuple) and value[:1] == ("array",):
-            parts.append(f"{name}: {value[1]}{list(value[2])}")
+            parts.append(f"{name}: {_dtype_name(value[1])}{list(value[2])}")
         else:
             parts.append(f"{name}={value!r}")
     return ", ".join(parts)
@@ -191,7 +196,8 @@ def key_label(key: tuple) -> str:
 
 # ---------------------------------------------------------------------------- argument handling
 def _is_array(v) -> bool:
-    return isinstance(v, np.ndarray) or type(v).__module__.startswith("torch")
+    return type(v) is np.ndarray or isinstance(v, np.ndarray) or \
+        type(v).__module__.startswith("torch")
 
 
 def _snapshot(v):
@@ -211,7 +217,7 @@ def _restore(dst, src) -> None:
 
 def _key_part(v) -> Any:
     if _is_array(v):
-        return ("array", str(v.dtype).removeprefix("torch."), tuple(v.shape))
+        return ("array", v.dtype, tuple(v.shape))
     if isinstance(v, (np.integer, np.floating)):
         return v.item()
     return v if isinstance(v, (int, float, bool, str, type(None))) else repr(v)
@@ -222,9 +228,19 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}"[:200]
 
 
+_PLATFORM_IDS: dict = {}     # id(chip) -> (chip, its hash): launches ask on every call
+
+
 def platform_id(chip) -> str:
     """A short stable hash of a ChipConfig (every field): a changed platform re-tunes."""
-    return hashlib.sha256(repr(chip).encode()).hexdigest()[:16]
+    found = _PLATFORM_IDS.get(id(chip))
+    if found is not None and found[0] is chip:
+        return found[1]
+    pid = hashlib.sha256(repr(chip).encode()).hexdigest()[:16]
+    if len(_PLATFORM_IDS) > 64:
+        _PLATFORM_IDS.clear()
+    _PLATFORM_IDS[id(chip)] = (chip, pid)
+    return pid
 
 
 def kernel_code_hash(kernel) -> str:
@@ -276,6 +292,15 @@ class Autotuner:
                                      f"'{name}' and the kernel has no default for it")
         self.key = list(key)
         self.call_params = [p for p in kernel.params if p.name not in self.tuned]
+        # the defaults of the trailing call parameters that have one (the fast launch path)
+        defaults = []
+        for p in reversed(self.call_params):
+            if p.default is _missing_default():
+                break
+            defaults.insert(0, p.default)
+        self._first_default = len(self.call_params) - len(defaults)
+        self._fast_ok = not any(callable(k) for k in self.key)
+        self._call_defaults = [None] * self._first_default + defaults
         for name in self.key:
             if callable(name):
                 continue
@@ -295,7 +320,7 @@ class Autotuner:
         self.tolerance = {k: v for k, v in (("rtol", rtol), ("atol", atol)) if v is not None}
         self.tables: dict = {}       # memory key -> TuneResult
         self._chosen: dict = {}      # memory key -> (Config, block_dim)
-        self._code_hash = None       # (code identity, hash)
+        self._launchers: dict = {}   # int grid or AUTO -> _TunedLauncher
 
     def __repr__(self) -> str:
         return f"<asc.autotune of {self.kernel!r}, {len(self.configs)} configs>"
@@ -306,6 +331,13 @@ class Autotuner:
     def __getitem__(self, grid) -> "_TunedLauncher":
         if isinstance(grid, tuple):
             grid = grid[0]
+        if type(grid) is int or grid is AUTO:
+            found = self._launchers.get(grid)
+            if found is None:
+                if len(self._launchers) > 256:
+                    self._launchers.clear()
+                found = self._launchers[grid] = _TunedLauncher(self, grid)
+            return found
         return _TunedLauncher(self, grid)
 
     # ------------------------------------------------------------------ binding
@@ -362,8 +394,7 @@ class Autotuner:
         parts = tuple((getattr(name, "__name__", "key"), _key_part(name(values)))
                       if callable(name) else (name, _key_part(values[name]))
                       for name in self.key)
-        dtypes = tuple(str(v.dtype).removeprefix("torch.") for v in values.values()
-                       if _is_array(v))
+        dtypes = tuple(v.dtype for v in values.values() if _is_array(v))
         g = "AUTO" if grid is AUTO else ("fn" if callable(grid) else int(grid))
         return parts + (("dtypes", dtypes), ("grid", g))
 
@@ -501,13 +532,53 @@ class _TunedLauncher:
                                       f"the config's values, got {grid!r}")
         self.tuner = tuner
         self.grid = grid
+        self._fast: dict = {}    # _fast_key -> (code, launcher, config values by position)
 
     @user_boundary
     def __call__(self, *args, **kwargs):
         tuner = self.tuner
+        fast = None
+        if not kwargs and tuner.pre_hook is None:
+            n = len(tuner.call_params)
+            if tuner._first_default <= len(args) < n:    # the rest have defaults
+                args = args + tuple(tuner._call_defaults[len(args):])
+            fast = self._fast_key(args)
+            hit = self._fast.get(fast) if fast is not None else None
+            if hit is not None and hit[0] is tuner.kernel.fn.__code__:
+                # a key seen before on this platform: one normal launch
+                merged = list(args)
+                for i, v in hit[2]:
+                    merged.insert(i, v)
+                return hit[1](*merged)
         values, launch = tuner._bind(args, dict(kwargs))
         config, bd = tuner.choose(self.grid, values, launch)
+        if fast is not None and config.pre_hook is None:
+            if len(self._fast) > 256:
+                self._fast.clear()
+            slots = tuple((i, config.values[p.name]) for i, p in enumerate(tuner.kernel.params)
+                          if p.name in tuner.tuned and p.name in config.values)
+            if len(slots) == len(tuner.tuned):
+                self._fast[fast] = (tuner.kernel.fn.__code__, tuner.kernel[bd], slots)
         return tuner.kernel[bd](*tuner._full_args(values, config), **launch)
+
+    def _fast_key(self, args) -> Optional[tuple]:
+        """What decides the choice for a call with every argument by position and no launch
+        keyword: each argument's value (arrays: type, dtype and shape; the key arguments
+        decide, the others only as the slow path's key does), and the current platform.
+        None when an argument is not hashable."""
+        tuner = self.tuner
+        if len(args) != len(tuner.call_params) or not tuner._fast_ok:
+            return None
+        parts = []
+        for v in args:
+            t = type(v)
+            if t is np.ndarray or _is_array(v):
+                parts.append((t, v.dtype, v.shape))
+            elif t is int or t is float or t is bool or t is str:
+                parts.append((t, v))
+            else:
+                return None
+        return (platform_id(_config.current_platform()), tuple(parts))
 
 
 def _missing_default():

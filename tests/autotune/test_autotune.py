@@ -249,3 +249,19 @@ def test_config_errors_at_decoration():
         tuned([asc.Config(TILE=256, BUFS=1), asc.Config(TILE=512)])
     assert asc.Config(TILE=1, BUFS=2) == asc.Config({"BUFS": 2, "TILE": 1})
     assert repr(asc.Config(TILE=1, block_dim=4)) == "Config(TILE=1, block_dim=4)"
+
+
+def test_a_repeated_launch_skips_binding_and_choosing(monkeypatch):
+    k = tuned()
+    x, y, z, n = make_args(8192)
+    k[8](x, y, z, n)
+    chosen = []
+    monkeypatch.setattr(k, "choose", lambda *a: chosen.append(a) or (_ for _ in ()).throw(
+        AssertionError("choose called")))
+    z[:] = 0
+    assert k[8](x, y, z, n).cycles == min(r.cycles for r in next(iter(k.tables.values())).rows)
+    np.testing.assert_array_equal(z, x + y)
+    with using_platform("Ascend910B4"), pytest.raises(AssertionError, match="choose called"):
+        k[8](x, y, z, n)          # another platform: the choice is looked up again
+    with pytest.raises(AssertionError, match="choose called"):
+        k[8](x, y, z, 4096)       # another key value
