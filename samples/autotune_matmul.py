@@ -7,7 +7,7 @@ shapes, so a ``pre_hook`` makes each config's ``TCubeTiling`` before the launch 
 tiling and is reported and skipped. Every config's C is checked against the first one's within
 the matmul sample's tolerance (the K order of the sums changes with base_k). Then ``asc.sweep``
 compares the configs on two platforms and plots them against the roofline
-(out/autotune_matmul.png). Run: python samples/autotune_matmul.py
+(out/autotune_matmul_sweep.png). Run: python samples/autotune_matmul.py
 """
 import pathlib
 
@@ -76,7 +76,7 @@ def main():
         print(f"  fastest on {best['platform']}: {best['config']} {best['cycles']:,} cycles "
               f"({100 * best['roofline_fraction']:.0f} % of the roofline bound, "
               f"{best['bound']} bound)")
-    print("plot:", res.plot(OUT / "autotune_matmul.png"))
+    print("plot:", res.plot(OUT / "autotune_matmul_sweep.png"))
     return report
 
 

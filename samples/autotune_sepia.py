@@ -5,7 +5,7 @@ parameters; ``@asc.autotune`` runs every config on the first launch for an image
 that all write the same image, prints the table and keeps the fastest (in the compile cache
 directory, so a second run of this file tunes nothing). Then ``asc.sweep`` runs the same configs
 on two platforms and plots cycles per config against each platform's roofline
-(out/autotune_sepia.png). Run: python samples/autotune_sepia.py
+(out/autotune_sepia_sweep.png). Run: python samples/autotune_sepia.py
 """
 import pathlib
 
@@ -90,7 +90,7 @@ def main():
         print(f"  fastest on {best['platform']}: {best['config']} {best['cycles']:,} cycles "
               f"({100 * best['roofline_fraction']:.0f} % of the roofline bound, "
               f"{best['bound']} bound)")
-    print("plot:", res.plot(OUT / "autotune_sepia.png"))
+    print("plot:", res.plot(OUT / "autotune_sepia_sweep.png"))
     return report
 
 

@@ -132,3 +132,34 @@ def test_progress_prints_plain_lines_when_not_a_terminal(capsys, monkeypatch):
     asc.sweep(scaled_add, CONFIGS, args=make_args(4096), block_dim=8, backend="inprocess")
     err = capsys.readouterr().err
     assert "sweep scaled_add: 4/4 configs, best" in err
+
+
+def test_progress_uses_tqdm_when_installed(monkeypatch):
+    import sys
+    import types
+    made = []
+
+    class FakeBar:
+        def __init__(self, total, desc, **kw):
+            self.total, self.desc, self.n, self.postfix, self.closed = total, desc, 0, "", False
+            made.append(self)
+
+        def set_postfix_str(self, text, refresh=True):
+            self.postfix = text
+
+        def update(self, k):
+            self.n += k
+
+        def close(self):
+            self.closed = True
+
+    auto = types.ModuleType("tqdm.auto")
+    auto.tqdm = FakeBar
+    monkeypatch.setitem(sys.modules, "tqdm", types.ModuleType("tqdm"))
+    monkeypatch.setitem(sys.modules, "tqdm.auto", auto)
+    monkeypatch.setenv("ASCENDC_PY_PROGRESS", "1")
+    res = asc.sweep(scaled_add, CONFIGS, args=make_args(4096), block_dim=8, backend="inprocess")
+    (bar,) = made
+    best = min(r["cycles"] for r in res.records)
+    assert (bar.total, bar.n, bar.closed) == (4, 4, True)
+    assert bar.desc == "sweep scaled_add" and bar.postfix == f"best {best:,} cycles"
