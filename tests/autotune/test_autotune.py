@@ -82,6 +82,17 @@ def test_a_config_that_fails_is_reported_and_never_chosen():
     assert "skipped" in str(result)
 
 
+def test_a_config_that_does_not_compile_is_reported_and_never_chosen():
+    k = tuned([asc.Config(TILE=100, BUFS=1), asc.Config(TILE=1024, BUFS=1)])
+    x, y, z, n = make_args(4096)
+    k[8](x, y, z, n)
+    np.testing.assert_array_equal(z, x + y)
+    (result,) = k.tables.values()
+    bad, good = result.rows
+    assert bad.cycles is None and "TILE must be a multiple of 64" in bad.error
+    assert result.best == good.config
+
+
 def test_every_config_failing_is_an_error_naming_them():
     k = tuned([asc.Config(TILE=65536, BUFS=2), asc.Config(TILE=131072, BUFS=1)])
     x, y, z, n = make_args(131072)

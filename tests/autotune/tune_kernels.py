@@ -8,6 +8,7 @@ import ascendc_py as asc
 def scaled_add(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress, n: int,
                TILE: asc.ConstExpr[int], BUFS: asc.ConstExpr[int], SCALE: asc.ConstExpr[int] = 1):
     """z = SCALE * (x + y) over n elements per block, in tiles of TILE with BUFS buffers."""
+    asc.static_assert(TILE % 64 == 0, "TILE must be a multiple of 64")
     start = asc.get_block_idx() * n
     xg = asc.GlobalTensor(); xg.set_global_buffer(x + start, n)
     yg = asc.GlobalTensor(); yg.set_global_buffer(y + start, n)
