@@ -362,6 +362,11 @@ def sweep(kernel, configs: Sequence, *, args, shapes: Optional[Sequence] = None,
         if shapes is not None:
             raise ValueError("sweep: shapes=[...] needs args to be a function of the shape")
         shape_list, arg_src = ["args"], {"args": tuple(args)}
+    if block_dim is None:
+        missing = [c for c in configs if c.block_dim is None]
+        if missing:
+            raise ValueError(f"sweep {tuned.__name__}: {missing[0]!r} carries no block_dim; give "
+                             f"block_dim= or give every config one")
     chips = [get_platform(p) for p in (platforms or [current_platform()])]
     job = _Job(tuned, configs, shape_list, arg_src, block_dim if block_dim is not None else AUTO,
                chips, pre_hook)

@@ -163,3 +163,8 @@ def test_progress_uses_tqdm_when_installed(monkeypatch):
     best = min(r["cycles"] for r in res.records)
     assert (bar.total, bar.n, bar.closed) == (4, 4, True)
     assert bar.desc == "sweep scaled_add" and bar.postfix == f"best {best:,} cycles"
+
+
+def test_a_config_without_block_dim_and_no_block_dim_given_is_an_error():
+    with pytest.raises(ValueError, match="carries no block_dim"):
+        asc.sweep(scaled_add, CONFIGS, args=make_args(4096), backend="inprocess")
