@@ -67,4 +67,5 @@ def __getattr__(name):
     if name in _TUNING:      # autotuning and sweeps (autotuner.py, sweeper.py), loaded on use
         import importlib
         return getattr(importlib.import_module(f"{__name__}.{_TUNING[name]}"), name)
-    raise AttributeError(f"module 'ascendc_py' has no attribute '{name}'")
+    from .dsl.suggest import module_attribute_error
+    raise module_attribute_error(__name__, name, [*globals(), "testing", "profile", *_TUNING])
