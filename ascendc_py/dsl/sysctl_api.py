@@ -1,5 +1,6 @@
 """Kernel-language names of the system control, cache and profiling calls
-(``compiler/ops/sysctl.py``) and their enums, merged into ``dsl.api.BUILTINS``."""
+(``compiler/ops/sysctl.py``), the records of ``compiler/ops/copy_records.py`` and their enums,
+merged into ``dsl.api.BUILTINS``."""
 from __future__ import annotations
 
 _DOCS = {
@@ -41,8 +42,14 @@ _DOCS = {
 def builtins() -> dict:
     """``{name: Builtin}`` of these names and the enums (called by ``dsl.api``)."""
     from ..compiler.ops.sysctl import CacheLine, CacheMode, CacheRwMode, DcciDst, MemDsbT
+    from ..compiler.ops.copy_records import RECORDS, BlockMode, DeqScale, pad_t
     from .api import Builtin
     names = {name: Builtin(name, doc) for name, doc in _DOCS.items()}
-    for enum_class in (CacheLine, DcciDst, MemDsbT, CacheMode, CacheRwMode):
+    for kind, spec in RECORDS.items():       # records no instruction consumes yet
+        fields = ", ".join(n if d is None else f"{n}={d!r}" for n, d, _ in spec)
+        names[kind] = Builtin(kind, f"{kind}({fields}): a parameter record "
+                                    f"(compiler/ops/copy_records.py)")
+    for enum_class in (CacheLine, DcciDst, MemDsbT, CacheMode, CacheRwMode, BlockMode, DeqScale,
+                       pad_t):
         names[enum_class.__name__] = enum_class
     return names

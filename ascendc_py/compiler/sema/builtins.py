@@ -601,3 +601,4 @@ from . import vcopy, atomic, fused, transpose  # noqa: E402,F401  (issue 15 op f
 from . import gather, reduce_repeat, queue_bind, local_allocator, buf_pool, shape_info, scalar_bits, deq, gather_mask  # noqa: E402,F401,E501
 from . import sort, bilinear  # noqa: E402,F401  (sort family, bilinear_interpolation)
 from . import sysctl  # noqa: E402,F401  (pyasc-lang: cache/profiling/system calls)
+from . import copy_records  # noqa: E402,F401  (pyasc-lang: SliceInfo, Nz2NdParamsFull, ...)
