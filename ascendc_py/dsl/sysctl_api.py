@@ -34,6 +34,9 @@ _DOCS = {
     "set_sys_workspace": "set_sys_workspace(GlobalAddress): the kernel's system workspace",
     "get_sys_workspace": "get_sys_workspace(): the address set_sys_workspace set (a GlobalTensor "
                          "bound to it faults if none was set)",
+    "set_cmp_mask": "set_cmp_mask(src): 16 bytes of UB into the CMPMASK register "
+                    "(compiler/ops/cmpmask.py)",
+    "get_cmp_mask": "get_cmp_mask(dst): the CMPMASK register into 16 bytes of UB",
     "set_hccl_context": "set_hccl_context(index, GlobalAddress): HCCL context 0 or 1",
     "get_hccl_context": "get_hccl_context(index): the address set_hccl_context set",
 }

@@ -602,3 +602,4 @@ from . import gather, reduce_repeat, queue_bind, local_allocator, buf_pool, shap
 from . import sort, bilinear  # noqa: E402,F401  (sort family, bilinear_interpolation)
 from . import sysctl  # noqa: E402,F401  (pyasc-lang: cache/profiling/system calls)
 from . import copy_records  # noqa: E402,F401  (pyasc-lang: SliceInfo, Nz2NdParamsFull, ...)
+from . import cmpmask  # noqa: E402,F401  (pyasc-lang: the CMPMASK register)
