@@ -37,6 +37,9 @@ _DOCS = {
     "set_cmp_mask": "set_cmp_mask(src): 16 bytes of UB into the CMPMASK register "
                     "(compiler/ops/cmpmask.py)",
     "get_cmp_mask": "get_cmp_mask(dst): the CMPMASK register into 16 bytes of UB",
+    "ListTensorDesc": "ListTensorDesc([data, length=0xffffffff, shape_size=0xffffffff]): a list "
+                      "of tensors described in one GM buffer (compiler/sema/list_tensor.py)",
+    "TensorDesc": "TensorDesc(dtype=float32): one tensor of a ListTensorDesc (get_desc fills it)",
     "set_hccl_context": "set_hccl_context(index, GlobalAddress): HCCL context 0 or 1",
     "get_hccl_context": "get_hccl_context(index): the address set_hccl_context set",
 }

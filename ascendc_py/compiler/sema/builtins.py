@@ -603,3 +603,4 @@ from . import sort, bilinear  # noqa: E402,F401  (sort family, bilinear_interpol
 from . import sysctl  # noqa: E402,F401  (pyasc-lang: cache/profiling/system calls)
 from . import copy_records  # noqa: E402,F401  (pyasc-lang: SliceInfo, Nz2NdParamsFull, ...)
 from . import cmpmask  # noqa: E402,F401  (pyasc-lang: the CMPMASK register)
+from . import list_tensor  # noqa: E402,F401  (pyasc-lang: ListTensorDesc, TensorDesc)
