@@ -107,7 +107,9 @@ ATOMIC = 191         # GM write mode of MTE3 copies (set_atomic_*): low byte 0 n
 MRG_SORT = 192       # structures of queues 1..4 the latest mrg_sort wrote, 16 bits each
 CMPMASK_LO = 193     # the vector unit's CMPMASK register (set_cmp_mask, compare without dst),
 CMPMASK_HI = 194     #   bytes 0..7 and 8..15 (ops/cmpmask.py)
-HEADER_SLOTS = 195
+HF32 = 195           # the cube's HF32 mode (set_hf32_mode / set_hf32_trans_mode, ops/sysctl.py):
+                     #   bit 0 on, bit 1 ties away from zero (else ties to even)
+HEADER_SLOTS = 196
 TRACE_FIELDS = 6     # start, occupancy, latency, pipe, site, op
 QUEUE_DEPTH = 32     # per-pipe instruction queue (ring of start times)
 

@@ -8,8 +8,9 @@ records nothing for these calls.
 """
 from __future__ import annotations
 
+from ...simulator import abi
 from .. import ir
-from ..ops.sysctl import HINT_COST
+from ..ops.sysctl import HF32_AWAY, HF32_ON, HINT_COST
 from . import runtime_lib
 from .core import Codegen, FnBuilder, lowering
 from .intrinsics import call_checked, operand
@@ -32,3 +33,14 @@ def lower_sys_hint(cg: Codegen, s: ir.Intrinsic) -> None:
                      [*operand(cg, ref), cg.i64(ref.dtype.sizeof())], kind, ("dst",),
                      operands=s.args)
     cg.scalar_cost(HINT_COST[kind])
+
+
+@lowering("set_hf32")
+def lower_set_hf32(cg: Codegen, s: ir.Intrinsic) -> None:
+    """ctx[HF32]'s bit for the mode (bit 0) or the trans mode (bit 1), from a run-time bool;
+    ``lower_cube`` rounds float32 mmad operands by it."""
+    bit = HF32_ON if s.attr("which") == "mode" else HF32_AWAY
+    on = cg.b.icmp_signed("!=", cg._as_i64(cg.expr(s.args[0])), cg.i64(0))
+    kept = cg.b.and_(cg.ld(abi.HF32), cg.i64(~bit))
+    cg.st(abi.HF32, cg.b.or_(kept, cg.b.select(on, cg.i64(bit), cg.i64(0))))
+    cg.scalar_cost(1)

@@ -96,6 +96,30 @@ CHECK_IA_FIELDS = (("enable_bit", 0, (0, 255)), ("start_addr", 0, (0, 2**32 - 1)
 ARCH_VERSION = 220
 DATA_BLOCK_BYTES = 32
 
+HF32_ON, HF32_AWAY = 1, 2          # bits of ctx[abi.HF32]
+HF32_DROPPED_BITS = 13             # float32 keeps 23 mantissa bits, HF32 10 (as TF32: our reading)
+
+
+def hf32_reference(x, away: bool = False):
+    """float32 values rounded to HF32 (1 sign, 8 exponent, 10 mantissa bits) as the cube reads
+    them in HF32 mode: to nearest, ties to even or (``away``) away from zero; inf and NaN kept.
+    The docs name the rounding modes but not HF32's width; 10 mantissa bits is our reading."""
+    import numpy as np
+    bits = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    half = 1 << (HF32_DROPPED_BITS - 1)
+    keep = bits >> HF32_DROPPED_BITS
+    add = half if away else (half - 1) + (keep & 1)
+    rounded = ((bits + add) >> HF32_DROPPED_BITS) << HF32_DROPPED_BITS
+    special = (bits & 0x7F800000) == 0x7F800000
+    out = np.where(special, bits, rounded).astype(np.uint32)
+    return out.view(np.float32)
+
+
+register(OpSpec("set_hf32", Family.SYSTEM, PipeID.PIPE_S, CostClass.SCALAR, (),
+                (("value",),), hf32_reference, None,
+                "set_hf32_mode(bool) / set_hf32_trans_mode(bool) (attr which): float32 mmad "
+                "operands are read rounded to HF32 while the mode is on (ties to even, or away "
+                "from zero with the trans mode); one scalar instruction", flops_per_elem=0))
 register(OpSpec("sys_hint", Family.SYSTEM, PipeID.PIPE_S, CostClass.SCALAR, (),
                 (("kind", "operand"),), None, None,
                 "cache maintenance, cache hints, profiling markers and SoC state calls "

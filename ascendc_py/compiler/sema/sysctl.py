@@ -120,6 +120,19 @@ def _mm_layout(an, args, kwargs, loc):
     return _hint(an, "set_mm_layout_transform", loc)
 
 
+def _hf32(which: str, param: str):
+    def handler(an, args, kwargs, loc):
+        b = bind_args(f"asc.set_hf32_{which}()", (param,), args, kwargs, loc)
+        flag = S.to_expr(S.truth(b[param], loc), int64)
+        an.emit(ir.Intrinsic("set_hf32", (flag,), (), loc, (("which", which),)))
+        return NoneV()
+    return handler
+
+
+function("set_hf32_mode")(_hf32("mode", "hf32_mode"))
+function("set_hf32_trans_mode")(_hf32("trans_mode", "trans_mode"))
+
+
 @function("CheckLocalMemoryIAParam")
 def _check_ia_param(an, args, kwargs, loc):
     names = tuple(n for n, _, _ in CHECK_IA_FIELDS)
