@@ -44,6 +44,8 @@ _DOCS = {
                      "mantissa bits)",
     "set_hf32_trans_mode": "set_hf32_trans_mode(bool): HF32 rounding ties away from zero (True) "
                            "or to even (False)",
+    "add_deq_relu": "add_deq_relu(dst, src0, src1, count | mask, repeat_times, repeat_params): "
+                    "half(max((src0 + src1) * DeqScale, 0)), int32 sources (ops/add_deq.py)",
     "set_hccl_context": "set_hccl_context(index, GlobalAddress): HCCL context 0 or 1",
     "get_hccl_context": "get_hccl_context(index): the address set_hccl_context set",
 }

@@ -146,3 +146,4 @@ from . import gather, reduce_repeat, buf_pool, scalar_bits, deq, gather_mask  # 
 from . import sort, bilinear  # noqa: E402,F401  (sortfamily: ops/sort.py, ops/bilinear.py)
 from . import sysctl  # noqa: E402,F401  (pyasc-lang: cache/profiling/system calls)
 from . import copy_records, cmpmask  # noqa: E402,F401  (pyasc-lang: records, CMPMASK register)
+from . import add_deq  # noqa: E402,F401  (pyasc-lang: add_deq_relu)

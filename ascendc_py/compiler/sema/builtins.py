@@ -604,3 +604,4 @@ from . import sysctl  # noqa: E402,F401  (pyasc-lang: cache/profiling/system cal
 from . import copy_records  # noqa: E402,F401  (pyasc-lang: SliceInfo, Nz2NdParamsFull, ...)
 from . import cmpmask  # noqa: E402,F401  (pyasc-lang: the CMPMASK register)
 from . import list_tensor  # noqa: E402,F401  (pyasc-lang: ListTensorDesc, TensorDesc)
+from . import add_deq  # noqa: E402,F401  (pyasc-lang: add_deq_relu)
