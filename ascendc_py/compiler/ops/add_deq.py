@@ -8,7 +8,7 @@ product in range, so in float32 it is ``float32(x) * scale``). DeqScale is the h
 The int32 sum wraps (our choice: the docs do not say); the conversions round to nearest, ties to
 even (float32 product, then half; overflow gives inf). The masked form's repeats are 64 int32
 lanes (256 bytes of each source); dst uses 4 of the 8 blocks of its repeat stride. Timing: one
-VCONV-class vector instruction (cost class CONVERT, ../shared/reference/aicore_params.md, the
+VCONV-class vector instruction (cost class CONVERT, shared/reference/aicore_params.md, the
 measured VCONV rate), as cast_deq.
 """
 from __future__ import annotations

@@ -8,7 +8,7 @@ block starts (our choice: the docs do not give an initial value).
 * ``set_cmp_mask(src)``: the first 16 bytes of the UB tensor ``src`` (16-byte aligned, as the
   current docs require) into the register; ``get_cmp_mask(dst)``: the register into the first
   16 bytes of ``dst``. Each is one V-pipe instruction of one repeat (timed as a simple vector
-  op: ../shared/reference/aicore_params.md, unary ops ≈1 cycle per repeat), reading or writing
+  op: shared/reference/aicore_params.md, unary ops ≈1 cycle per repeat), reading or writing
   16 bytes of UB in sanitize mode.
 * ``compare(src0, src1, cmp_mode, mask, repeat_params)`` (no dst, no repeat count): one repeat;
   its 256/sizeof(T) result bits go to the register (bits 0..127 for half, 0..63 for float and

@@ -7,7 +7,7 @@ names the call): sema checks its arguments like any op (enums, integer ranges, a
 that was bound), the lowering checks a GlobalTensor operand's first element at run time (so an
 unbound or out-of-range tensor faults at the line, as its address would be used on the NPU) and
 charges one scalar-unit instruction (the issue of the instruction; ALU latency 2 cycles,
-../shared/reference/aicore_params.md "Scalar op latency"; profiling markers cost nothing, as
+shared/reference/aicore_params.md "Scalar op latency"; profiling markers cost nothing, as
 they are not instructions of the program's pipes). Nothing else changes: the simulator has no
 caches whose state could differ, so clean/invalidate/preload and the cache hints cannot change a
 result or a cycle.
