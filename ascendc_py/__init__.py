@@ -54,12 +54,19 @@ _install_excepthook()
 __version__ = "0.1.0"
 
 
+_TUNING = {"autotune": "autotuner", "Config": "autotuner", "AUTO": "autotuner",
+           "AutotuneError": "autotuner", "sweep": "sweeper"}
+
+
 def __getattr__(name):
     # heavy or optional submodules load on first use
     if name == "testing":
         import importlib
         return importlib.import_module(f"{__name__}.testing")
     if name == "profile": from .torch_bridge.profile import profile; return profile  # noqa
+    if name in _TUNING:      # autotuning and sweeps (autotuner.py, sweeper.py), loaded on use
+        import importlib
+        return getattr(importlib.import_module(f"{__name__}.{_TUNING[name]}"), name)
     import os
     here = os.path.dirname(__file__)
     if os.path.isfile(os.path.join(here, name + ".py")) or os.path.isdir(os.path.join(here, name)):
@@ -68,4 +75,4 @@ def __getattr__(name):
         # instructions: tests/jit/test_cached_first_launch.py)
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from .dsl.suggest import module_attribute_error
-    raise module_attribute_error(__name__, name, [*globals(), "testing", "profile"])
+    raise module_attribute_error(__name__, name, [*globals(), "testing", "profile", *_TUNING])
