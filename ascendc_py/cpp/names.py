@@ -1,0 +1,77 @@
+"""Ascend C's C++ names and the Python DSL's: one rule, no second op list.
+
+A C++ API name maps to the DSL name by CamelCase -> snake_case (``DataCopy`` -> ``data_copy``,
+``GetBlockIdx`` -> ``get_block_idx``, ``SetGlobalBuffer`` -> ``set_global_buffer``) plus the
+few irregular spellings in :data:`IRREGULAR`; a free function must then be a kernel builtin of
+``ascendc_py`` (the op registry's ops and the system builtins), a method is looked up by the
+type checker on the object it is called on. C scalar types map to DSL dtypes by
+:data:`C_DTYPES`.
+"""
+from __future__ import annotations
+
+import re
+
+#: C++ spellings whose snake_case is not the DSL name
+IRREGULAR = {
+    "EnQue": "enque", "DeQue": "deque", "ReLU": "relu", "GetTPipePtr": "get_tpipe_ptr",
+    "REGIST_MATMUL_OBJ": "register_matmul", "GetSubBlockIdx": "get_sub_block_idx",
+    "GetSubBlockNum": "get_sub_block_num", "SyncAll": "sync_all",
+}
+
+#: C scalar type -> DSL dtype name
+C_DTYPES = {
+    "half": "float16", "float16_t": "float16", "__fp16": "float16", "float": "float32",
+    "float32_t": "float32", "double": "float64", "bfloat16_t": "bfloat16", "bool": "bool_",
+    "int8_t": "int8", "int16_t": "int16", "int32_t": "int32", "int64_t": "int64",
+    "uint8_t": "uint8", "uint16_t": "uint16", "uint32_t": "uint32", "uint64_t": "uint64",
+    "char": "int8", "short": "int16", "int": "int32", "long": "int64", "size_t": "uint64",
+    "unsigned": "uint32", "unsigned int": "uint32", "unsigned char": "uint8",
+    "unsigned short": "uint16", "unsigned long": "uint64", "long long": "int64",
+    "unsigned long long": "uint64", "signed char": "int8", "signed": "int32",
+    "signed int": "int32", "int8": "int8", "uint8": "uint8", "event_t": "int32",
+    "TEventID": "int32",
+}
+
+#: Ascend C classes (a declaration default-constructs them as the DSL class of the same name)
+ASC_CLASSES = {"TPipe", "TQue", "TQueBind", "TBuf", "GlobalTensor", "LocalTensor", "TBufPool",
+               "DataCopyParams", "DataCopyExtParams", "DataCopyPadExtParams",
+               "DataCopyPadParams", "LoadData2DParams", "MmadParams", "FixpipeParamsV220",
+               "Nd2NzParams", "BinaryRepeatParams", "UnaryRepeatParams", "CopyRepeatParams",
+               "GatherMaskParams", "ShapeInfo"}
+#: classes of asc.adv
+ADV_CLASSES = {"Matmul", "MatmulType", "TCubeTiling"}
+
+BUILTIN_TYPES = frozenset(C_DTYPES) | {"GM_ADDR", "void"} | ASC_CLASSES | ADV_CLASSES
+#: names that always take a template argument list
+TEMPLATE_NAMES = frozenset(ASC_CLASSES | ADV_CLASSES | {
+    "AllocTensor", "DeQue", "Get", "SetFlag", "WaitFlag", "PipeBarrier", "ReinterpretCast",
+    "GetWithOffset", "Cast", "DataCopy", "DataCopyPad"})
+
+_SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def snake(name: str) -> str:
+    """The DSL spelling of an Ascend C API name (``DataCopyPad`` -> ``data_copy_pad``)."""
+    if name in IRREGULAR:
+        return IRREGULAR[name]
+    return _SNAKE.sub("_", name).lower()
+
+
+def builtin_function(name: str):
+    """The DSL name of the C++ free function ``name`` if ``ascendc_py`` has it as a kernel
+    builtin (the op registry's ops, the system functions), else None."""
+    import ascendc_py as asc
+    from ..compiler.ops import REGISTRY
+    from ..dsl.api import BUILTINS
+    py = snake(name)
+    if py in REGISTRY or py in BUILTINS or (py in getattr(asc, "__dict__", {}) and
+                                            callable(getattr(asc, py))):
+        return py
+    return None
+
+
+def c_dtype(type_name: str):
+    """The DSL dtype of a C scalar type name, or None."""
+    import ascendc_py as asc
+    name = C_DTYPES.get(type_name)
+    return getattr(asc, name) if name else None

@@ -1,0 +1,79 @@
+"""Parse an Ascend C kernel file into lark's tree (``grammar_cpp.lark``, LALR), with syntax
+errors as ``KernelSyntaxError`` at the file's line and column (never a lark stack)."""
+from __future__ import annotations
+
+import pathlib
+import threading
+
+from ..compiler.errors import KernelSyntaxError
+from .lexer import Tok, error_at, lex
+
+_GRAMMAR = pathlib.Path(__file__).with_name("grammar_cpp.lark")
+_parser = None
+_lock = threading.Lock()
+_state = threading.local()
+
+_TEXT = {"LBRACE": "'{'", "RBRACE": "'}'", "LPAR": "'('", "RPAR": "')'", "LSQB": "'['",
+         "RSQB": "']'", "SEMI": "';'", "COMMA": "','", "DOT": "'.'", "EQUAL": "'='",
+         "IDENT": "a name", "TYPE": "a type name", "INT": "a number", "FLOAT": "a number",
+         "$END": "the end of the file", "COLON": "':'", "TGT": "'>'", "TLT": "'<'"}
+
+
+def _parser_instance():
+    global _parser
+    with _lock:
+        if _parser is None:
+            import lark
+            from lark.lexer import Lexer
+
+            class _Feed(Lexer):
+                """Hands lark the tokens cpp/lexer.py made (as lark Tokens)."""
+
+                def __init__(self, conf):
+                    pass
+
+                def lex(self, data):
+                    for t in _state.tokens:
+                        yield lark.Token(t.type, t.value, line=t.line, column=t.column,
+                                         end_line=t.end_line, end_column=t.end_column)
+
+            _parser = lark.Lark(_GRAMMAR.read_text(), parser="lalr", lexer=_Feed,
+                                propagate_positions=True, maybe_placeholders=True)
+        return _parser
+
+
+def parse_tokens(tokens: list[Tok], file: str):
+    """The lark tree of a token list; a KernelSyntaxError at the first token that does not
+    fit the grammar."""
+    import lark
+    parser = _parser_instance()
+    _state.tokens = tokens
+    try:
+        return parser.parse("")
+    except lark.exceptions.UnexpectedToken as exc:
+        tok = exc.token
+        if tok.type == "$END":
+            last = tokens[-1] if tokens else None
+            where = (last.line, last.end_column) if last else (1, 1)
+            found = "the end of the file"
+        else:
+            where = (tok.line, tok.column)
+            found = repr(str(tok))
+        expected = sorted({_TEXT.get(e, e.lower()) for e in (exc.expected or ())
+                           if not e.startswith("__")})
+        hint = ("expected " + ", ".join(expected[:8]) + (" ..." if len(expected) > 8 else "")) \
+            if expected else ""
+        err = error_at(file, where, f"syntax error: unexpected {found}", hint)
+        raise err from None
+    except lark.exceptions.LarkError as exc:   # any other parser failure, at its position
+        line = getattr(exc, "line", 1) or 1
+        col = getattr(exc, "column", 1) or 1
+        raise KernelSyntaxError(f"syntax error: {type(exc).__name__}",
+                                error_at(file, (line, col), "").loc) from None
+    finally:
+        _state.tokens = ()
+
+
+def parse_text(text: str, file: str):
+    """Tokens (preprocessed, retagged) and then the tree of a whole kernel file."""
+    return parse_tokens(lex(text, file), file)
