@@ -214,6 +214,8 @@ def preprocess(toks: list[Tok], file: str, defines: dict | None = None) -> list[
             active = stack.pop()[0]
         elif not active:
             continue
+        elif word == "pragma" and rest.split()[:1] == ["unroll"]:
+            out.append(Tok("PRAGMA_UNROLL", "#pragma unroll", t.line, t.column))
         elif word in ("include", "pragma", "undef", "line", "error", ""):
             if word == "error":
                 raise error_at(file, t, f"#error {rest}")

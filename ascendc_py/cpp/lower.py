@@ -145,7 +145,13 @@ class Lowerer(ExprMixin):
         self.scopes, self.this, self.tenv, self.cur = [{}], None, {}, []
         try:
             ct = self.resolve_type(type_tree, {})
-            e = self.init_value(init, ct, tree)
+            from .unit import _declarator
+            dims = _declarator(tree, self.unsupported, arrays=True)[2]
+            self._array_init = bool(dims)
+            try:
+                e = self.init_value(init, ct, tree)
+            finally:
+                self._array_init = False
             if ct.name == "auto":
                 ct = e.ct
             if not e.is_const or self.cur:
@@ -154,15 +160,25 @@ class Lowerer(ExprMixin):
         finally:
             self.scopes, self.this, self.tenv, self.cur = saved
             self.evaluating.discard(ident)
-        b = Const(C.wrap(e.const, ct) if ct.is_scalar else e.const, ct if ct.is_scalar else e.ct)
+        if isinstance(e.const, tuple):
+            b = Const(e.const, ct)
+        else:
+            b = Const(C.wrap(e.const, ct) if ct.is_scalar else e.const,
+                      ct if ct.is_scalar else e.ct)
         self.const_cache[ident] = b
         return b
 
     def init_value(self, init, ct: CT, tree) -> E:
+        if init.data == "init_assign" and getattr(init.children[0], "data", "") == \
+                "brace_list":
+            init = init.children[0]
         if init.data == "init_assign":
             e = self.expr(init.children[0])
-        elif init.data in ("init_brace", "brace_list"):
-            args = list(init.children[0].children) if init.children[0] is not None else []
+        elif init.data == "brace_list":
+            args = [a for a in init.children if a is not None]
+            if any(getattr(a, "data", "") == "brace_list" for a in args) or \
+                    getattr(self, "_array_init", False):
+                return self.array_value(init, ct)
             if ct.is_scalar and len(args) == 1:
                 e = self.expr(args[0])
             else:
@@ -170,6 +186,47 @@ class Lowerer(ExprMixin):
         else:
             e = self.expr(init)
         return self.convert(e, ct, self.loc(tree)) if ct.is_scalar else e
+
+    def array_value(self, t, ct: CT) -> E:
+        """A constexpr array's brace list as nested tuples of values of ``ct``."""
+        items = []
+        for a in t.children:
+            if a is None:
+                continue
+            if getattr(a, "data", "") == "brace_list":
+                items.append(self.array_value(a, ct).const)
+            else:
+                e = self.expr(a)
+                if not e.is_const:
+                    raise self.unsupported(a, "an array element that is not a compile-time "
+                                              "constant")
+                items.append(C.wrap(e.const, ct) if ct.is_scalar else e.const)
+        return E(None, ct, None, tuple(items))
+
+    def s_unroll_for(self, s) -> None:
+        """``#pragma unroll`` before ``for (int i = a; i < b; i++)`` with constant bounds:
+        the body once per value of ``i`` (a compile-time constant in each copy)."""
+        from .loops import range_form
+        init_t, cond_t, incr_t, body_t = s.children[1].children
+        form = range_form(self, init_t, cond_t, incr_t, body_t) \
+            if init_t is not None and init_t.data == "var_decl" else None
+        if form is None or not (form[2].is_const and form[3].is_const):
+            raise self.unsupported(s, "#pragma unroll on a loop without constant bounds")
+        name_, ct, start, stop, step = form
+        if len(range(start.const, stop.const, step)) > 4096:
+            raise self.unsupported(s, "#pragma unroll of more than 4096 iterations")
+        for v in range(start.const, stop.const, step):
+            self.scopes.append({name_: Const(v, ct)})
+            saved = getattr(self, "_incr", None)
+            self._incr = None
+            try:
+                for st in self.body_of(body_t):
+                    if isinstance(st, (A.Break, A.Continue)):
+                        raise self.unsupported(s, "break/continue in an unrolled loop")
+                    self.emit(st)
+            finally:
+                self._incr = saved
+                self.scopes.pop()
 
     # ------------------------------------------------------------------ types
     def resolve_type(self, tree, tenv=None) -> CT:

@@ -216,6 +216,8 @@ class ExprMixin:
             st = b.st or (b.ct.name if b.ct.is_scalar else None)
             return E(name(b.py, loc), b.ct, st)
         if isinstance(b, Const):
+            if isinstance(b.value, tuple):
+                return E(None, b.ct, None, b.value)
             return self.const_e(b.value, b.ct, loc)
         if isinstance(b, E):
             return b
@@ -386,6 +388,17 @@ class ExprMixin:
     def x_index(self, t) -> E:
         base, idx = self.expr(t.children[0]), self.expr(t.children[1])
         loc = self.loc(t)
+        if isinstance(base.const, tuple):       # a constexpr array
+            if not idx.is_const:
+                raise self.unsupported(t, "indexing a constexpr array with a run-time index",
+                                       "put #pragma unroll before the loop, or pass the "
+                                       "values as arguments")
+            if not 0 <= idx.const < len(base.const):
+                raise KernelTypeError(f"index {idx.const} is outside the array (size "
+                                      f"{len(base.const)})", loc)
+            v = base.const[idx.const]
+            return E(None, base.ct, None, v) if isinstance(v, tuple) else \
+                self.const_e(v, base.ct, loc)
         if base.ct.name not in ("LocalTensor", "GlobalTensor", "?") or base.node is None:
             raise self.unsupported(t, f"indexing a {base.ct.text()} (arrays and pointers)")
         idx = self.observed(idx, loc)

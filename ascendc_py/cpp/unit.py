@@ -182,7 +182,10 @@ def collect(tree, file: str, unsupported) -> Unit:
         if d == "var_decl":
             type_tree = t.children[0]
             for dcl in t.children[1:]:
-                ident, init = _declarator(dcl, unsupported)
+                ident, init, dims = _declarator(dcl, unsupported, arrays=True)
+                if dims and "constexpr" not in specs_of(type_tree) and \
+                        "const" not in specs_of(type_tree):
+                    raise unsupported(dcl, "a global array that is not constexpr")
                 if init is None:
                     raise unsupported(dcl, "global variable without a value")
                 unit.consts[ident] = (type_tree, init, dcl)
@@ -212,15 +215,18 @@ def _declared_struct(file: str, name: str) -> bool:
     return re.search(r"\bstruct\s+%s\b" % re.escape(name), text) is not None
 
 
-def _declarator(dcl, unsupported):
-    """(name, init tree) of a declarator; arrays and pointer declarators are refused."""
+def _declarator(dcl, unsupported, arrays=False):
+    """(name, init tree) of a declarator; pointer declarators are refused, and arrays unless
+    ``arrays`` (then the name, init and the number of dimensions)."""
     kids = dcl.children
     if any(hasattr(c, "data") and c.data == "ptr" for c in kids):
         raise unsupported(dcl, "pointer variable declarator (put the * in the type)")
     ident = next(c for c in kids if _tok(c) and c.type == "IDENT")
     after = kids[kids.index(ident) + 1:]
+    if arrays:
+        return str(ident), after[-1] if after else None, max(len(after) - 1, 0)
     if len(after) > 1:
-        raise unsupported(dcl, "array variable")
+        raise unsupported(dcl, "array variable (only constexpr arrays at file scope)")
     init = after[0] if after else None
     return str(ident), init
 
