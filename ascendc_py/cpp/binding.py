@@ -18,6 +18,9 @@ def api_params(entry_params, structs) -> tuple:
             out.append(_Param(p.name, "gm", api.GlobalAddress, _MISSING))
         elif p.kind == "struct":
             out.append(_Param(p.name, "struct", structs[p.name], _MISSING))
+        elif p.kind == "adv_struct":
+            import ascendc_py as asc
+            out.append(_Param(p.name, "struct", getattr(asc.adv, p.ct.name), _MISSING))
         else:
             simple = {"int32": int, "float32": float, "bool_": bool}.get(p.ct.name)
             if simple is not None:
@@ -48,6 +51,11 @@ def _c_scalar(kernel: str, name: str, ct, v):
     return int(v), dtype
 
 
+def _adv_fields(cls) -> tuple:
+    from ..adv import STRUCT_PARAMS
+    return next(f for c, f in STRUCT_PARAMS.values() if c is cls)
+
+
 def bind_cpp_args(kernel, super_bind, args, kwargs):
     from ..compiler.spec import ArgSpec
     from ..dsl.struct import leaves
@@ -55,7 +63,7 @@ def bind_cpp_args(kernel, super_bind, args, kwargs):
     names = [p.name for p in kernel.params]
     args = list(args)
     for i, p in enumerate(kernel.params):
-        if p.kind != "struct":
+        if p.kind != "struct" or p.annotation.__module__.startswith("ascendc_py.adv"):
             continue
         if i < len(args):
             args[i] = to_struct(p.annotation, args[i], kernel.__name__, p.name)
@@ -71,7 +79,8 @@ def bind_cpp_args(kernel, super_bind, args, kwargs):
     k = 0
     for i, p in enumerate(kernel.params):
         if p.kind == "struct":
-            k += len(leaves(p.annotation))
+            k += len(leaves(p.annotation)) if hasattr(p.annotation, "struct_fields") else \
+                len(_adv_fields(p.annotation))
         elif p.kind == "cscalar":
             v, dtype = _c_scalar(kernel.__name__, p.name, p.annotation, values[p.name])
             scalars[k] = (v, dtype)

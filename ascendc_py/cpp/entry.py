@@ -41,6 +41,9 @@ def lower_entry(lw, f):
             kinds[pname] = EntryParam(pname, "struct", ct, ct.cls)
             lw.struct_params[pname] = ct.cls
             lw.declare(pname, E(name(pname, ploc), CT(ct.cls.name, ptr=ct.ptr, cls=ct.cls)))
+        elif ct.name == "TCubeTiling" and ct.ptr <= 1:
+            kinds[pname] = EntryParam(pname, "adv_struct", ct)
+            lw.declare(pname, E(name(pname, ploc), CT("TCubeTiling")))
         elif ct.name == "GM_ADDR" or ct.ptr == 1:
             if ct.ptr == 1 and ct.name != "GM_ADDR" and ct.is_scalar is False and \
                     ct.name not in ("uint8", "int8", "void"):

@@ -342,6 +342,10 @@ def retag(toks: list[Tok]) -> list[Tok]:
 def check_unsupported_words(toks: list[Tok], file: str) -> None:
     """'not supported: <construct>' at the first word of a construct outside the subset."""
     for k, t in enumerate(toks):
+        if t.type == "LSQB" and (k == 0 or toks[k - 1].type not in ("IDENT", "RSQB", "RPAR")):
+            raise unsupported(file, t, "lambda expression" if k + 1 < len(toks) and
+                              toks[k + 1].type in ("RSQB", "EQUAL", "AMP") else
+                              "'[' here (arrays are constexpr globals only)")
         if t.type == "IDENT" and t.value in UNSUPPORTED_WORDS:
             prev = toks[k - 1].type if k else ""
             if prev in ("DOT", "ARROW"):

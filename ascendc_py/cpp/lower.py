@@ -742,6 +742,16 @@ class Lowerer(ExprMixin):
         return regist_matmul_obj(self, args, t)
 
     def special_KERNEL_TASK_TYPE_DEFAULT(self, targs, args, t) -> E:
+        """``KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY)``: the kernel type option."""
+        import ascendc_py as asc
+        word = str(args[0].children[0]) if len(args) == 1 and \
+            getattr(args[0], "data", None) == "name" else ""
+        member = word[len("KERNEL_TYPE_"):] if word.startswith("KERNEL_TYPE_") else ""
+        if member not in asc.KernelType.__members__:
+            raise KernelTypeError("KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_...) takes one of "
+                                  + ", ".join("KERNEL_TYPE_" + m for m in
+                                              asc.KernelType.__members__), self.loc(t))
+        self.options = {"kernel_type": asc.KernelType[member]}
         return E(None, CT("void"))
 
     def minmax(self, which, args, t) -> E:

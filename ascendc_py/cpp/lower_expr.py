@@ -427,6 +427,9 @@ class ExprMixin:
             if field not in obj.members:
                 raise KernelSyntaxError(f"class {obj.cls.name} has no member '{field}'", loc)
             return self.binding_value(obj.members[field], t)
+        if base.ct.name == "TCubeTiling" and base.node is not None:
+            from .matmul import tiling_field
+            return E(attr(base.node, tiling_field(field), loc), C.INT32, "int32")
         cls = base.ct.cls
         if cls is not None and cls.is_struct:
             ft = cls.field_types(self).get(field)

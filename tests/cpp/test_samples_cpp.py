@@ -62,3 +62,26 @@ def test_sepia_golden_and_cycles(dtype, shape):
     out_py, report_py = sepia.sepia(img)
     np.testing.assert_array_equal(out, out_py)
     assert report.cycles == report_py.cycles
+
+
+@pytest.mark.parametrize("out_dtype,with_bias", [(np.float32, False), (np.float16, True)])
+def test_matmul_api_golden_and_cycles(out_dtype, with_bias):
+    import matmul
+    from ascendc_py.compiler.ops.matmul import matmul_reference
+    rng = np.random.default_rng(7)
+    m_, n_, k_ = 200, 300, 120
+    a = rng.uniform(-1, 1, (m_, k_)).astype(np.float16)
+    b = rng.uniform(-1, 1, (k_, n_)).astype(np.float16)
+    bias = rng.uniform(-1, 1, n_).astype(np.float32)
+    mod = cpp.load(CPP / "matmul_custom.cpp",
+                   defines={"C_TYPE": "float" if out_dtype == np.float32 else "half"})
+    tiling = matmul.make_tiling(m_, n_, k_, np.float16, out_dtype, with_bias)
+    c = np.zeros((m_, n_), out_dtype)
+    report = mod.matmul_custom[tiling.used_core_num](
+        a, b, c, bias if with_bias else np.zeros(n_, np.float32), tiling)
+    golden = matmul_reference(a, b, bias if with_bias else None, out_dtype)
+    asc.testing.assert_close(c, golden, **matmul.TOLERANCE)
+    c_py, report_py, _ = matmul.matmul(a, b, bias if with_bias else None, out_dtype)
+    np.testing.assert_array_equal(c, c_py)
+    assert report.cycles == report_py.cycles
+    assert mod.matmul_custom.options["kernel_type"] == asc.KernelType.AIC_ONLY
