@@ -60,4 +60,5 @@ def __getattr__(name):
         import importlib
         return importlib.import_module(f"{__name__}.testing")
     if name == "profile": from .torch_bridge.profile import profile; return profile  # noqa
+    if name == "cpp": import importlib; return importlib.import_module(f"{__name__}.cpp")  # noqa: E702 (C++ kernels)
     raise AttributeError(f"module 'ascendc_py' has no attribute '{name}'")
