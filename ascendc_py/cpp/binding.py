@@ -62,6 +62,10 @@ def bind_cpp_args(kernel, super_bind, args, kwargs):
     from .tiling import to_struct
     names = [p.name for p in kernel.params]
     args = list(args)
+    for i, p in enumerate(kernel.params):     # None for a GM_ADDR the kernel does not read
+        if p.kind == "gm" and i < len(args) and args[i] is None and \
+                p.name not in kernel.gm_read:
+            args[i] = np.zeros(32, np.uint8)
     for i, p in enumerate(kernel.params):
         if p.kind != "struct" or p.annotation.__module__.startswith("ascendc_py.adv"):
             continue

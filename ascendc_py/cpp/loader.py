@@ -86,6 +86,8 @@ class CppKernel(Kernel):
         self._launchers = {}
         self._plan_params = None
         self.params = api_params(entry_params, structs)
+        from .loops import names_in
+        self.gm_read = names_in(fdef.body)   # GM_ADDR parameters the body names
         self._sha = sha
         if options:
             from ..compiler.kernel_kind import check_options

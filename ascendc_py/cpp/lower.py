@@ -100,6 +100,8 @@ class Lowerer(ExprMixin):
             return TypeB(self.resolve_type(u.aliases[ident], {}))
         if ident in C_DTYPES:
             return TypeB(CT(C_DTYPES[ident]))
+        if ident.startswith("EVENT_ID") and ident[8:].isdigit():     # EVENT_ID0 ... EVENT_ID7
+            return Const(int(ident[8:]), C.INT32)
         if ident.startswith("PIPE_"):
             import ascendc_py as asc
             if hasattr(asc.PipeID, ident):

@@ -1,0 +1,78 @@
+"""C semantics and the general subset on kernels written for these tests
+(tests/cpp/kernels/): integer division truncating toward zero, unsigned wrap-around,
+constexpr folding, templates over types and int constants with deduction, enums, aliases,
+early returns, while/do/for with break and continue, member initialisers, TBufs with
+manual flags, a uint32 tiling struct, an unused workspace parameter passed as None, the
+host wrapper dropped by #ifndef ASCENDC_CPU_DEBUG."""
+import pathlib
+
+import numpy as np
+import pytest
+
+import ascendc_py as asc
+from ascendc_py import cpp
+
+KERNELS = pathlib.Path(__file__).resolve().parent / "kernels"
+
+
+def _c_div(a, b):
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _expected(a, b, u):
+    wrap32 = lambda v: ((v + 2**31) % 2**32) - 2**31  # noqa: E731
+    clamp = lambda v, lo, hi: lo if v < lo else (hi if v > hi else v)  # noqa: E731
+    acc = 0
+    for i in range(10, 0, -3):
+        acc = acc * 10 + i
+    return [_c_div(a, b), a - _c_div(a, b) * b, -3, wrap32((u + 1) % 2**32),
+            wrap32(((u * 2) % 2**32) // 4), int(u > 5), int(u == 2**32 - 1), 19, wrap32(a + 10),
+            clamp(a, -3, 3), clamp(b, 0, 100), 30, wrap32(5 + a + 2), 4, acc, 21,
+            wrap32(-a) >> 1, int(not (a > 0) or b == 0), int(2.5 * a), 19]
+
+
+@pytest.mark.parametrize("a,b,u", [(-17, 5, 4294967295), (17, -5, 7), (100, 7, 0), (-1000, -1, 2**31),
+                                   (123456, 2, 2**32 - 2)])
+def test_scalar_semantics(a, b, u):
+    m = cpp.load(KERNELS / "scalars.cpp")
+    out = np.zeros(32, np.int32)
+    m.scalars[1](out, a, b, u)
+    assert out[:20].tolist() == _expected(a, b, u)
+
+
+def test_unsigned_argument_range_is_checked():
+    m = cpp.load(KERNELS / "scalars.cpp")
+    with pytest.raises(asc.KernelLaunchError, match="does not fit uint32_t"):
+        m.scalars[1](np.zeros(32, np.int32), 1, 1, -1)
+
+
+def test_division_by_zero_names_the_line():
+    m = cpp.load(KERNELS / "scalars.cpp")
+    with pytest.raises(asc.KernelRuntimeError) as info:
+        m.scalars[1](np.zeros(32, np.int32), 1, 0, 1)
+    assert "scalars.cpp:59:" in str(info.value) and "a / b" in str(info.value)
+
+
+@pytest.mark.parametrize("blocks,tiles", [(8, 4), (2, 3)])
+def test_tbuf_flags_cast_uint32_tiling(blocks, tiles):
+    m = cpp.load(KERNELS / "flags_tbuf.cpp")
+    n = blocks * tiles * 512
+    rng = np.random.default_rng(n)
+    x = rng.random(n).astype(np.float16)
+    y = rng.random(n).astype(np.float16)
+    z = np.zeros(n, np.float32)
+    m.add_flags[blocks](x, y, z, None, m.AddTilingData(totalLength=n, tileNum=tiles))
+    np.testing.assert_allclose(z, 2 * (x + y).astype(np.float32), rtol=1e-6)
+
+
+def test_sanitizer_and_trace_work_on_cpp_kernels(tmp_path):
+    m = cpp.load(KERNELS / "flags_tbuf.cpp")
+    n = 2 * 2 * 512
+    x = np.ones(n, np.float16)
+    z = np.zeros(n, np.float32)
+    report = m.add_flags[2](x, x, z, None, {"totalLength": n, "tileNum": 2},
+                            sanitize=True, trace=True)
+    assert (z == 4).all()
+    path = report.save_trace(tmp_path / "t.json")
+    assert "flags_tbuf.cpp" in pathlib.Path(path).read_text()
