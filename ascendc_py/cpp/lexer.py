@@ -80,6 +80,23 @@ class Tok:
         return f"Tok({self.type}, {self.value!r}, {self.line}:{self.column})"
 
 
+#: lines of tokens from an included header are ``k * LINE_BASE + line`` (k: the header's
+#: number in INCLUDED[main file]), so that positions stay plain ints through lark
+LINE_BASE = 1_000_000
+INCLUDED: dict[str, list[str]] = {}
+MAX_INCLUDE_DEPTH = 16
+
+
+def place_of(file: str, line: int) -> tuple[str, int]:
+    """The file and line of an (encoded) token line of ``file``'s token stream."""
+    if line >= LINE_BASE:
+        headers = INCLUDED.get(file, [])
+        k = line // LINE_BASE
+        if 0 < k <= len(headers):
+            return headers[k - 1], line % LINE_BASE
+    return file, line
+
+
 def error_at(file: str, tok_or_pos, message: str, hint: str = "") -> KernelSyntaxError:
     """A KernelSyntaxError at a token (or a (line, col) pair) of ``file``."""
     if isinstance(tok_or_pos, tuple):
@@ -87,6 +104,7 @@ def error_at(file: str, tok_or_pos, message: str, hint: str = "") -> KernelSynta
         end = col + 1
     else:
         line, col, end = tok_or_pos.line, tok_or_pos.column, tok_or_pos.end_column
+    file, line = place_of(file, line)
     return KernelSyntaxError(message, SourceLoc(file, line, col, line, end), hint=hint)
 
 
@@ -170,9 +188,25 @@ BUILTIN_MACROS = {"ASCEND_IS_AIV": "(AscendIsAiv())", "ASCEND_IS_AIC": "(AscendI
                   "ASCEND_IS_NOT_AIV": "(!AscendIsAiv())", "ASCEND_IS_NOT_AIC": "(!AscendIsAic())"}
 
 
-def preprocess(toks: list[Tok], file: str, defines: dict | None = None) -> list[Tok]:
+def _find_header(name: str, file: str, include_dirs) -> str | None:
+    """The path of ``#include "name"``: next to the including file, then in
+    ``include_dirs``; None when it is not found (Ascend C's own headers)."""
+    import os
+    dirs = ([os.path.dirname(file)] if os.path.isfile(file) else []) + list(include_dirs)
+    for d in dirs:
+        path = os.path.join(d, name)
+        if os.path.isfile(path):
+            return os.path.abspath(path)
+    return None
+
+
+def preprocess(toks: list[Tok], file: str, defines: dict | None = None,
+               include_dirs=()) -> list[Tok]:
     """Apply the directives (see the module docstring) and object-like macros; ``defines``
-    are macros given by the caller (``-D``)."""
+    are macros given by the caller (``-D``); ``#include "x.h"`` reads x.h when it is found
+    next to the file or in ``include_dirs`` (other includes are accepted and not read)."""
+    main = file
+    INCLUDED[main] = []
     out: list[Tok] = []
     macros: dict[str, list[Tok]] = {k: tokenize(v, file) for k, v in BUILTIN_MACROS.items()}
     for k, v in (defines or {}).items():
@@ -180,7 +214,15 @@ def preprocess(toks: list[Tok], file: str, defines: dict | None = None) -> list[
     defined = set(PREDEFINED) | set(defines or ())
     stack: list[tuple[bool, bool]] = []     # (this branch active, any branch taken)
     active = True
-    for t in toks:
+    work = [iter(toks)]
+    files = [file]
+    while work:
+        t = next(work[-1], None)
+        if t is None:
+            work.pop()
+            files.pop()
+            continue
+        file = files[-1]
         if t.type != "PP":
             if not active:
                 continue
@@ -191,7 +233,7 @@ def preprocess(toks: list[Tok], file: str, defines: dict | None = None) -> list[
                     out.append(c)
                 continue
             if t.type == "HASH":
-                raise unsupported(file, t, "'#' outside a directive")
+                raise unsupported(main, t, "'#' outside a directive")
             out.append(t)
             continue
         body = t.value[1:].strip()
@@ -204,30 +246,50 @@ def preprocess(toks: list[Tok], file: str, defines: dict | None = None) -> list[
             active = active and cond
         elif word == "else":
             if not stack:
-                raise error_at(file, t, "#else without #if")
+                raise error_at(main, t, "#else without #if")
             outer, taken = stack[-1]
             active = outer and not taken
             stack[-1] = (outer, True)
         elif word == "endif":
             if not stack:
-                raise error_at(file, t, "#endif without #if")
+                raise error_at(main, t, "#endif without #if")
             active = stack.pop()[0]
         elif not active:
             continue
         elif word == "pragma" and rest.split()[:1] == ["unroll"]:
             out.append(Tok("PRAGMA_UNROLL", "#pragma unroll", t.line, t.column))
+        elif word == "include" and rest.startswith('"') and rest.count('"') >= 2:
+            name = rest[1:rest.index('"', 1)]
+            path = _find_header(name, file if file == main else place_of(main, t.line)[0],
+                                include_dirs)
+            if path is None:
+                continue
+            if len(work) > MAX_INCLUDE_DEPTH:
+                raise error_at(main, t, f"#include nested more than {MAX_INCLUDE_DEPTH} deep")
+            import linecache
+            with open(path) as f:     # the text compiled is the text errors show
+                text = f.read()
+            linecache.cache[path] = (len(text), None, text.splitlines(keepends=True), path)
+            INCLUDED[main].append(path)
+            base = len(INCLUDED[main]) * LINE_BASE
+            sub = tokenize(text, path)
+            for s in sub:
+                s.line += base
+                s.end_line += base
+            work.append(iter(sub))
+            files.append(path)
         elif word in ("include", "pragma", "undef", "line", "error", ""):
             if word == "error":
-                raise error_at(file, t, f"#error {rest}")
+                raise error_at(main, t, f"#error {rest}")
             if word == "undef":
                 macros.pop(rest.strip(), None)
                 defined.discard(rest.strip())
         elif word == "define":
             m = re.match(r"([A-Za-z_]\w*)(\()?", rest)
             if m is None:
-                raise error_at(file, t, "#define needs a name")
+                raise error_at(main, t, "#define needs a name")
             if m.group(2):
-                raise unsupported(file, t, "function-like macro",
+                raise unsupported(main, t, "function-like macro",
                                   "write an __aicore__ inline function instead")
             name = m.group(1)
             defined.add(name)
@@ -235,15 +297,15 @@ def preprocess(toks: list[Tok], file: str, defines: dict | None = None) -> list[
             sub = tokenize(value, file) if value.strip() else []
             for s in sub:
                 if s.type == "PP":
-                    raise unsupported(file, t, "a macro whose value is a directive")
+                    raise unsupported(main, t, "a macro whose value is a directive")
             macros[name] = sub
         elif word in ("if", "elif"):
-            raise unsupported(file, t, f"#{word} (conditional compilation on an expression)",
+            raise unsupported(main, t, f"#{word} (conditional compilation on an expression)",
                               "use #ifdef/#ifndef, or remove the condition")
         else:
-            raise unsupported(file, t, f"preprocessor directive #{word}")
+            raise unsupported(main, t, f"preprocessor directive #{word}")
     if stack:
-        raise error_at(file, toks[-1] if toks else (1, 1), "#ifdef/#ifndef without #endif")
+        raise error_at(main, toks[-1] if toks else (1, 1), "#ifdef/#ifndef without #endif")
     return out
 
 
@@ -360,9 +422,9 @@ FILTERED = frozenset(
     "TYPEDEF ENUM CLASS STRUCT TYPENAME".split())
 
 
-def lex(text: str, file: str, defines: dict | None = None) -> list[Tok]:
+def lex(text: str, file: str, defines: dict | None = None, include_dirs=()) -> list[Tok]:
     """The token stream the grammar parses."""
-    toks = preprocess(tokenize(text, file), file, defines)
+    toks = preprocess(tokenize(text, file), file, defines, include_dirs)
     check_unsupported_words(toks, file)
     toks = retag(toks)
     for t in toks:

@@ -70,6 +70,7 @@ class CppKernel(Kernel):
         self.structs = structs                  # parameter name -> asc.Struct subclass
         text = module.text
         defines = repr(sorted(module.defines.items()))   # -D macros change the kernel
+        defines += repr(sorted(module.headers.items()))  # and so do the headers read
         sha = hashlib.sha256(f"{text}\0{defines}\0{fdef.name}\0{frontend_hash()}".encode()
                              ).hexdigest()
         self.fn = _CppFunction(fdef.name, module.module_name, module.namespace, sha)
@@ -139,10 +140,11 @@ class CppModule:
     """The kernels of one C++ file (attributes named as the ``__global__`` functions) and its
     tiling structs (``m.<StructName>``, ``asc.Struct`` classes)."""
 
-    def __init__(self, text: str, file: str, defines: dict):
+    def __init__(self, text: str, file: str, defines: dict, include_dirs=()):
         self.text = text
         self.file = file
         self.defines = {str(k): str(v) for k, v in defines.items()}
+        self.include_dirs = tuple(str(d) for d in include_dirs)
         stem = pathlib.Path(file).stem.strip("<>").replace(":", "_").replace("-", "_")
         digest = hashlib.sha256(f"{text}\0{sorted(self.defines.items())}".encode()).hexdigest()
         self.module_name = f"ascendc_py.cpp.kernels.{stem}_{digest[:8]}"
@@ -163,7 +165,9 @@ class CppModule:
         from .parse import parse_tokens
         from .tiling import struct_class
         from .unit import collect, loc_of
-        tree = parse_tokens(lex(self.text, self.file, defines), self.file)
+        from .lexer import INCLUDED
+        tree = parse_tokens(lex(self.text, self.file, defines, self.include_dirs), self.file)
+        self.headers = {h: "".join(linecache.getlines(h)) for h in INCLUDED.get(self.file, [])}
 
         def unsup(t, what, hint=""):
             loc = loc_of(self.file, t)
@@ -214,12 +218,16 @@ def _is_path(source) -> bool:
 
 
 @user_boundary
-def load(source, *, name: str | None = None, defines: dict | None = None) -> CppModule:
+def load(source, *, name: str | None = None, defines: dict | None = None,
+         include_dirs=()) -> CppModule:
     """Load an Ascend C kernel file (a path) or kernel source text.
 
     ``name``: the file name errors show for source text (default ``<cpp:HASH>``).
     ``defines``: object-like macros, as ``-D`` on a compiler command line
     (``{"DTYPE_X": "float"}``); a value is C++ source text.
+    ``include_dirs``: folders searched for ``#include "x.h"`` after the file's own folder
+    (a header found is read, so a tiling struct can live in one; Ascend C's headers are not
+    searched for and not read).
     """
     if _is_path(source):
         path = pathlib.Path(source)
@@ -238,7 +246,7 @@ def load(source, *, name: str | None = None, defines: dict | None = None) -> Cpp
     lines = text.splitlines(keepends=True)
     linecache.cache[file] = (len(text), None, lines, file)
     try:
-        return CppModule(text, file, dict(defines or {}))
+        return CppModule(text, file, dict(defines or {}), include_dirs)
     except KernelError:
         raise
     except RecursionError:

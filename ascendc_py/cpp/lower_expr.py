@@ -432,6 +432,8 @@ class ExprMixin:
             return E(attr(base.node, tiling_field(field), loc), C.INT32, "int32")
         cls = base.ct.cls
         if cls is not None and cls.is_struct:
+            if cls.inferred and field not in cls.field_types(self):
+                cls._fields[field] = C.UINT32      # CANN's tiling fields are uint32_t
             ft = cls.field_types(self).get(field)
             if ft is None:
                 raise KernelSyntaxError(f"struct {cls.name} has no field '{field}'", loc,

@@ -59,7 +59,7 @@ def parse_tokens(tokens: list[Tok], file: str):
         else:
             where = (tok.line, tok.column)
             found = repr(str(tok))
-        expected = sorted({_TEXT.get(e, e.lower()) for e in (exc.expected or ())
+        expected = sorted({_TEXT.get(e.lstrip("_"), e.lstrip("_").lower()) for e in (exc.expected or ())
                            if not e.startswith("__")})
         hint = ("expected " + ", ".join(expected[:8]) + (" ..." if len(expected) > 8 else "")) \
             if expected else ""

@@ -11,7 +11,7 @@ field is a run-time value of its C type (one compiled kernel serves every tiling
 """
 from __future__ import annotations
 
-from ..compiler.errors import KernelTypeError
+from ..compiler.errors import KernelTypeError, SourceLoc
 from .ctypes_c import CT
 from .lower_expr import E
 
@@ -19,6 +19,14 @@ from .lower_expr import E
 def tiling_struct(lw, t):
     """The ClassInfo GET_TILING_DATA reads: the file's only struct named *Tiling*."""
     found = [c for c in lw.unit.classes.values() if c.is_struct and "tiling" in c.name.lower()]
+    if not found:     # the struct is in a header not given: its fields from their uses
+        from .unit import ClassInfo
+        info = lw.unit.classes.get("TilingData")
+        if info is None:
+            info = lw.unit.classes["TilingData"] = ClassInfo("TilingData", None, True)
+            info.inferred = True
+            info._fields = {}
+        return info
     if len(found) != 1:
         names = ", ".join(c.name for c in found) or "none"
         raise KernelTypeError(
@@ -35,6 +43,7 @@ def bind_struct_param(lw, e: E, info, t) -> E:
     if pname is None or pname not in lw.entry_params:
         raise KernelTypeError("a tiling struct must be read from a GM_ADDR parameter of the "
                               "kernel", lw.loc(t))
+
     prev = lw.struct_params.get(pname)
     if prev is not None and prev is not info:
         raise KernelTypeError(f"parameter '{pname}' is read as two structs ({prev.name}, "
@@ -68,6 +77,9 @@ def struct_class(info, lw, module_name: str):
     """The ``asc.Struct`` subclass of a C++ struct (fields in declaration order)."""
     import ascendc_py as asc
     fields = {}
+    if not info.field_types(lw):
+        raise KernelTypeError(f"the kernel reads no field of its tiling struct {info.name}",
+                              SourceLoc(lw.file, 1, 1))
     for name, ct in info.field_types(lw).items():
         if not ct.is_scalar or ct.ptr:
             raise KernelTypeError(f"tiling struct {info.name}: field '{name}' has type "

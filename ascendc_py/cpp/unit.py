@@ -10,14 +10,17 @@ from ..compiler.errors import SourceLoc
 
 def loc_of(file: str, t) -> SourceLoc:
     """The SourceLoc of a lark tree or token."""
+    from .lexer import place_of
     if hasattr(t, "meta"):
         m = t.meta
         if getattr(m, "empty", True):
             return SourceLoc(file, 1, 1)
-        return SourceLoc(file, m.line, m.column, m.end_line, m.end_column)
+        f, line = place_of(file, m.line)
+        end_line = place_of(file, m.end_line)[1] if m.end_line else line
+        return SourceLoc(f, line, m.column, end_line, m.end_column)
     if hasattr(t, "line") and t.line is not None:
-        return SourceLoc(file, t.line, t.column, t.end_line or t.line,
-                         t.end_column or t.column + len(str(t)))
+        f, line = place_of(file, t.line)
+        return SourceLoc(f, line, t.column, line, t.end_column or t.column + len(str(t)))
     return SourceLoc(file, 1, 1)
 
 
@@ -47,6 +50,7 @@ class ClassInfo:
     methods: dict = field(default_factory=dict)    # name -> [FuncInfo]
     ctors: list = field(default_factory=list)
     _fields: Optional[dict] = None
+    inferred: bool = False       # a tiling struct whose declaration the file does not have
 
     def field_types(self, lowerer) -> dict:
         """name -> CT of a plain struct's fields (resolved once)."""
@@ -211,7 +215,8 @@ def _declared_struct(file: str, name: str) -> bool:
     """Whether the file declares ``name`` with ``struct`` (a plain record) not ``class``."""
     import linecache
     import re
-    text = "".join(linecache.getlines(file))
+    from .lexer import INCLUDED
+    text = "".join("".join(linecache.getlines(f)) for f in [file] + INCLUDED.get(file, []))
     return re.search(r"\bstruct\s+%s\b" % re.escape(name), text) is not None
 
 

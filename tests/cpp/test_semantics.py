@@ -76,3 +76,39 @@ def test_sanitizer_and_trace_work_on_cpp_kernels(tmp_path):
     assert (z == 4).all()
     path = report.save_trace(tmp_path / "t.json")
     assert "flags_tbuf.cpp" in pathlib.Path(path).read_text()
+
+
+def _without_struct(src: str, replacement: str) -> str:
+    start = src.index("struct AddTilingData")
+    end = src.index("};", start) + 2
+    return src[:start] + replacement + src[end:]
+
+
+def _run_flags(m, struct_name=None):
+    n = 2 * 2 * 512
+    x = np.full(n, 1.5, np.float16)
+    z = np.zeros(n, np.float32)
+    m.add_flags[2](x, x, z, None, {"tileNum": 2, "totalLength": n})
+    assert (z == 6).all()
+
+
+def test_tiling_struct_from_an_included_header(tmp_path):
+    (tmp_path / "t.h").write_text("#pragma once\nstruct FlagsTilingData {\n"
+                                  "    uint32_t totalLength;\n    uint32_t tileNum;\n};\n")
+    src = _without_struct((KERNELS / "flags_tbuf.cpp").read_text(), '#include "t.h"')
+    (tmp_path / "k.cpp").write_text(src)
+    m = cpp.load(tmp_path / "k.cpp")
+    assert list(m.FlagsTilingData.struct_fields) == ["totalLength", "tileNum"]
+    _run_flags(m)
+    (tmp_path / "t.h").write_text("struct FlagsTilingData {\n    uint32_t totalLength\n};\n")
+    with pytest.raises(asc.KernelSyntaxError) as info:
+        cpp.load(tmp_path / "k.cpp")
+    assert "t.h:3:1: syntax error" in str(info.value)
+
+
+def test_tiling_struct_not_in_the_file_is_inferred_from_its_uses():
+    src = _without_struct((KERNELS / "flags_tbuf.cpp").read_text(), '#include "absent.h"')
+    m = cpp.load(src, name="inferred.cpp")
+    assert {k: f.dtype for k, f in m.TilingData.struct_fields.items()} == {
+        "totalLength": asc.uint32, "tileNum": asc.uint32}
+    _run_flags(m)
