@@ -374,6 +374,8 @@ def _template_close(toks: list[Tok], i: int, known: bool) -> int:
 def retag(toks: list[Tok]) -> list[Tok]:
     """Drop ``AscendC::``/``std::``, mark type names (``TYPE``) and template brackets
     (``TLT``/``TGT``) in place (see the module docstring)."""
+    toks = [t for k, t in enumerate(toks)     # obj.template Get<T>(): the keyword is dropped
+            if not (t.type == "TEMPLATE" and k > 0 and toks[k - 1].type in ("DOT", "ARROW"))]
     toks = [t for k, t in enumerate(toks)
             if not (t.type == "IDENT" and t.value in _DROPPED_QUALIFIERS and k + 1 < len(toks)
                     and toks[k + 1].type == "SCOPE")
