@@ -58,7 +58,7 @@ UNSUPPORTED_WORDS = {
     "asm": "inline assembly", "__asm__": "inline assembly", "register": "register variable",
     "mutable": "mutable member", "explicit": "explicit constructor", "co_await": "coroutine",
     "static_assert": "static_assert", "thread_local": "thread_local", "printf": "printf",
-    "PRINTF": "printf", "DumpTensor": "DumpTensor", "assert": "assert",
+    "PRINTF": "printf", "DumpTensor": "DumpTensor",
     "__attribute__": "__attribute__", "default": "switch statement", "noexcept": "noexcept",
 }
 
@@ -384,7 +384,7 @@ def retag(toks: list[Tok]) -> list[Tok]:
                      and (k < 2 or toks[k - 2].type != "SCOPE"))]
     types = _scan_type_names(toks) | BUILTIN_TYPES
     for k, t in enumerate(toks):
-        if t.type == "IDENT" and t.value in types:
+        if t.type == "IDENT" and (t.value in types or re.match(r"(ORIG_)?DTYPE_\w+$", t.value)):
             prev = toks[k - 1].type if k else ""
             if prev not in ("DOT", "ARROW", "SCOPE"):
                 t.type = "TYPE"

@@ -111,7 +111,10 @@ class Lowerer(ExprMixin):
     def lookup(self, ident: str, t):
         b = self.lookup_soft(ident)
         if b is None:
-            raise UndefinedNameError(f"'{ident}' is not declared", self.loc(t))
+            hint = (f"CANN defines {ident} from the operator's types; give it: "
+                    f"asc.cpp.load(..., defines={{'{ident}': 'half'}})"
+                    if ident.startswith(("DTYPE_", "ORIG_DTYPE_")) else "")
+            raise UndefinedNameError(f"'{ident}' is not declared", self.loc(t), hint=hint)
         if isinstance(b, E) and b.node is not None and getattr(b.node, "loc", 1) is None:
             b = E(asc_attr(f"PipeID.{ident}", self.loc(t)), UNKNOWN)
         return b
@@ -300,7 +303,10 @@ class Lowerer(ExprMixin):
             return CT(ident, args, cls=self.unit.classes[ident])
         if ident in ASC_CLASSES or ident in ADV_CLASSES:
             return CT(ident, args)
-        raise UndefinedNameError(f"unknown type '{ident}'", self.loc(t))
+        hint = (f"CANN defines {ident} from the operator's types; give it: "
+                f"asc.cpp.load(..., defines={{'{ident}': 'half'}})"
+                if ident.startswith(("DTYPE_", "ORIG_DTYPE_")) else "")
+        raise UndefinedNameError(f"unknown type '{ident}'", self.loc(t), hint=hint)
 
     # ------------------------------------------------------------------ statements
     def stmts(self, items) -> None:
@@ -742,6 +748,22 @@ class Lowerer(ExprMixin):
     def special_REGIST_MATMUL_OBJ(self, targs, args, t) -> E:
         from .matmul import regist_matmul_obj
         return regist_matmul_obj(self, args, t)
+
+    def special_ASSERT(self, targs, args, t) -> E:
+        """``ASSERT(cond && "message")`` / ``assert(cond)``: a kernel assertion."""
+        loc = self.loc(t)
+        if len(args) != 1:
+            raise KernelTypeError("ASSERT(condition) takes one condition", loc)
+        cond_t, msg = args[0], None
+        if getattr(cond_t, "data", None) == "binop" and str(cond_t.children[1]) == "&&" and \
+                getattr(cond_t.children[2], "data", None) == "string_lit":
+            msg = A.Constant(loc, str(cond_t.children[2].children[0])[1:-1])
+            cond_t = cond_t.children[0]
+        cond = self.truth(self.expr(cond_t), loc)
+        self.emit(A.Assert(loc, cond.node, msg))
+        return E(None, CT("void"))
+
+    special_assert = special_ASSERT
 
     def special_KERNEL_TASK_TYPE_DEFAULT(self, targs, args, t) -> E:
         """``KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY)``: the kernel type option."""

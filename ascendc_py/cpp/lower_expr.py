@@ -188,6 +188,11 @@ class ExprMixin:
         raise self.unsupported(t, "pointer dereference (*p)")
 
     def x_addr_of(self, t) -> E:
+        """``&pipe``: a reference to an Ascend C object (TPipe, queues, tensors) is the
+        object itself; any other address is outside the subset."""
+        e = self.expr(t.children[-1])
+        if e.node is not None and (e.ct.name in ASC_CLASSES or e.ct.name in ADV_CLASSES):
+            return E(e.node, CT(e.ct.name, e.ct.args, ptr=1))
         raise self.unsupported(t, "address-of operator (&x)")
 
     def x_pre_incdec(self, t) -> E:

@@ -112,3 +112,27 @@ def test_tiling_struct_not_in_the_file_is_inferred_from_its_uses():
     assert {k: f.dtype for k, f in m.TilingData.struct_fields.items()} == {
         "totalLength": asc.uint32, "tileNum": asc.uint32}
     _run_flags(m)
+
+
+DTYPES = {"DTYPE_X": "half", "DTYPE_Y": "half", "DTYPE_Z": "half"}
+
+
+def test_operator_project_style_kernel():
+    with pytest.raises(asc.KernelNameError) as info:
+        cpp.load(KERNELS / "add_opproj.cpp")
+    assert "defines={'DTYPE_X': 'half'}" in str(info.value)
+    m = cpp.load(KERNELS / "add_opproj.cpp", defines=DTYPES)
+    x = np.random.default_rng(0).random(8 * 2048).astype(np.float16)
+    y = np.random.default_rng(1).random(x.size).astype(np.float16)
+    z = np.zeros_like(x)
+    m.add_custom[8](x, y, z, None, {"totalLength": x.size, "tileNum": 8})
+    asc.testing.assert_close(z, (x + y).astype(np.float16))
+
+
+def test_assert_message_is_reported():
+    m = cpp.load(KERNELS / "add_opproj.cpp", defines=DTYPES)
+    x = np.zeros(8 * 2048, np.float16)
+    with pytest.raises(asc.KernelRuntimeError) as info:
+        m.add_custom[8](x, x.copy(), x.copy(), None, {"totalLength": x.size, "tileNum": 0})
+    assert "tile num can not be zero" in str(info.value)
+    assert "add_opproj.cpp:" in str(info.value)
