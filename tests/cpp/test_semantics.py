@@ -136,3 +136,16 @@ def test_assert_message_is_reported():
         m.add_custom[8](x, x.copy(), x.copy(), None, {"totalLength": x.size, "tileNum": 0})
     assert "tile num can not be zero" in str(info.value)
     assert "add_opproj.cpp:" in str(info.value)
+
+
+@pytest.mark.parametrize("n", [1000, 8, 1024])
+def test_vector_apis_with_records(n):
+    """DataCopyPad with DataCopyExtParams{...}/DataCopyPadExtParams<T>{...}, Duplicate,
+    ReduceSum, GetValue/SetValue, Exp, Adds, Muls by a value read from a tensor."""
+    m = cpp.load(KERNELS / "vector_apis.cpp")
+    x = np.random.default_rng(n).random(n).astype(np.float32) * 0.1
+    y = np.zeros(n, np.float32)
+    s = np.zeros(8, np.float32)
+    m.vec[1](x, y, s, n)
+    np.testing.assert_allclose(s[0], x.sum(), rtol=1e-5)
+    np.testing.assert_allclose(y, (np.exp(x) + 1) * s[0], rtol=1e-5)
