@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..compiler import ast as A
 from ..compiler.errors import ArgumentError, KernelTypeError, RecursiveCallError
 from .ctypes_c import CT
-from .lower_expr import E, Const, Obj, TypeB, Var, name
+from .lower_expr import E, Const, Obj, Var, name
 
 MAX_DEPTH = 48
 
@@ -151,4 +151,4 @@ def inline_call(lw, funcs, this: Obj, targs, args, t) -> E:
     return E(name(ret_py, loc), ret_ct, st)
 
 
-__all__ = ["inline_call", "TypeB"]
+__all__ = ["inline_call"]

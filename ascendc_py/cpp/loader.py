@@ -13,13 +13,13 @@ import os
 import pathlib
 
 from ..compiler.errors import (InternalCompilerError, KernelError, KernelSyntaxError,
-                               LaunchArgumentError, SourceLoc, user_boundary)
+                               SourceLoc, user_boundary)
 from ..dsl.kernel import Kernel
 from ..dsl.launcher import CompiledTable
 
 _FRONTEND_FILES = ("lexer.py", "grammar_cpp.lark", "parse.py", "unit.py", "lower.py",
                    "lower_expr.py", "inline.py", "entry.py", "loops.py", "tiling.py",
-                   "matmul.py", "ctypes_c.py", "names.py", "sema_hooks.py", "binding.py")
+                   "matmul.py", "ctypes_c.py", "names.py", "sema_hooks.py", "binding.py", "specials.py")
 _frontend_hash = None
 
 
@@ -258,4 +258,4 @@ def load(source, *, name: str | None = None, defines: dict | None = None,
             from exc
 
 
-__all__ = ["load", "CppModule", "CppKernel", "LaunchArgumentError"]
+__all__ = ["load", "CppModule", "CppKernel"]

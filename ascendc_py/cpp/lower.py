@@ -10,19 +10,17 @@ checker, IR, codegen, timing, sanitizer and cache are the Python DSL's.
 from __future__ import annotations
 
 from ..compiler import ast as A
-from ..compiler.errors import (KernelSyntaxError, KernelTypeError, RecursiveCallError,
-                               SourceLoc, UndefinedNameError)
+from ..compiler.errors import KernelSyntaxError, KernelTypeError, SourceLoc, UndefinedNameError
 from . import ctypes_c as C
 from .ctypes_c import CT, UNKNOWN
 from .lexer import unsupported as _unsupported
-from .lower_expr import (E, Const, ExprMixin, Funcs, Obj, TypeB, Var, asc_attr, attr, call,
-                         dtype_node, name)
+from .lower_expr import E, Const, ExprMixin, Funcs, Obj, TypeB, Var, asc_attr, call, name
 from .names import ADV_CLASSES, ASC_CLASSES, C_DTYPES
+from .specials import SpecialsMixin
 from .unit import ClassInfo, FuncInfo, Unit, loc_of
 
 #: Ascend C classes a declaration default-constructs (``TPipe pipe;``)
 _CONSTRUCTED = {"TPipe", "TQue", "TQueBind", "TBuf", "GlobalTensor", "TBufPool"}
-MAX_INLINE = 64
 #: the type checker's dtype of a range() loop variable over bounds of a C type
 _ARITH_ST = {"int8": "int32", "int16": "int32", "int32": "int32", "uint8": "int32",
              "uint16": "int32", "uint32": "int64", "int64": "int64", "uint64": "int64"}
@@ -33,7 +31,7 @@ class Frame:
         self.func, self.ret_py, self.ret_ct = func, ret_py, ret_ct
 
 
-class Lowerer(ExprMixin):
+class Lowerer(SpecialsMixin, ExprMixin):
     """Lowers the entries of one Unit (a fresh Lowerer per entry)."""
 
     def __init__(self, unit: Unit):
@@ -733,81 +731,12 @@ class Lowerer(ExprMixin):
         from .inline import inline_call
         return inline_call(self, funcs, this, targs, args, t)
 
-    # ------------------------------------------------------------------ specials (macros)
-    def special_GET_TILING_DATA(self, targs, args, t) -> E:
-        from .tiling import get_tiling_data
-        return get_tiling_data(self, None, args, t)
-
-    def special_GET_TILING_DATA_WITH_STRUCT(self, targs, args, t) -> E:
-        from .tiling import get_tiling_data
-        if not args:
-            raise KernelTypeError("GET_TILING_DATA_WITH_STRUCT(Struct, name, tiling)",
-                                  self.loc(t))
-        return get_tiling_data(self, args[0], args[1:], t)
-
-    def special_REGIST_MATMUL_OBJ(self, targs, args, t) -> E:
-        from .matmul import regist_matmul_obj
-        return regist_matmul_obj(self, args, t)
-
-    def special_ASSERT(self, targs, args, t) -> E:
-        """``ASSERT(cond && "message")`` / ``assert(cond)``: a kernel assertion."""
-        loc = self.loc(t)
-        if len(args) != 1:
-            raise KernelTypeError("ASSERT(condition) takes one condition", loc)
-        cond_t, msg = args[0], None
-        if getattr(cond_t, "data", None) == "binop" and str(cond_t.children[1]) == "&&" and \
-                getattr(cond_t.children[2], "data", None) == "string_lit":
-            msg = A.Constant(loc, str(cond_t.children[2].children[0])[1:-1])
-            cond_t = cond_t.children[0]
-        cond = self.truth(self.expr(cond_t), loc)
-        self.emit(A.Assert(loc, cond.node, msg))
-        return E(None, CT("void"))
-
-    special_assert = special_ASSERT
-
-    def special_KERNEL_TASK_TYPE_DEFAULT(self, targs, args, t) -> E:
-        """``KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY)``: the kernel type option."""
-        import ascendc_py as asc
-        word = str(args[0].children[0]) if len(args) == 1 and \
-            getattr(args[0], "data", None) == "name" else ""
-        member = word[len("KERNEL_TYPE_"):] if word.startswith("KERNEL_TYPE_") else ""
-        if member not in asc.KernelType.__members__:
-            raise KernelTypeError("KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_...) takes one of "
-                                  + ", ".join("KERNEL_TYPE_" + m for m in
-                                              asc.KernelType.__members__), self.loc(t))
-        self.options = {"kernel_type": asc.KernelType[member]}
-        return E(None, CT("void"))
-
-    def minmax(self, which, args, t) -> E:
-        loc = self.loc(t)
-        if len(args) != 2:
-            raise KernelTypeError(f"{which}() takes two values", loc)
-        a, b = (self.observed(self.expr(x), loc) for x in args)
-        if a.is_const and b.is_const:
-            ct = C.usual(a.ct, b.ct)
-            x, y = C.wrap(a.const, ct), C.wrap(b.const, ct)
-            return self.const_e(min(x, y) if which == "min" else max(x, y), ct, loc)
-        ct = C.usual(a.ct, b.ct)
-        return E(call(A.Name(loc, which), [a.node, b.node], loc), ct, ct.name if
-                 ct.is_scalar else None)
-
-    def special_min(self, targs, args, t) -> E:
-        return self.minmax("min", args, t)
-
-    def special_max(self, targs, args, t) -> E:
-        return self.minmax("max", args, t)
-
-    special_Min, special_Max = special_min, special_max
-
     # ------------------------------------------------------------------ entries
     def entry(self, f: FuncInfo):
         from .entry import lower_entry
         return lower_entry(self, f)
 
 
-def dtype_of(ct: CT, loc):
-    return dtype_node(ct, loc)
 
-
-__all__ = ["Lowerer", "Frame", "MAX_INLINE", "RecursiveCallError", "attr"]
+__all__ = ["Lowerer", "Frame"]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..compiler import ast as A
-from ..compiler.errors import KernelSyntaxError, KernelTypeError, SourceLoc
+from ..compiler.errors import KernelSyntaxError, KernelTypeError
 from . import ctypes_c as C
 from .ctypes_c import CT, UNKNOWN
 from .names import ADV_CLASSES, ASC_CLASSES, builtin_function, snake
