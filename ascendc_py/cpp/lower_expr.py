@@ -347,11 +347,16 @@ class ExprMixin:
 
     def x_cast(self, t) -> E:
         type_tree, operand = t.children
-        ct = self.resolve_type(type_tree)
+        return self.cast_to(self.resolve_type(type_tree), operand, t)
+
+    def cast_to(self, ct: CT, operand, t) -> E:
+        """``(T)x``, ``static_cast<T>(x)``, ``reinterpret_cast<__gm__ T *>(x)``."""
         loc = self.loc(t)
         if ct.ptr and ct.gm or ct.ptr == 1 and ct.name != "GM_ADDR":
-            return self.pointer_cast(ct, t.children[1], loc)
+            return self.pointer_cast(ct, operand, loc)
         e = self.expr(operand)
+        if ct.name == "GM_ADDR" and (e.ct.name == "GM_ADDR" or e.ct.ptr):
+            return E(e.node, CT("GM_ADDR"))
         if ct.is_scalar:
             return self.convert(e, ct, loc)
         raise self.unsupported(t, f"cast to {ct.text()}")

@@ -13,6 +13,16 @@ from .lower_expr import E, call
 class SpecialsMixin:
     """Mixed into ``lower.Lowerer``."""
 
+    def special_static_cast(self, targs, args, t) -> E:
+        """``static_cast<T>(x)`` and ``reinterpret_cast<__gm__ T *>(x)``: C-style casts."""
+        types = [v for v in self.template_values(targs) if isinstance(v, CT)]
+        if len(types) != 1 or len(args) != 1:
+            raise KernelTypeError("a cast takes one type and one value: cast<T>(x)",
+                                  self.loc(t))
+        return self.cast_to(types[0], args[0], t)
+
+    special_reinterpret_cast = special_static_cast
+
     def special_GET_TILING_DATA(self, targs, args, t) -> E:
         from .tiling import get_tiling_data
         return get_tiling_data(self, None, args, t)

@@ -149,3 +149,27 @@ def test_vector_apis_with_records(n):
     m.vec[1](x, y, s, n)
     np.testing.assert_allclose(s[0], x.sum(), rtol=1e-5)
     np.testing.assert_allclose(y, (np.exp(x) + 1) * s[0], rtol=1e-5)
+
+
+def test_named_casts_and_auto():
+    src = '''
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void scale(GM_ADDR x, int32_t n, float f)
+{
+    AscendC::GlobalTensor<float> xGm;
+    xGm.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(x), static_cast<uint32_t>(n));
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, n * sizeof(float));
+    auto t = buf.Get<float>();
+    AscendC::DataCopy(t, xGm, n);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::Muls(t, t, static_cast<float>(f * 2), n);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::DataCopy(xGm, t, n);
+}
+'''
+    m = cpp.load(src, name="casts.cpp")
+    x = np.ones(64, np.float32)
+    m.scale[1](x, 64, 1.5)
+    assert (x == 3).all()
