@@ -2,8 +2,13 @@
 errors as ``KernelSyntaxError`` at the file's line and column (never a lark stack)."""
 from __future__ import annotations
 
+import hashlib
 import pathlib
+import sys
 import threading
+
+import lark
+from lark.lexer import Lexer as _LarkLexer
 
 from ..compiler.errors import KernelSyntaxError
 from .lexer import Tok, error_at, lex
@@ -19,33 +24,45 @@ _TEXT = {"LBRACE": "'{'", "RBRACE": "'}'", "LPAR": "'('", "RPAR": "')'", "LSQB":
          "$END": "the end of the file", "COLON": "':'", "TGT": "'>'", "TLT": "'<'"}
 
 
+class _Feed(_LarkLexer):
+    """Hands lark the tokens cpp/lexer.py made (as lark Tokens)."""
+
+    def __init__(self, conf):
+        pass
+
+    def lex(self, data):
+        for t in _state.tokens:
+            yield lark.Token(t.type, t.value, line=t.line, column=t.column,
+                             end_line=t.end_line, end_column=t.end_column)
+
+
 def _parser_instance():
+    """The process-wide parser; its LALR tables are cached under the compile cache folder
+    (building them takes about two seconds)."""
     global _parser
     with _lock:
         if _parser is None:
-            import lark
-            from lark.lexer import Lexer
-
-            class _Feed(Lexer):
-                """Hands lark the tokens cpp/lexer.py made (as lark Tokens)."""
-
-                def __init__(self, conf):
-                    pass
-
-                def lex(self, data):
-                    for t in _state.tokens:
-                        yield lark.Token(t.type, t.value, line=t.line, column=t.column,
-                                         end_line=t.end_line, end_column=t.end_column)
-
-            _parser = lark.Lark(_GRAMMAR.read_text(), parser="lalr", lexer=_Feed,
-                                propagate_positions=True, maybe_placeholders=True)
+            from ..compiler.cachedir import cache_dir, is_regular_or_missing
+            grammar = _GRAMMAR.read_text()
+            opts = dict(parser="lalr", lexer=_Feed, propagate_positions=True,
+                        maybe_placeholders=True)
+            key = hashlib.sha256(f"{grammar}\0{lark.__version__}\0{sys.version_info[:2]}"
+                                 .encode()).hexdigest()[:16]
+            root = cache_dir()
+            path = root / f"cpp_lark_tables_{key}.pickle" if root is not None else None
+            if path is None or not is_regular_or_missing(path):
+                _parser = lark.Lark(grammar, **opts)
+            else:
+                try:
+                    _parser = lark.Lark(grammar, cache=str(path), **opts)
+                except OSError:     # the cache could not be written: build without it
+                    _parser = lark.Lark(grammar, **opts)
         return _parser
 
 
 def parse_tokens(tokens: list[Tok], file: str):
     """The lark tree of a token list; a KernelSyntaxError at the first token that does not
     fit the grammar."""
-    import lark
     parser = _parser_instance()
     _state.tokens = tokens
     try:
