@@ -685,6 +685,14 @@ class Lowerer(SpecialsMixin, ExprMixin):
         saved = (self.this, self.tenv)
         self.this, self.tenv = obj, tenv
         try:
+            for sname, (type_tree, init, tree) in cls.statics.items():
+                sct = self.resolve_type(type_tree)
+                e = self.init_value(init, sct, tree)
+                if not e.is_const:
+                    raise self.unsupported(tree, "a static member whose value is not a "
+                                                 "compile-time constant")
+                obj.members[sname] = Const(C.wrap(e.const, sct) if sct.is_scalar else e.const,
+                                           sct)
             for type_tree, mname, init, tree in cls.members:
                 mct = self.resolve_type(type_tree)
                 full = f"{cname}.{mname}"

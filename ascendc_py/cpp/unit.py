@@ -49,6 +49,7 @@ class ClassInfo:
     members: list = field(default_factory=list)   # (type tree, name, init tree, tree)
     methods: dict = field(default_factory=dict)    # name -> [FuncInfo]
     ctors: list = field(default_factory=list)
+    statics: dict = field(default_factory=dict)    # name -> (type tree, init tree, tree)
     _fields: Optional[dict] = None
     inferred: bool = False       # a tiling struct whose declaration the file does not have
 
@@ -128,7 +129,14 @@ def collect(tree, file: str, unsupported) -> Unit:
             if d == "var_decl":
                 type_tree = m.children[0]
                 if "static" in specs_of(type_tree) or "constexpr" in specs_of(type_tree):
-                    raise unsupported(m, "static class member")
+                    for dcl in m.children[1:]:       # static constexpr: a class constant
+                        ident, init = _declarator(dcl, unsupported)
+                        if init is None or "constexpr" not in specs_of(type_tree) and \
+                                "const" not in specs_of(type_tree):
+                            raise unsupported(dcl, "static class member that is not a "
+                                                   "constexpr constant")
+                        info.statics[ident] = (type_tree, init, dcl)
+                    continue
                 for dcl in m.children[1:]:
                     ident, init = _declarator(dcl, unsupported)
                     info.members.append((type_tree, ident, init, dcl))

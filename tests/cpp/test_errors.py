@@ -61,6 +61,10 @@ CATALOGUE = [
      "not supported: a constructor with parameters"),
     ("", "#pragma unroll\n    for (int32_t i = 0; i < n; i++) {}", 7,
      "not supported: #pragma unroll on a loop without constant bounds"),
+    ("class M { public: __aicore__ inline void F(); }; __aicore__ inline void M::F() {}", "",
+     3, "not supported: a member function defined outside its class"),
+    ("class S { static int32_t count; };", "", 3,
+     "not supported: static class member that is not a constexpr constant"),
     ("constexpr float C[2] = {1.0f, 2.0f};", "float f = C[a];", 7,
      "not supported: indexing a constexpr array with a run-time index"),
 ]

@@ -173,3 +173,17 @@ extern "C" __global__ __aicore__ void scale(GM_ADDR x, int32_t n, float f)
     x = np.ones(64, np.float32)
     m.scale[1](x, 64, 1.5)
     assert (x == 3).all()
+
+
+def test_static_constexpr_class_member():
+    src = (pathlib.Path(__file__).resolve().parents[2] / "samples" / "cpp" /
+           "add_custom.cpp").read_text()
+    src = src.replace("constexpr int32_t BUFFER_NUM = 2;", "").replace(
+        "private:\n    TPipe pipe;", "private:\n    static constexpr int32_t BUFFER_NUM = 2;\n"
+                                     "    TPipe pipe;")
+    assert "static constexpr" in src
+    m = cpp.load(src, name="static_member.cpp")
+    x = np.random.default_rng(5).random(8 * 2048).astype(np.float16)
+    z = np.zeros_like(x)
+    m.add_custom[8](x, x, z, 2048)
+    asc.testing.assert_close(z, (x + x).astype(np.float16))
