@@ -237,6 +237,18 @@ class ExprMixin:
     def x_scoped(self, t) -> E:
         scope, member = str(t.children[0]), str(t.children[1])
         loc = self.loc(t)
+        cls = self.unit.classes.get(scope)
+        if cls is not None and member in cls.statics:     # Class::CONSTANT
+            type_tree, init, tree = cls.statics[member]
+            saved = (self.this, self.tenv)
+            self.this, self.tenv = None, {}
+            try:
+                sct = self.resolve_type(type_tree)
+                e = self.init_value(init, sct, tree)
+            finally:
+                self.this, self.tenv = saved
+            if e.is_const:
+                return self.const_e(C.wrap(e.const, sct), sct, loc)
         enum = self.unit.enums.get(scope)
         if enum is not None:
             if member not in enum:
@@ -305,6 +317,9 @@ class ExprMixin:
         ct = C.usual(a.ct, b.ct) if op not in ("<<", ">>") else C.promote(a.ct)
         if op in _COMPARE:
             a, b = self.observed(a, loc), self.observed(b, loc)
+            if ct.unsigned and not (a.ct.unsigned and b.ct.unsigned):
+                # C compares in the unsigned type: -1 < 1u is false
+                a, b = self.convert(a, ct, loc), self.convert(b, ct, loc)
             return E(A.Compare(loc, a.node, (op,), (b.node,)), C.BOOL, "bool_")
         st = None
         if a.st and b.st and op not in ("<<", ">>"):

@@ -29,7 +29,8 @@ def _expected(a, b, u):
     return [_c_div(a, b), a - _c_div(a, b) * b, -3, wrap32((u + 1) % 2**32),
             wrap32(((u * 2) % 2**32) // 4), int(u > 5), int(u == 2**32 - 1), 19, wrap32(a + 10),
             clamp(a, -3, 3), clamp(b, 0, 100), 30, wrap32(5 + a + 2), 4, acc, 21,
-            wrap32(-a) >> 1, int(not (a > 0) or b == 0), int(2.5 * a), 19]
+            wrap32(-a) >> 1, int(not (a > 0) or b == 0), int(2.5 * a),
+            int(a % 2**32 < u), 20]
 
 
 @pytest.mark.parametrize("a,b,u", [(-17, 5, 4294967295), (17, -5, 7), (100, 7, 0), (-1000, -1, 2**31),
@@ -38,7 +39,7 @@ def test_scalar_semantics(a, b, u):
     m = cpp.load(KERNELS / "scalars.cpp")
     out = np.zeros(32, np.int32)
     m.scalars[1](out, a, b, u)
-    assert out[:20].tolist() == _expected(a, b, u)
+    assert out[:21].tolist() == _expected(a, b, u)
 
 
 def test_unsigned_argument_range_is_checked():
@@ -149,6 +150,21 @@ def test_vector_apis_with_records(n):
     m.vec[1](x, y, s, n)
     np.testing.assert_allclose(s[0], x.sum(), rtol=1e-5)
     np.testing.assert_allclose(y, (np.exp(x) + 1) * s[0], rtol=1e-5)
+
+
+def test_class_constant_through_its_scope():
+    src = """
+class Sizes { public: static constexpr int32_t TILE = 64; };
+extern "C" __global__ __aicore__ void k(GM_ADDR out)
+{
+    GlobalTensor<int32_t> o;
+    o.SetGlobalBuffer((__gm__ int32_t *)out);
+    o.SetValue(0, Sizes::TILE * 2);
+}
+"""
+    out = np.zeros(8, np.int32)
+    cpp.load(src, name="scoped.cpp").k[1](out)
+    assert out[0] == 128
 
 
 def test_named_casts_and_auto():

@@ -87,6 +87,7 @@ extern "C" __global__ __aicore__ void scalars(GM_ADDR out, int32_t a, int32_t b,
     o.SetValue(17, !(a > 0) || b == 0);
     float f = 2.5f;
     o.SetValue(18, (int32_t)(f * a));       // float to int truncates
-    k = 19;
+    o.SetValue(19, (int32_t)(a < u));         // a converted to unsigned
+    k = 20;
     o.SetValue(k, k);
 }
