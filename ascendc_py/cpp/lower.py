@@ -98,6 +98,9 @@ class Lowerer(SpecialsMixin, ExprMixin):
             return TypeB(self.resolve_type(u.aliases[ident], {}))
         if ident in C_DTYPES:
             return TypeB(CT(C_DTYPES[ident]))
+        from .names import CONSTANT_CALLS
+        if ident in CONSTANT_CALLS:
+            return E(call(asc_attr(CONSTANT_CALLS[ident], None), [], None), UNKNOWN)
         if ident.startswith("EVENT_ID") and ident[8:].isdigit():     # EVENT_ID0 ... EVENT_ID7
             return Const(int(ident[8:]), C.INT32)
         if ident.startswith("PIPE_"):
@@ -114,7 +117,10 @@ class Lowerer(SpecialsMixin, ExprMixin):
                     if ident.startswith(("DTYPE_", "ORIG_DTYPE_")) else "")
             raise UndefinedNameError(f"'{ident}' is not declared", self.loc(t), hint=hint)
         if isinstance(b, E) and b.node is not None and getattr(b.node, "loc", 1) is None:
-            b = E(asc_attr(f"PipeID.{ident}", self.loc(t)), UNKNOWN)
+            from .names import CONSTANT_CALLS
+            loc = self.loc(t)
+            b = E(call(asc_attr(CONSTANT_CALLS[ident], loc), [], loc), UNKNOWN) \
+                if ident in CONSTANT_CALLS else E(asc_attr(f"PipeID.{ident}", loc), UNKNOWN)
         return b
 
     def this_member_soft(self, ident: str):

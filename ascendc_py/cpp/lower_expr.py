@@ -15,7 +15,8 @@ from ..compiler import ast as A
 from ..compiler.errors import KernelSyntaxError, KernelTypeError
 from . import ctypes_c as C
 from .ctypes_c import CT, UNKNOWN
-from .names import ADV_CLASSES, ASC_CLASSES, builtin_function, snake
+from .names import (ADV_CLASSES, ASC_CLASSES, ENUM_ALIASES, TRAILING_TEMPLATE_ARGS,
+                    builtin_function, snake)
 
 _NO = object()
 ASC, NP, GM_CAST, CONVERT, MINMAX = "$asc", "$np", "$gm_cast", "$convert", "$builtins"
@@ -255,6 +256,7 @@ class ExprMixin:
                 raise KernelSyntaxError(f"enum {scope} has no member {member}", loc)
             return self.const_e(enum[member], C.INT32, loc)
         import ascendc_py as asc
+        scope = ENUM_ALIASES.get(scope, scope)
         holder = getattr(asc, scope, None)
         if holder is None or not hasattr(holder, member):
             raise KernelSyntaxError(f"unknown name {scope}::{member}", loc,
@@ -530,6 +532,8 @@ class ExprMixin:
         lead = [self.targ_node(v, loc) for v in self.template_values(targs)
                 if not isinstance(v, CT)]
         values = [self.observed(self.expr(a), loc).node for a in args]
+        if py in TRAILING_TEMPLATE_ARGS:
+            values, lead = values + lead, []
         node = call(asc_attr(py, loc), lead + values, loc)
         return E(node, _RETURNS.get(py, UNKNOWN), "int64" if py in _RETURNS else None)
 

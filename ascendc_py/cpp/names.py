@@ -18,6 +18,13 @@ IRREGULAR = {
     "GetSubBlockNum": "get_sub_block_num", "SyncAll": "sync_all",
 }
 
+#: C++ enumeration names spelled differently in the DSL
+ENUM_ALIASES = {"QuantMode_t": "QuantModes", "pipe_t": "PipeID"}
+#: template value arguments the DSL takes last, not first (``Fixpipe<T, U, CFG_NZ>(...)``)
+TRAILING_TEMPLATE_ARGS = {"fixpipe"}
+#: Ascend C constants the DSL spells as a call
+CONSTANT_CALLS = {"CFG_NZ": "FixpipeConfig.cfg_nz", "CFG_ROW_MAJOR": "FixpipeConfig.cfg_row_major"}
+
 #: C scalar type -> DSL dtype name
 C_DTYPES = {
     "half": "float16", "float16_t": "float16", "__fp16": "float16", "float": "float32",

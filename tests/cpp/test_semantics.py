@@ -203,3 +203,27 @@ def test_static_constexpr_class_member():
     z = np.zeros_like(x)
     m.add_custom[8](x, x, z, 2048)
     asc.testing.assert_close(z, (x + x).astype(np.float16))
+
+
+@pytest.mark.parametrize("init2", [True, False])
+def test_low_level_cube_flow_matches_the_python_kernel(init2):
+    """LoadData/Mmad/Fixpipe<float, float, CFG_NZ> with LoadData2DParams, MmadParams and
+    FixpipeParamsV220 records, QuantMode_t::NoQuant: the same L0C and cycles as
+    tests/ops/kernels_cube.py's mmad_kernel."""
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "ops"))
+    try:
+        import test_cube
+        from kernels_cube import mmad_kernel
+    finally:
+        sys.path.pop(0)
+    from ascendc_py.dsl.types import float16
+    m_, n_, k_ = 20, 37, 45
+    a, b, na, nb, nc = test_cube._mmad_inputs(float16, m_, n_, k_, m_)
+    bias = np.zeros(48, np.float32)
+    c, c_py = np.zeros(nc, np.float32), np.zeros(nc, np.float32)
+    mod = cpp.load(KERNELS / "mmad.cpp", defines={"INIT2": "true" if init2 else "false"})
+    report = mod.mmad_custom[1](a, b, bias, c, na, nb, nc, 48, m_, n_, k_, m_)
+    report_py = mmad_kernel[1](a, b, bias, c_py, na, nb, nc, 48, m_, n_, k_, m_, init2, False)
+    np.testing.assert_array_equal(c, c_py)
+    assert report.cycles == report_py.cycles
