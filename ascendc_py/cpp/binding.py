@@ -62,6 +62,19 @@ def bind_cpp_args(kernel, super_bind, args, kwargs):
     from .tiling import to_struct
     names = [p.name for p in kernel.params]
     args = list(args)
+    hidden = [p for p in kernel.entry_params if p.kind == "adv_struct" and p.struct]
+    if hidden and len(args) == len(names) - len(hidden):   # TCubeTilings of a tiling struct
+        for p in hidden:
+            owner, field = p.struct
+            value = args[names.index(owner)]
+            if not isinstance(value, dict) or field not in value:
+                raise LaunchArgumentError(f"{kernel.__name__}: the tiling argument '{owner}' "
+                                          f"must be a dict with the asc.adv.TCubeTiling "
+                                          f"'{field}' and the other fields")
+            args.append(value[field])
+    for i, p in enumerate(kernel.params):     # a tiling struct of TCubeTilings only
+        if p.name in getattr(kernel, "containers", ()) and i < len(args):
+            args[i] = np.zeros(32, np.uint8)
     for i, p in enumerate(kernel.params):     # None for a GM_ADDR the kernel does not read
         if p.kind == "gm" and i < len(args) and args[i] is None and \
                 p.name not in kernel.gm_read:

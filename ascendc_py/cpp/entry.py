@@ -72,5 +72,9 @@ def lower_entry(lw, f):
             kinds[pname] = EntryParam(pname, "struct", kinds[pname].ct, info)
     body = tuple(lw.cur) or (A.Pass(loc),)
     params = tuple(A.Param(lw.loc(p[3]), p[1], None, None) for p in f.params)
+    extra = []
+    for py, (owner, field) in lw.adv_fields.items():   # TCubeTiling fields of a tiling struct
+        params += (A.Param(loc, py, None, None),)
+        extra.append(EntryParam(py, "adv_struct", CT("TCubeTiling"), (owner, field)))
     fdef = A.FunctionDef(loc, f.name, params, body, (), None)
-    return fdef, [kinds[p[1]] for p in f.params]
+    return fdef, [kinds[p[1]] for p in f.params] + extra

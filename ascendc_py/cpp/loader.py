@@ -165,6 +165,7 @@ class CppModule:
         from .parse import parse_tokens
         from .tiling import struct_class
         from .unit import collect, loc_of
+        from .entry import EntryParam
         from .lexer import INCLUDED
         tree = parse_tokens(lex(self.text, self.file, defines, self.include_dirs), self.file)
         self.headers = {h: "".join(linecache.getlines(h)) for h in INCLUDED.get(self.file, [])}
@@ -182,15 +183,21 @@ class CppModule:
         for f in unit.entries:
             lw = Lowerer(unit)
             fdef, params = lw.entry(f)
-            structs = {}
-            for p in params:
+            structs, containers = {}, set()
+            for i, p in enumerate(params):
                 if p.kind == "struct":
                     info = p.struct
                     if info.name not in self.structs:
                         self.structs[info.name] = struct_class(info, lw, self.module_name)
+                    if self.structs[info.name] is None:   # a holder of TCubeTilings only
+                        params[i] = EntryParam(p.name, "gm", p.ct, info)
+                        containers.add(p.name)
+                        continue
                     structs[p.name] = self.structs[info.name]
             self.kernels[f.name] = CppKernel(self, fdef, params, structs,
                                              dict(getattr(lw, "options", {})))
+            self.kernels[f.name].containers = containers
+        self.structs = {k: v for k, v in self.structs.items() if v is not None}
 
     def __getattr__(self, name: str):
         kernels = self.__dict__.get("kernels", {})

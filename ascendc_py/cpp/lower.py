@@ -44,6 +44,7 @@ class Lowerer(SpecialsMixin, ExprMixin):
         self.cur: list = []
         self.used: dict[str, int] = {}
         self.struct_params: dict[str, ClassInfo] = {}
+        self.adv_fields: dict[str, tuple] = {}   # 'tiling.cube' -> ('tiling', 'cube')
         self.const_cache: dict = {}
         self.evaluating: set = set()
 

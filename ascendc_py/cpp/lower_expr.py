@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..compiler import ast as A
+from ..compiler.ast import Name
 from ..compiler.errors import KernelSyntaxError, KernelTypeError
 from . import ctypes_c as C
 from .ctypes_c import CT, UNKNOWN
@@ -460,11 +461,19 @@ class ExprMixin:
         cls = base.ct.cls
         if cls is not None and cls.is_struct:
             if cls.inferred and field not in cls.field_types(self):
-                cls._fields[field] = C.UINT32      # CANN's tiling fields are uint32_t
+                # CANN's tiling fields are uint32_t; a field named *Tiling* is the TCubeTiling
+                # of a matmul (TILING_DATA_FIELD_DEF_STRUCT(TCubeTiling, cubeTilingData))
+                cls._fields[field] = CT("TCubeTiling") if "tiling" in field.lower() \
+                    else C.UINT32
             ft = cls.field_types(self).get(field)
             if ft is None:
                 raise KernelSyntaxError(f"struct {cls.name} has no field '{field}'", loc,
                                         hint="fields: " + ", ".join(cls.field_types(self)))
+            if ft.name == "TCubeTiling" and isinstance(base.node, Name):
+                # a TCubeTiling inside the tiling struct: a kernel parameter of its own
+                py = f"{base.node.id}.{field}"
+                self.adv_fields[py] = (base.node.id, field)
+                return E(name(py, loc), ft)
             return E(attr(base.node, field, loc), ft, ft.name)
         raise self.unsupported(t, f"member '{field}' of {base.ct.text()}")
 

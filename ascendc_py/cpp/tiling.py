@@ -81,6 +81,8 @@ def struct_class(info, lw, module_name: str):
         raise KernelTypeError(f"the kernel reads no field of its tiling struct {info.name}",
                               SourceLoc(lw.file, 1, 1))
     for name, ct in info.field_types(lw).items():
+        if ct.name == "TCubeTiling" and not ct.ptr:
+            continue            # passed as a kernel parameter of its own (entry.py)
         if not ct.is_scalar or ct.ptr:
             raise KernelTypeError(f"tiling struct {info.name}: field '{name}' has type "
                                   f"{ct.text()}; only scalar fields are supported",
@@ -89,6 +91,8 @@ def struct_class(info, lw, module_name: str):
         if ct.name == "float64":
             dtype = asc.float32
         fields[name] = asc.Field(dtype=dtype, default=0)
+    if not fields:      # only TCubeTilings: nothing is passed for the struct itself
+        return None
     cls = type(info.name, (asc.Struct,), dict(fields, __module__=module_name,
                                              __qualname__=info.name,
                                              __doc__=f"The C++ struct {info.name}."))
@@ -107,6 +111,7 @@ def to_struct(cls, value, kernel: str, pname: str):
     if isinstance(value, np.void) and value.dtype.names:
         value = {k: value[k].item() for k in value.dtype.names}
     if isinstance(value, dict):
+        value = {k: v for k, v in value.items() if k in cls.struct_fields}
         try:
             return cls(**value)
         except (TypeError, ValueError, AttributeError) as exc:

@@ -85,3 +85,19 @@ def test_matmul_api_golden_and_cycles(out_dtype, with_bias):
     np.testing.assert_array_equal(c, c_py)
     assert report.cycles == report_py.cycles
     assert mod.matmul_custom.options["kernel_type"] == asc.KernelType.AIC_ONLY
+
+
+def test_matmul_tiling_inside_an_operator_tiling_struct():
+    """GET_TILING_DATA of a struct (declared in a header not given) whose cubeTilingData field
+    is the TCubeTiling: passed from Python as a dict."""
+    import matmul
+    from ascendc_py.compiler.ops.matmul import matmul_reference
+    rng = np.random.default_rng(8)
+    m_, n_, k_ = 96, 130, 64
+    a = rng.uniform(-1, 1, (m_, k_)).astype(np.float16)
+    b = rng.uniform(-1, 1, (k_, n_)).astype(np.float16)
+    mod = cpp.load(CPP.parent.parent / "tests" / "cpp" / "kernels" / "matmul_opproj.cpp")
+    tiling = matmul.make_tiling(m_, n_, k_, np.float16, np.float32, False)
+    c = np.zeros((m_, n_), np.float32)
+    mod.matmul_custom[tiling.used_core_num](a, b, c, None, {"cubeTilingData": tiling})
+    asc.testing.assert_close(c, matmul_reference(a, b, None, np.float32), **matmul.TOLERANCE)
