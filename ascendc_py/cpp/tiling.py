@@ -90,7 +90,7 @@ def struct_class(info, lw, module_name: str):
         dtype = getattr(asc, ct.name)
         if ct.name == "float64":
             dtype = asc.float32
-        fields[name] = asc.Field(dtype=dtype, default=0)
+        fields[name] = asc.Field(dtype=dtype)      # every field must be given
     if not fields:      # only TCubeTilings: nothing is passed for the struct itself
         return None
     cls = type(info.name, (asc.Struct,), dict(fields, __module__=module_name,
@@ -111,7 +111,8 @@ def to_struct(cls, value, kernel: str, pname: str):
     if isinstance(value, np.void) and value.dtype.names:
         value = {k: value[k].item() for k in value.dtype.names}
     if isinstance(value, dict):
-        value = {k: v for k, v in value.items() if k in cls.struct_fields}
+        import ascendc_py as asc   # the TCubeTilings go to their own parameters
+        value = {k: v for k, v in value.items() if not isinstance(v, asc.adv.TCubeTiling)}
         try:
             return cls(**value)
         except (TypeError, ValueError, AttributeError) as exc:

@@ -101,3 +101,10 @@ def test_matmul_tiling_inside_an_operator_tiling_struct():
     c = np.zeros((m_, n_), np.float32)
     mod.matmul_custom[tiling.used_core_num](a, b, c, None, {"cubeTilingData": tiling})
     asc.testing.assert_close(c, matmul_reference(a, b, None, np.float32), **matmul.TOLERANCE)
+
+
+def test_tiling_missing_field_is_a_launch_error():
+    m = cpp.load(CPP / "leaky_relu_custom.cpp")
+    x = np.zeros(1024, np.float16)
+    with pytest.raises(asc.KernelLaunchError, match="slope"):
+        m.leaky_relu_custom[1](x, x.copy(), {"totalLength": 1024})
