@@ -11,13 +11,14 @@ from .ctypes_c import CT
 from .lower_expr import E, asc_attr, call, dtype_node
 from .names import snake
 
-#: TCubeTiling fields whose snake_case is not the DSL's name
-TILING_FIELDS = {"Ka": "k_a", "Kb": "k_b", "M": "m", "N": "n"}
 _ROLES = ("a", "b", "c", "bias")
 
 
 def tiling_field(field: str) -> str:
-    return TILING_FIELDS.get(field, snake(field))
+    """The DSL name of a TCubeTiling field (``singleCoreM`` -> ``single_core_m``, ``Ka`` ->
+    ``k_a``): the names rule against the struct's own field list."""
+    from ..adv import TCUBE_TILING_FIELDS
+    return snake(field, frozenset(TCUBE_TILING_FIELDS))
 
 
 def _matmul_type(lw, ct, loc):

@@ -1,22 +1,17 @@
 """Ascend C's C++ names and the Python DSL's: one rule, no second op list.
 
-A C++ API name maps to the DSL name by CamelCase -> snake_case (``DataCopy`` -> ``data_copy``,
-``GetBlockIdx`` -> ``get_block_idx``, ``SetGlobalBuffer`` -> ``set_global_buffer``) plus the
-few irregular spellings in :data:`IRREGULAR`; a free function must then be a kernel builtin of
-``ascendc_py`` (the op registry's ops and the system builtins), a method is looked up by the
-type checker on the object it is called on. C scalar types map to DSL dtypes by
-:data:`C_DTYPES`.
+A C++ API name maps to the DSL name by the rule ``dsl/suggest.camel_match`` states for the
+did-you-mean hints: the CamelCase name, lower-cased, is a known DSL name with its underscores
+removed (``DataCopy`` -> ``data_copy``, ``EnQue`` -> ``enque``, ``GetBlockIdx`` ->
+``get_block_idx``, ``SetTensorA`` -> ``set_tensor_a``). The known names are the op registry's
+ops and the kernel builtins (free functions) and the type checker's method table (methods);
+a name with no match falls back to CamelCase -> snake_case (the type checker then names it in
+its error). C scalar types map to DSL dtypes by :data:`C_DTYPES`.
 """
 from __future__ import annotations
 
+import functools
 import re
-
-#: C++ spellings whose snake_case is not the DSL name
-IRREGULAR = {
-    "EnQue": "enque", "DeQue": "deque", "ReLU": "relu", "GetTPipePtr": "get_tpipe_ptr",
-    "REGIST_MATMUL_OBJ": "register_matmul", "GetSubBlockIdx": "get_sub_block_idx",
-    "GetSubBlockNum": "get_sub_block_num", "SyncAll": "sync_all",
-}
 
 #: C++ enumeration names spelled differently in the DSL
 ENUM_ALIASES = {"QuantMode_t": "QuantModes", "pipe_t": "PipeID"}
@@ -57,24 +52,37 @@ TEMPLATE_NAMES = frozenset(ASC_CLASSES | ADV_CLASSES | {
 _SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
-def snake(name: str) -> str:
-    """The DSL spelling of an Ascend C API name (``DataCopyPad`` -> ``data_copy_pad``)."""
-    if name in IRREGULAR:
-        return IRREGULAR[name]
-    return _SNAKE.sub("_", name).lower()
+@functools.lru_cache(maxsize=None)
+def _known_functions() -> frozenset:
+    import ascendc_py as asc
+    from ..compiler.ops import REGISTRY
+    from ..dsl.api import BUILTINS
+    return frozenset(REGISTRY) | frozenset(BUILTINS) | frozenset(
+        k for k, v in vars(asc).items() if callable(v) and k.islower() and
+        not k.startswith("_"))
+
+
+@functools.lru_cache(maxsize=None)
+def _known_methods() -> frozenset:
+    from ..dsl.suggest import kernel_methods
+    return frozenset(kernel_methods())
+
+
+def snake(name: str, known=None) -> str:
+    """The DSL spelling of an Ascend C method name (``EnQue`` -> ``enque``,
+    ``SetGlobalBuffer`` -> ``set_global_buffer``)."""
+    from ..dsl.suggest import camel_match
+    known = _known_methods() if known is None else known
+    if name in known:
+        return name
+    return camel_match(name, known) or _SNAKE.sub("_", name).lower()
 
 
 def builtin_function(name: str):
     """The DSL name of the C++ free function ``name`` if ``ascendc_py`` has it as a kernel
     builtin (the op registry's ops, the system functions), else None."""
-    import ascendc_py as asc
-    from ..compiler.ops import REGISTRY
-    from ..dsl.api import BUILTINS
-    py = snake(name)
-    if py in REGISTRY or py in BUILTINS or (py in getattr(asc, "__dict__", {}) and
-                                            callable(getattr(asc, py))):
-        return py
-    return None
+    py = snake(name, _known_functions())
+    return py if py in _known_functions() else None
 
 
 def c_dtype(type_name: str):
