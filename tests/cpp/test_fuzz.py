@@ -12,8 +12,9 @@ from hypothesis import given, settings, strategies as st  # noqa: E402
 import ascendc_py as asc  # noqa: E402
 from ascendc_py import cpp  # noqa: E402
 
-CPP = pathlib.Path(__file__).resolve().parents[2] / "samples" / "cpp"
-SOURCES = [p.read_text() for p in sorted(CPP.glob("*.cpp"))]
+HERE = pathlib.Path(__file__).resolve().parent
+SOURCES = [p.read_text() for p in sorted((HERE.parents[1] / "samples" / "cpp").glob("*.cpp")) +
+           sorted((HERE / "kernels").glob("*.cpp"))]
 TOKENS = ["{", "}", "(", ")", "[", "]", ";", ",", "<", ">", "<<", ">>", "::", "->", ".", "*",
           "&", "=", "+=", "++", "--", "!", "~", "?", ":", "/", "%", "0", "1", "-1", "1.5f",
           "x", "T", "half", "int32_t", "uint32_t", "auto", "const", "constexpr", "if", "else",
