@@ -63,7 +63,7 @@ UNSUPPORTED_WORDS = {
 
 #: macros CANN's CPU debug build defines (``#ifdef`` sees them)
 PREDEFINED = {"ASCENDC_CPU_DEBUG", "__CCE_KT_TEST__", "__CCE_AICORE__"}
-_DROPPED_QUALIFIERS = {"AscendC", "std"}
+_DROPPED_QUALIFIERS = {"AscendC", "std", "matmul"}
 
 
 class Tok:

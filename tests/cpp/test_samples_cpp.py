@@ -108,3 +108,17 @@ def test_tiling_missing_field_is_a_launch_error():
     x = np.zeros(1024, np.float16)
     with pytest.raises(asc.KernelLaunchError, match="slope"):
         m.leaky_relu_custom[1](x, x.copy(), {"totalLength": 1024})
+
+
+def test_matmul_api_in_a_kernel_class():
+    import matmul
+    from ascendc_py.compiler.ops.matmul import matmul_reference
+    rng = np.random.default_rng(9)
+    m_, n_, k_ = 150, 70, 48
+    a = rng.uniform(-1, 1, (m_, k_)).astype(np.float16)
+    b = rng.uniform(-1, 1, (k_, n_)).astype(np.float16)
+    mod = cpp.load(CPP.parent.parent / "tests" / "cpp" / "kernels" / "matmul_class.cpp")
+    tiling = matmul.make_tiling(m_, n_, k_, np.float16, np.float32, False)
+    c = np.zeros((m_, n_), np.float32)
+    mod.matmul_class[tiling.used_core_num](a, b, c, tiling)
+    asc.testing.assert_close(c, matmul_reference(a, b, None, np.float32), **matmul.TOLERANCE)
