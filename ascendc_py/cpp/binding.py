@@ -63,7 +63,12 @@ def bind_cpp_args(kernel, super_bind, args, kwargs):
     names = [p.name for p in kernel.params]
     args = list(args)
     hidden = [p for p in kernel.entry_params if p.kind == "adv_struct" and p.struct]
-    if hidden and len(args) == len(names) - len(hidden):   # TCubeTilings of a tiling struct
+    if hidden and len(args) + len(kwargs) != len(names) - len(hidden):
+        raise LaunchArgumentError(f"{kernel.__name__} takes {len(names) - len(hidden)} "
+                                  f"arguments but {len(args) + len(kwargs)} were given")
+    if hidden and kwargs:
+        raise LaunchArgumentError(f"{kernel.__name__}: pass the arguments by position")
+    if hidden:     # the TCubeTilings of a tiling struct: kernel parameters of their own
         for p in hidden:
             owner, field = p.struct
             value = args[names.index(owner)]
