@@ -82,17 +82,16 @@ def specs_of(type_tree) -> tuple:
                  if hasattr(c, "data") and c.data == "spec")
 
 
-def params_of(params_tree) -> list:
+def params_of(params_tree, unsupported=None) -> list:
+    """(type tree, name or None, default tree or None, tree) per parameter."""
     out = []
     for p in params_tree.children:
         if p is None:
             continue
-        type_tree = p.children[0]
-        pname = next((str(c) for c in p.children[1:] if _tok(c) and c.type == "IDENT"), None)
-        rest = [c for c in p.children[1:] if not _tok(c)]
-        default = rest[-1] if rest and rest[-1] is not None and len(p.children) >= 4 and \
-            p.children[-1] is not None else None
-        out.append((type_tree, pname, default, p))
+        type_tree, ident, array, default = p.children
+        if array is not None and unsupported is not None:
+            raise unsupported(p, "array parameter")
+        out.append((type_tree, str(ident) if ident is not None else None, default, p))
     return out
 
 
@@ -103,7 +102,8 @@ def collect(tree, file: str, unsupported) -> Unit:
 
     def func_info(t, cls=None, tparams=()) -> FuncInfo:
         type_tree, ident, params, _const, body = t.children
-        return FuncInfo(str(ident), type_tree, params_of(params), body, t, cls, list(tparams),
+        return FuncInfo(str(ident), type_tree, params_of(params, unsupported), body, t, cls,
+                        list(tparams),
                         specs_of(type_tree))
 
     def tparams_of(t) -> list:

@@ -63,6 +63,8 @@ CATALOGUE = [
      "not supported: #pragma unroll on a loop without constant bounds"),
     ("class M { public: __aicore__ inline void F(); }; __aicore__ inline void M::F() {}", "",
      3, "not supported: a member function defined outside its class"),
+    ("__aicore__ inline int32_t G(int32_t v[4]) { return 1; }", "", 3,
+     "not supported: array parameter"),
     ("class S { static int32_t count; };", "", 3,
      "not supported: static class member that is not a constexpr constant"),
     ("constexpr float C[2] = {1.0f, 2.0f};", "float f = C[a];", 7,

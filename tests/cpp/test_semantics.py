@@ -152,6 +152,22 @@ def test_vector_apis_with_records(n):
     np.testing.assert_allclose(y, (np.exp(x) + 1) * s[0], rtol=1e-5)
 
 
+def test_default_arguments():
+    src = """
+__aicore__ inline int32_t F(int32_t a, int32_t b = 3) { return a * b; }
+extern "C" __global__ __aicore__ void k(GM_ADDR out)
+{
+    GlobalTensor<int32_t> o;
+    o.SetGlobalBuffer((__gm__ int32_t *)out);
+    o.SetValue(0, F(5));
+    o.SetValue(1, F(5, 7));
+}
+"""
+    out = np.zeros(8, np.int32)
+    cpp.load(src, name="defaults.cpp").k[1](out)
+    assert out[:2].tolist() == [15, 35]
+
+
 def test_class_constant_through_its_scope():
     src = """
 class Sizes { public: static constexpr int32_t TILE = 64; };
