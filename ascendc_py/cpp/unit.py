@@ -101,7 +101,9 @@ def collect(tree, file: str, unsupported) -> Unit:
     unit = Unit(file)
 
     def func_info(t, cls=None, tparams=()) -> FuncInfo:
-        type_tree, ident, params, _const, body = t.children
+        type_tree, ident, params, _const, *rest = t.children
+        body = rest[0] if rest else None          # a declaration ends in ';'
+
         return FuncInfo(str(ident), type_tree, params_of(params, unsupported), body, t, cls,
                         list(tparams),
                         specs_of(type_tree))
@@ -181,6 +183,21 @@ def collect(tree, file: str, unsupported) -> Unit:
         if d == "class_def":
             info = class_info(t, tparams)
             unit.classes[info.name] = info
+            return
+        if d == "method_def":     # void K::Init(...) { ... }: the body of a declared method
+            type_tree, cls_name, _targs, ident, params, _const, body = t.children
+            info = unit.classes.get(str(cls_name))
+            if info is None:
+                raise unsupported(t, f"a method of '{cls_name}', a class this file does not "
+                                     f"define")
+            f = FuncInfo(str(ident), type_tree, params_of(params, unsupported), body, t, info,
+                         [], specs_of(type_tree))
+            decls = info.methods.setdefault(f.name, [])
+            for k, g in enumerate(decls):
+                if g.body is None and len(g.params) == len(f.params):
+                    decls[k] = f
+                    return
+            decls.append(f)
             return
         if d == "func_def":
             f = func_info(t, None, tparams)

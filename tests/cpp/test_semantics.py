@@ -152,6 +152,28 @@ def test_vector_apis_with_records(n):
     np.testing.assert_allclose(y, (np.exp(x) + 1) * s[0], rtol=1e-5)
 
 
+def test_methods_defined_outside_the_class():
+    src = """
+template <typename T>
+class K {
+public:
+    __aicore__ inline K() {}
+    __aicore__ inline void Init(GM_ADDR x);
+    __aicore__ inline void Process();
+private:
+    AscendC::GlobalTensor<T> xGm;
+};
+template <typename T>
+__aicore__ inline void K<T>::Init(GM_ADDR x) { xGm.SetGlobalBuffer((__gm__ T *)x); }
+template <typename T>
+__aicore__ inline void K<T>::Process() { xGm.SetValue(0, (T)(sizeof(T) * 10)); }
+extern "C" __global__ __aicore__ void k(GM_ADDR x) { K<int32_t> op; op.Init(x); op.Process(); }
+"""
+    out = np.zeros(8, np.int32)
+    cpp.load(src, name="outside.cpp").k[1](out)
+    assert out[0] == 40
+
+
 def test_default_arguments():
     src = """
 __aicore__ inline int32_t F(int32_t a, int32_t b = 3) { return a * b; }
