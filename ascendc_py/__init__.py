@@ -54,6 +54,10 @@ _install_excepthook()
 __version__ = "0.1.0"
 
 
+_TUNING = {"autotune": "autotuner", "Config": "autotuner", "AUTO": "autotuner",
+           "AutotuneError": "autotuner", "sweep": "sweeper"}
+
+
 def __getattr__(name):
     # heavy or optional submodules load on first use
     if name == "testing":
@@ -61,5 +65,9 @@ def __getattr__(name):
         return importlib.import_module(f"{__name__}.testing")
     if name == "profile": from .torch_bridge.profile import profile; return profile  # noqa
     if name == "cpp": import importlib; return importlib.import_module(f"{__name__}.cpp")  # noqa: E702 (C++ kernels)
+    if name in _TUNING:      # autotuning and sweeps (autotuner.py, sweeper.py), loaded on use
+        import importlib
+        return getattr(importlib.import_module(f"{__name__}.{_TUNING[name]}"), name)
     from .dsl.suggest import module_attribute_error
-    raise module_attribute_error(__name__, name, [*globals(), "testing", "profile", "cpp"])
+    raise module_attribute_error(__name__, name, [*globals(), "testing", "profile", "cpp",
+                                                  *_TUNING])

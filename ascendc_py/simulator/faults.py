@@ -104,11 +104,11 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
             return err.QueueNotInitializedError(
                 f"{op} uses a TBufPool that was never given memory{where}", loc,
                 hint="give it memory first: pipe.init_buf_pool(pool, len)")
-        if op == "cast_deq":   # ops/deq.py
+        if op in ("cast_deq", "add_deq_relu"):   # ops/deq.py, ops/add_deq.py
             what = {20: "set_deq_scale(scale, offset, sign_mode) (is_vec_deq=False)",
                     21: "set_deq_scale(vdeq, VdeqInfo(...)) (is_vec_deq=True, the default)",
                     22: "set_deq_scale(scale) (the int32 -> half form)"}.get(a, "set_deq_scale")
-            return err.ValueRangeError(f"cast_deq before {what} set its parameters{where}", loc,
+            return err.ValueRangeError(f"{op} before {what} set its parameters{where}", loc,
                                        hint="call set_deq_scale first (every block starts "
                                             "with the register unset)")
         if op in ("brcb", "gatherb", "gather", "scatter"):

@@ -268,3 +268,6 @@ from . import lower_cube, lower_cube_init, lower_matmul, lower_crosscore  # noqa
 from . import interrupt, block_loop  # noqa: E402,F401  (SIGINT handler, native block loop)
 from . import lower_atomic, lower_fused_cast, lower_transpose, lower_sort, lower_bilinear  # noqa: E402,F401  (issue 15)
 from . import lower_aipp  # noqa: E402,F401  (AIPP)
+from . import lower_sysctl  # noqa: E402,F401  (pyasc-lang: cache/profiling/system calls)
+from . import lower_cmpmask  # noqa: E402,F401  (pyasc-lang: the CMPMASK register)
+from . import lower_add_deq  # noqa: E402,F401  (pyasc-lang: add_deq_relu)

@@ -607,3 +607,8 @@ from . import vcopy, atomic, fused, transpose  # noqa: E402,F401  (issue 15 op f
 from . import gather, reduce_repeat, queue_bind, local_allocator, buf_pool, shape_info, scalar_bits, deq, gather_mask  # noqa: E402,F401,E501
 from . import sort, bilinear  # noqa: E402,F401  (sort family, bilinear_interpolation)
 from . import aipp  # noqa: E402,F401  (AIPP records, set_aipp_functions, load_image_to_local)
+from . import sysctl  # noqa: E402,F401  (pyasc-lang: cache/profiling/system calls)
+from . import copy_records  # noqa: E402,F401  (pyasc-lang: SliceInfo, Nz2NdParamsFull, ...)
+from . import cmpmask  # noqa: E402,F401  (pyasc-lang: the CMPMASK register)
+from . import list_tensor  # noqa: E402,F401  (pyasc-lang: ListTensorDesc, TensorDesc)
+from . import add_deq  # noqa: E402,F401  (pyasc-lang: add_deq_relu)
