@@ -56,8 +56,7 @@ UNSUPPORTED_WORDS = {
     "dynamic_cast": "dynamic_cast", "typeid": "typeid", "decltype": "decltype",
     "asm": "inline assembly", "__asm__": "inline assembly", "register": "register variable",
     "mutable": "mutable member", "explicit": "explicit constructor", "co_await": "coroutine",
-    "static_assert": "static_assert", "thread_local": "thread_local", "printf": "printf",
-    "PRINTF": "printf", "DumpTensor": "DumpTensor",
+    "static_assert": "static_assert", "thread_local": "thread_local",
     "__attribute__": "__attribute__", "default": "switch statement", "noexcept": "noexcept",
 }
 

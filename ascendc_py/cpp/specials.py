@@ -7,7 +7,7 @@ from ..compiler import ast as A
 from ..compiler.errors import KernelTypeError
 from . import ctypes_c as C
 from .ctypes_c import CT
-from .lower_expr import E, call
+from .lower_expr import E, asc_attr, call
 
 
 class SpecialsMixin:
@@ -22,6 +22,21 @@ class SpecialsMixin:
         return self.cast_to(types[0], args[0], t)
 
     special_reinterpret_cast = special_static_cast
+
+    def special_printf(self, targs, args, t) -> E:
+        """``printf("fmt", args...)`` (``PRINTF``): the format is the one string literal a
+        kernel may hold."""
+        import codecs
+        loc = self.loc(t)
+        if not args or getattr(args[0], "data", None) != "string_lit":
+            raise KernelTypeError("printf needs a string literal format first", loc)
+        text = codecs.decode(str(args[0].children[0])[1:-1], "unicode_escape")
+        values = [A.Constant(loc, text)] + [self.observed(self.expr(a), loc).node
+                                            for a in args[1:]]
+        self.emit(A.ExprStmt(loc, call(asc_attr("printf", loc), values, loc)))
+        return E(None, CT("void"))
+
+    special_PRINTF = special_printf
 
     def special_GET_TILING_DATA(self, targs, args, t) -> E:
         from .tiling import get_tiling_data

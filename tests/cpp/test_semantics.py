@@ -265,3 +265,15 @@ def test_low_level_cube_flow_matches_the_python_kernel(init2):
     report_py = mmad_kernel[1](a, b, bias, c_py, na, nb, nc, 48, m_, n_, k_, m_, init2, False)
     np.testing.assert_array_equal(c, c_py)
     assert report.cycles == report_py.cycles
+
+
+def test_printf_prints_after_the_launch(capsys):
+    src = """
+extern "C" __global__ __aicore__ void k(GM_ADDR x, int32_t n)
+{
+    AscendC::PRINTF("block %d of %d: n=%d\\n", (int32_t)GetBlockIdx(), (int32_t)GetBlockNum(), n);
+}
+"""
+    cpp.load(src, name="printf.cpp").k[2](np.zeros(8, np.float32), 7)
+    out = capsys.readouterr().out
+    assert "block 0 of 2: n=7" in out and "block 1 of 2: n=7" in out
