@@ -30,7 +30,11 @@ class SpecialsMixin:
         loc = self.loc(t)
         if not args or getattr(args[0], "data", None) != "string_lit":
             raise KernelTypeError("printf needs a string literal format first", loc)
-        text = codecs.decode(str(args[0].children[0])[1:-1], "unicode_escape")
+        try:
+            text = codecs.decode(str(args[0].children[0])[1:-1], "unicode_escape")
+        except UnicodeDecodeError as exc:
+            raise KernelTypeError(f"bad escape in the printf format: {exc.reason}", loc) \
+                from None
         values = [A.Constant(loc, text)] + [self.observed(self.expr(a), loc).node
                                             for a in args[1:]]
         self.emit(A.ExprStmt(loc, call(asc_attr("printf", loc), values, loc)))

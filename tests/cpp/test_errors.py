@@ -125,3 +125,9 @@ def test_type_checker_errors_name_the_cpp_line():
 def test_no_kernel_in_file():
     with pytest.raises(asc.KernelSyntaxError, match="no kernel in this file"):
         cpp.load("constexpr int32_t N = 1;\n", name="empty.cpp")
+
+
+def test_bad_escape_in_a_printf_format():
+    src = TEMPLATE.format(top="", stmt='printf("\\\\x", a);')
+    with pytest.raises(asc.KernelTypeError, match="bad escape"):
+        cpp.load(src, name="escape.cpp")
