@@ -128,6 +128,6 @@ def test_no_kernel_in_file():
 
 
 def test_bad_escape_in_a_printf_format():
-    src = TEMPLATE.format(top="", stmt='printf("\\\\x", a);')
+    src = TEMPLATE.format(top="", stmt='printf("\\x", a);')
     with pytest.raises(asc.KernelTypeError, match="bad escape"):
         cpp.load(src, name="escape.cpp")
