@@ -187,6 +187,28 @@ def struct_param_kind(annotation: Any):
     return None
 
 
+# ----------------------------------------------------------------------------- quant
+@dataclass(frozen=True)
+class QuantConfig:
+    """pyasc ``asc.adv.QuantConfig(calc_count=0, offset_count=0, scale_count=0,
+    work_local_size=0)`` (Ascend C's AscendQuantConfig): a compile-time record, built in
+    kernels or on the host, passed as ``config=`` to ``asc.adv.quant``. calc_count (> 0): the
+    count when quant's count is None; work_local_size (> 0): bytes of temp_buffer used;
+    scale_count/offset_count: 0 or 1 (the scalar, per-tensor form; see advlib/quant.py)."""
+
+    calc_count: int = 0
+    offset_count: int = 0
+    scale_count: int = 0
+    work_local_size: int = 0
+    asc_name: ClassVar[str] = "adv.QuantConfig"
+
+    def __post_init__(self):
+        for name in ("calc_count", "offset_count", "scale_count", "work_local_size"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2 ** 32:
+                raise ValueError(f"QuantConfig.{name} must be an int in [0, 2**32), got {v!r}")
+
+
 # ----------------------------------------------------------------------------- Matmul types
 @dataclass(frozen=True)
 class MatmulType:
@@ -239,14 +261,14 @@ MATH_APIS = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "
 #: The norm/activation APIs of the library (module of ascendc_py.advlib -> names), loaded
 #: on first use like the math functions.
 LIBRARY_APIS = {"softmax": ("softmax",), "normalization": ("rmsnorm",),
-                "layernorm": ("layernorm",),
+                "layernorm": ("layernorm",), "quant": ("quant",),
                 "activation": ("gelu", "faster_gelu", "silu", "swiglu", "geglu")}
 _LIBRARY_NAMES = {n: mod for mod, names in LIBRARY_APIS.items() for n in names}
 
 __all__ = ["CubeFormat", "LayoutMode", "Property", "DEFAULT_C0_SIZE", "property", "TCubeTiling", "MatmulType", "Matmul", "register_matmul",
            "TCUBE_TILING_FIELDS", "SoftmaxTiling", "SOFTMAX_TILING_FIELDS",
            "RmsNormTiling", "RMSNORM_TILING_FIELDS",
-           "LayerNormTiling", "LAYERNORM_TILING_FIELDS"] + \
+           "LayerNormTiling", "LAYERNORM_TILING_FIELDS", "QuantConfig"] + \
     list(MATH_APIS) + sorted(_LIBRARY_NAMES)
 
 

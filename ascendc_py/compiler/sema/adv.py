@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ...adv import CubeFormat, MatmulType, Property
+from ...adv import CubeFormat, MatmulType, Property, QuantConfig
 from ...dsl.types import DataType, Memory, TPosition, bool_, int32, int64
 from .. import ast as A
 from .. import ir
@@ -91,6 +91,29 @@ def _matmul_type_ctor(an, args, kwargs, loc):
     if not isinstance(trans, ConstV):
         raise KernelValueError("MatmulType is_trans must be a compile-time bool", loc)
     return PyObjV(MatmulType(pos, CubeFormat[fmt.member.name], dtype, bool(trans.value)))
+
+
+def _const_ints(b: dict, names: tuple, what: str, loc: SourceLoc) -> dict:
+    """The compile-time ints (or bools) of bound arguments, by name."""
+    out = {}
+    for name in names:
+        v = b[name]
+        if not isinstance(v, ConstV) or isinstance(v.value, float):
+            raise KernelValueError(f"{what}: {name} must be a compile-time int, got "
+                                   f"{v.describe()}", loc)
+        out[name] = v.value if isinstance(v.value, bool) else int(v.value)
+    return out
+
+
+@function("adv.QuantConfig")
+def _quant_config_ctor(an, args, kwargs, loc):
+    names = ("calc_count", "offset_count", "scale_count", "work_local_size")
+    b = bind_args("asc.adv.QuantConfig()", names, args, kwargs, loc,
+                  {n: ConstV(0, int32) for n in names})
+    try:
+        return PyObjV(QuantConfig(**_const_ints(b, names, "asc.adv.QuantConfig", loc)))
+    except ValueError as e:
+        raise KernelValueError(str(e), loc) from None
 
 
 @function("adv.Matmul")
