@@ -262,6 +262,7 @@ MATH_APIS = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "
 #: on first use like the math functions.
 LIBRARY_APIS = {"softmax": ("softmax",), "normalization": ("rmsnorm",),
                 "layernorm": ("layernorm",), "quant": ("quant",),
+                "sortreg": ("concat", "extract"),
                 "activation": ("gelu", "faster_gelu", "silu", "swiglu", "geglu")}
 _LIBRARY_NAMES = {n: mod for mod, names in LIBRARY_APIS.items() for n in names}
 

@@ -338,3 +338,18 @@ def get_ascend_quant_max_min_tmp_size(src_shape: Shape, type_size: int,
 
 
 __all__ += ["get_ascend_quant_max_min_tmp_size"]
+
+
+# ----------------------------------------------------------------------------- concat
+def get_concat_tmp_size(elem_count: int, data_type_size: int) -> int:
+    """Ascend C's GetConcatTmpSize (without the platform argument): bytes of asc.adv.concat's
+    tmp. 0: on A2/A3 Concat is a move of the scores and needs no scratch (our rule, see
+    advlib/sortreg.py)."""
+    if data_type_size not in (2, 4):
+        raise ValueError(f"data_type_size must be 2 (half) or 4 (float), got {data_type_size}")
+    if elem_count < 0:
+        raise ValueError(f"elem_count must be >= 0, got {elem_count}")
+    return 0
+
+
+__all__ += ["get_concat_tmp_size"]
