@@ -40,9 +40,76 @@ class CubeFormat(enum.IntEnum):
 
 
 class LayoutMode(enum.IntEnum):
-    """pyasc's ``LayoutMode`` (batch layouts); only NONE is supported."""
+    """pyasc's ``LayoutMode``: how batch matmul's batches are laid out. NONE (one matrix) and
+    NORMAL (batches one after another: A batch_a x M x K, B batch_b x K x N, C batch x M x N)
+    are supported by ``Matmul.iterate_batch``; BSNGD, SBNGD and BNGS1S2 are a compile error."""
 
     NONE = 0
+    NORMAL = 1
+    BSNGD = 2
+    SBNGD = 3
+    BNGS1S2 = 4
+
+
+# The enums of pyasc's Matmul configuration (also asc.<name>); the config records and helpers
+# are in advlib/matmul_config.py, loaded on first use (building them costs ~5 ms of import).
+class BatchMode(enum.IntEnum):
+    """pyasc ``asc.BatchMode``: how batch matmul's batches relate to L1."""
+
+    NONE = 0
+    BATCH_LESS_THAN_L1 = 1
+    BATCH_LARGE_THAN_L1 = 2
+    SINGLE_LARGE_THAN_L1 = 3
+
+
+class IterateMode(enum.IntEnum):
+    """pyasc ``asc.IterateMode``: the iterate calls a Matmul is compiled for (a bit set)."""
+
+    ITERATE_MODE_NORMAL = 0b00000001
+    ITERATE_MODE_ALL = 0b00000010
+    ITERATE_MODE_BATCH = 0b00000100
+    ITERATE_MODE_N_BATCH = 0b00001000
+    ITERATE_MODE_DEFAULT = 0b11111111
+
+
+class IterateOrder(enum.IntEnum):
+    """pyasc ``asc.IterateOrder``: the order of C's base tiles (M first, N first, the tiling's)."""
+
+    ORDER_M = 0
+    ORDER_N = 1
+    UNDEF = 2
+
+
+class ScheduleType(enum.IntEnum):
+    """pyasc ``asc.ScheduleType``."""
+
+    INNER_PRODUCT = 0
+    OUTER_PRODUCT = 1
+
+
+class BatchOutMode(enum.IntEnum):
+    """pyasc ``asc.BatchOutMode``."""
+
+    SINGLE_BATCH = 0
+    MULTI_BATCH = 1
+    DYNAMIC = 2
+
+
+class MatmulConfigMode(enum.IntEnum):
+    """pyasc ``asc.MatmulConfigMode``: the template ``get_mm_config`` builds."""
+
+    CONFIG_NORM = 1
+    CONFIG_MDL = 2
+    CONFIG_SPECIALMDL = 3
+    CONFIG_IBSHARE = 4
+
+
+#: the names advlib/matmul_config.py serves through asc.adv (records, then helpers)
+CONFIG_NAMES = ("MatmulConfig", "MatmulShapeParams", "MatmulQuantParams", "MatmulBatchParams",
+                "MatmulFuncParams", "get_normal_config", "get_mdl_config",
+                "get_special_mdl_config", "get_basic_config", "get_special_basic_config",
+                "get_ib_share_norm_config", "get_mm_config", "QuantConfig", "CONFIG_HELPERS",
+                "CONFIG_RECORDS")
 
 
 # ----------------------------------------------------------------------------- TCubeTiling
@@ -187,28 +254,6 @@ def struct_param_kind(annotation: Any):
     return None
 
 
-# ----------------------------------------------------------------------------- quant
-@dataclass(frozen=True)
-class QuantConfig:
-    """pyasc ``asc.adv.QuantConfig(calc_count=0, offset_count=0, scale_count=0,
-    work_local_size=0)`` (Ascend C's AscendQuantConfig): a compile-time record, built in
-    kernels or on the host, passed as ``config=`` to ``asc.adv.quant``. calc_count (> 0): the
-    count when quant's count is None; work_local_size (> 0): bytes of temp_buffer used;
-    scale_count/offset_count: 0 or 1 (the scalar, per-tensor form; see advlib/quant.py)."""
-
-    calc_count: int = 0
-    offset_count: int = 0
-    scale_count: int = 0
-    work_local_size: int = 0
-    asc_name: ClassVar[str] = "adv.QuantConfig"
-
-    def __post_init__(self):
-        for name in ("calc_count", "offset_count", "scale_count", "work_local_size"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2 ** 32:
-                raise ValueError(f"QuantConfig.{name} must be an int in [0, 2**32), got {v!r}")
-
-
 # ----------------------------------------------------------------------------- Matmul types
 @dataclass(frozen=True)
 class MatmulType:
@@ -269,7 +314,10 @@ _LIBRARY_NAMES = {n: mod for mod, names in LIBRARY_APIS.items() for n in names}
 __all__ = ["CubeFormat", "LayoutMode", "Property", "DEFAULT_C0_SIZE", "property", "TCubeTiling", "MatmulType", "Matmul", "register_matmul",
            "TCUBE_TILING_FIELDS", "SoftmaxTiling", "SOFTMAX_TILING_FIELDS",
            "RmsNormTiling", "RMSNORM_TILING_FIELDS",
-           "LayerNormTiling", "LAYERNORM_TILING_FIELDS", "QuantConfig"] + \
+           "LayerNormTiling", "LAYERNORM_TILING_FIELDS",
+           "MatmulConfig", "MatmulShapeParams", "MatmulQuantParams", "MatmulBatchParams",
+           "MatmulFuncParams", "BatchMode", "BatchOutMode", "IterateMode", "IterateOrder",
+           "ScheduleType", "MatmulConfigMode"] + list(CONFIG_NAMES[:-2]) + \
     list(MATH_APIS) + sorted(_LIBRARY_NAMES)
 
 
@@ -278,6 +326,11 @@ def __getattr__(name: str):
         from .advlib import math as _math
         for api in MATH_APIS:                 # bind them all: later lookups are plain
             globals()[api] = getattr(_math, api)
+        return globals()[name]
+    if name in CONFIG_NAMES:
+        from .advlib import matmul_config as _config
+        for n in CONFIG_NAMES:
+            globals()[n] = getattr(_config, n)
         return globals()[name]
     if name in _LIBRARY_NAMES:
         import importlib
@@ -288,4 +341,4 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(MATH_APIS) | set(_LIBRARY_NAMES))
+    return sorted(set(globals()) | set(MATH_APIS) | set(_LIBRARY_NAMES) | set(CONFIG_NAMES))
