@@ -291,6 +291,13 @@ DEFAULT_C0_SIZE = Property("DEFAULT_C0_SIZE", 32)
 property = Builtin("property", "asc.property(prop): the value of a platform property such as "  # noqa: A001
                    "asc.DEFAULT_C0_SIZE (32 bytes on 910B)")
 
+#: (library use) ``asc.adv.shape_rows(t)``: (rows, k, original k) of a LocalTensor's ShapeInfo:
+#: the product of the shape's dimensions but the last, the last one and the original shape's
+#: last one; (0, 0, 0) when no ShapeInfo with dimensions is attached. Compile-time where the
+#: ShapeInfo's values are.
+shape_rows = Builtin("adv.shape_rows", "shape_rows(local_tensor): (rows, last dimension, "
+                     "original last dimension) of its ShapeInfo; zeros without one")
+
 register_matmul = Builtin(
     "adv.register_matmul",
     "register_matmul(pipe, workspace, matmul, tiling): bind a Matmul to its tiling. In a mix "

@@ -29,7 +29,7 @@ from ..ops.matmul import BIAS_TYPES, DTYPE_CODES, MATMUL_ARGS, MATMUL_TYPES
 from . import scalars as S
 from .builtins import bind_args, function, method, want_dtype, want_enum, want_int
 from .values import (ConstV, EnumV, GmAddrV, GmTensorV, LocalTensorV, NoneV, PipeV, PyObjV,
-                     RtV, StructV, SVal)
+                     RtV, StructV, SVal, TupleV)
 
 UB_POSITIONS = (TPosition.VECCALC, TPosition.VECIN, TPosition.VECOUT)
 #: run-time state of a Matmul: (name, dtype, initial value)
@@ -674,6 +674,25 @@ def with_statement(an, s) -> None:
     an.scope.env = an._loop_env_after(base, an.scope.env)
     an.emit(ir.ForRange(var, ir.Const(0, int32), S.to_expr(tiles, int32), ir.Const(1, int32),
                         tuple(body), s.loc))
+
+
+@function("adv.shape_rows")
+def _shape_rows(an, args, kwargs, loc):
+    b = bind_args("asc.adv.shape_rows()", ("tensor",), args, kwargs, loc)
+    t = b["tensor"]
+    if not isinstance(t, LocalTensorV):
+        raise OperandKindError(f"asc.adv.shape_rows needs a LocalTensor, got {t.describe()}", loc)
+    info = t.shape_info
+    zero = ConstV(0, int32)
+    if info is None or not getattr(info, "shape", ()):
+        return TupleV((zero, zero, zero))
+    def sval(e: ir.Expr) -> SVal:       # a ShapeInfo holds int32 expressions
+        return ConstV(e.value, int32) if isinstance(e, ir.Const) else RtV(e)
+    rows = ConstV(1, int32)
+    for d in info.shape[:-1]:
+        rows = S.binary("*", rows, sval(d), loc)
+    orig = info.original[-1] if getattr(info, "original", ()) else info.shape[-1]
+    return TupleV((rows, sval(info.shape[-1]), sval(orig)))
 
 
 @function("property")
