@@ -77,3 +77,39 @@ def batch_kernel(form="explicit", config="none"):
                 mm.iterate_batch(cg, False, 0, False)
             mm.end()
     return k
+
+
+def quant_kernel(mode="scalar"):
+    """int8 A @ B -> C (float16 or int8) dequantized by Matmul.set_quant_scalar(bits) or
+    set_quant_vector(q_gm) ("scalar" / "vector"; "branch": the scalar set only when flag)."""
+
+    @asc.kernel(kernel_type=asc.KernelType.AIC_ONLY)
+    def k(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress,
+          q: asc.GlobalAddress, tiling: asc.adv.TCubeTiling, bits: int, flag: int):
+        if asc.ascend_is_aic():
+            ag = asc.GlobalTensor()
+            bg = asc.GlobalTensor()
+            cg = asc.GlobalTensor()
+            qg = asc.GlobalTensor()
+            ag.set_global_buffer(a)
+            bg.set_global_buffer(b)
+            cg.set_global_buffer(c)
+            qg.set_global_buffer(q)
+            mm = asc.adv.Matmul(
+                a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, ag.dtype),
+                b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, bg.dtype),
+                c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, cg.dtype))
+            asc.adv.register_matmul(asc.TPipe(), c, mm, tiling)
+            if mode == "vector":
+                mm.set_quant_vector(qg)
+            elif mode == "branch":
+                if flag:
+                    mm.set_quant_scalar(bits)
+            else:
+                mm.set_quant_scalar(bits)
+            mm.set_tensor_a(ag)
+            mm.set_tensor_b(bg)
+            mm.set_tail(tiling.m, tiling.n)
+            mm.iterate_all(cg)
+            mm.end()
+    return k

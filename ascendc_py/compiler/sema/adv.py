@@ -20,7 +20,8 @@ import inspect
 
 from ...adv import (CONFIG_HELPERS, CONFIG_RECORDS, CubeFormat, IterateOrder, LayoutMode,
                     MatmulConfig, MatmulType, Property, QuantConfig)
-from ...dsl.types import DataType, Memory, TPosition, bool_, int32, int64
+from ...dsl.types import (DataType, Memory, TPosition, bool_, float16, int8, int32, int64,
+                          uint64)
 from .. import ast as A
 from .. import ir
 from ..errors import (ArgumentError, DtypeError, KernelTypeError, KernelValueError,
@@ -38,7 +39,9 @@ _STATE = (("a_arg", int64, -1), ("a_off", int64, 0), ("trans_a", int64, 0),
           ("bias_arg", int64, -1), ("bias_off", int64, 0),
           ("tail_m", int64, -1), ("tail_n", int64, -1), ("tail_k", int64, -1),
           ("org_m", int64, -1), ("org_n", int64, -1), ("org_ka", int64, -1),
-          ("org_kb", int64, -1), ("batch_a", int64, -1), ("batch_b", int64, -1))
+          ("org_kb", int64, -1), ("batch_a", int64, -1), ("batch_b", int64, -1),
+          ("quant_mode", int64, 0), ("quant_scalar", int64, 0), ("quant_arg", int64, -1),
+          ("quant_off", int64, 0))
 
 
 @dataclass(eq=False)
@@ -54,6 +57,7 @@ class MatmulV(SVal):
     config: MatmulConfig = MatmulConfig()
     a_seen: bool = False
     b_seen: bool = False
+    quant_seen: bool = False
     counts: list = field(default_factory=list)   # the enclosing `with mm.iterate()` counters
 
     def describe(self) -> str:
@@ -378,6 +382,10 @@ def _ready(mm: MatmulV, what: str, loc: SourceLoc) -> None:
         if not getattr(mm, f"{which}_seen"):
             raise KernelValueError(f"Matmul.{what} before Matmul.set_tensor_{which}(...): the "
                                    f"Matmul has no {which.upper()} matrix", loc)
+    if mm.a.dtype == int8 and mm.c.dtype != int32 and not mm.quant_seen:
+        raise KernelValueError(f"Matmul.{what}: int8 inputs with a {mm.c.dtype.name} C are "
+                               f"dequantized: call Matmul.set_quant_scalar(...) or "
+                               f"set_quant_vector(...) first", loc)
 
 
 def _shape(mm: MatmulV):
@@ -418,6 +426,8 @@ def _emit(an, mm: MatmulV, op: str, mode: int, c_mem, c_a, c_off, c_size, tile, 
         "step_kb": _tile(mm, "step_k_b"), "order": _order(mm),
         "db_l0c": _tile(mm, "db_l0c"), "org_m": org_m, "org_n": org_n, "org_k": org_ka,
         "cores": _tile(mm, "used_core_num"), "op": ir.Const(list(REGISTRY).index(op), int64),
+        "quant_mode": mm.load("quant_mode"), "quant_scalar": mm.load("quant_scalar"),
+        "quant_arg": mm.load("quant_arg"), "quant_off": mm.load("quant_off"),
     }
     an.emit(ir.Intrinsic(op, tuple(values[name] for name in MATMUL_ARGS), (), loc,
                          (("dtype", mm.a.dtype),)))
@@ -494,6 +504,40 @@ def _get_tensor_c(an, mm: MatmulV, name, args, kwargs, loc):
     _emit(an, mm, "matmul_get_tensor_c", 1, c_mem, c_a, c_off, c_size,
           S.to_expr(mm.counts[-1], int64), seq, loc)
     return NoneV()
+
+
+# ----------------------------------------------------------------------------- quant
+@method(MatmulV, "set_quant_scalar")
+def _set_quant_scalar(an, mm: MatmulV, name, args, kwargs, loc):
+    """The dequant scale of every element of C (int8 inputs, float16/int8 C): the float32 whose
+    bits are the low 32 of ``quant_scalar`` (Ascend C's SetQuantScalar)."""
+    b = bind_args("Matmul.set_quant_scalar()", ("quant_scalar",), args, kwargs, loc)
+    _quant_ok(mm, name, loc)
+    _set(an, mm, "quant_scalar", want_int(b["quant_scalar"], "quant_scalar", loc, int64), loc)
+    _set(an, mm, "quant_mode", ir.Const(1, int64), loc)
+    mm.quant_seen = True
+    return NoneV()
+
+
+@method(MatmulV, "set_quant_vector")
+def _set_quant_vector(an, mm: MatmulV, name, args, kwargs, loc):
+    """One dequant scale per column of C: a uint64 GlobalTensor of N (the low 32 bits of each
+    are a float32; Ascend C's SetQuantVector)."""
+    b = bind_args("Matmul.set_quant_vector()", ("quant_vector",), args, kwargs, loc)
+    _quant_ok(mm, name, loc)
+    t = _gm_operand(b["quant_vector"], "Matmul.set_quant_vector tensor", uint64, loc)
+    _set(an, mm, "quant_arg", S.to_expr(RtV(t.arg), int64), loc)
+    _set(an, mm, "quant_off", t.offset, loc)
+    _set(an, mm, "quant_mode", ir.Const(2, int64), loc)
+    mm.quant_seen = True
+    return NoneV()
+
+
+def _quant_ok(mm: MatmulV, name: str, loc: SourceLoc) -> None:
+    if mm.a.dtype != int8 or mm.c.dtype not in (float16, int8):
+        raise KernelTypeError(f"Matmul.{name}: dequantization needs int8 A/B and a float16 or "
+                              f"int8 C; this Matmul is {mm.a.dtype.name} -> {mm.c.dtype.name}",
+                              loc)
 
 
 # ----------------------------------------------------------------------------- batch
