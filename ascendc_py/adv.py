@@ -108,7 +108,8 @@ class MatmulConfigMode(enum.IntEnum):
 CONFIG_NAMES = ("MatmulConfig", "MatmulShapeParams", "MatmulQuantParams", "MatmulBatchParams",
                 "MatmulFuncParams", "get_normal_config", "get_mdl_config",
                 "get_special_mdl_config", "get_basic_config", "get_special_basic_config",
-                "get_ib_share_norm_config", "get_mm_config", "QuantConfig", "CONFIG_HELPERS",
+                "get_ib_share_norm_config", "get_mm_config", "QuantConfig",
+                "get_matmul_api_tiling", "MatmulApiStaticTiling", "CONFIG_HELPERS",
                 "CONFIG_RECORDS")
 
 

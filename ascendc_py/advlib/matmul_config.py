@@ -253,9 +253,62 @@ def get_mm_config(*params):
     return MatmulConfig(**fields)
 
 
+# ----------------------------------------------------------------------------- static tiling
+def _static_tiling_class():
+    from ..adv import TCUBE_TILING_FIELDS
+    fields = tuple((f, -1) for f in TCUBE_TILING_FIELDS + ("mx_type_para",))
+    ns = {"__annotations__": {f: int for f, _ in fields}, "__module__": "ascendc_py.adv",
+          "__doc__": """pyasc ``asc.adv.MatmulApiStaticTiling`` (Ascend C's MatmulApiStaticTiling):
+    what ``get_matmul_api_tiling`` knows at compile time: TCubeTiling's fields (and
+    mx_type_para), -1 where unknown, and the MatmulConfig ``cfg`` it came from.""",
+          "asc_name": "adv.MatmulApiStaticTiling"}
+    ns["__annotations__"].update(asc_name=ClassVar[str], cfg="MatmulConfig")
+    ns.update({f: d for f, d in fields})
+    ns["cfg"] = dataclasses.field(default_factory=MatmulConfig)
+    return dataclass(frozen=True)(type("MatmulApiStaticTiling", (), ns))
+
+
+MatmulApiStaticTiling = _static_tiling_class()
+
+
+def get_matmul_api_tiling(mm_cfg, l1_size=None, a_type=None, b_type=None, c_type=None,
+                          bias_type=None):
+    """Ascend C GetMatmulApiTiling: the tiling fields a constant MatmulConfig fixes (Norm or MDL
+    template): base_m/n/k from basic_m/n/k, single_core_m/n/k, step_m/n when set (> 0),
+    iterate_order unless UNDEF; every other field -1 (known only from the run-time tiling).
+    ``l1_size`` (default the platform's L1) and the operand types are checked, not used: which
+    depths and K steps Ascend C derives from them is not documented (our choice). Passed as
+    ``asc.adv.Matmul(..., matmul_config=static_tiling)``, its ``cfg`` is the Matmul's config;
+    the run-time tiling of register_matmul is still required."""
+    if not isinstance(mm_cfg, MatmulConfig):
+        raise ValueError(f"get_matmul_api_tiling: mm_cfg must be a MatmulConfig, got {mm_cfg!r}")
+    if mm_cfg.do_basic_block or mm_cfg.do_special_basic_block or mm_cfg.do_ib_share_norm or \
+            mm_cfg.do_special_mdl:
+        raise ValueError("get_matmul_api_tiling: only the Norm and MDL templates are "
+                         "constantized (as documented for A2)")
+    if l1_size is not None and (not isinstance(l1_size, int) or l1_size <= 0):
+        raise ValueError(f"get_matmul_api_tiling: l1_size must be a positive int, got "
+                         f"{l1_size!r}")
+    for name, t in (("a_type", a_type), ("b_type", b_type), ("c_type", c_type)):
+        if t is not None and getattr(t, "asc_name", "") != "adv.MatmulType":
+            raise ValueError(f"get_matmul_api_tiling: {name} must be a MatmulType, got {t!r}")
+    known = {}
+    for field, value in (("base_m", mm_cfg.basic_m), ("base_n", mm_cfg.basic_n),
+                         ("base_k", mm_cfg.basic_k), ("single_core_m", mm_cfg.single_core_m),
+                         ("single_core_n", mm_cfg.single_core_n),
+                         ("single_core_k", mm_cfg.single_core_k), ("step_m", mm_cfg.step_m),
+                         ("step_n", mm_cfg.step_n)):
+        if value > 0:
+            known[field] = value
+    if mm_cfg.iterate_order != IterateOrder.UNDEF:
+        known["iterate_order"] = int(mm_cfg.iterate_order)
+    return MatmulApiStaticTiling(cfg=mm_cfg, **known)
+
+
 #: the helpers by name (each also an asc.adv name callable in kernels)
 CONFIG_HELPERS = (get_normal_config, get_mdl_config, get_special_mdl_config, get_basic_config,
-                  get_special_basic_config, get_ib_share_norm_config, get_mm_config)
+                  get_special_basic_config, get_ib_share_norm_config, get_mm_config,
+                  get_matmul_api_tiling)
 for _h in CONFIG_HELPERS:
     _h.asc_name = f"adv.{_h.__name__}"
 #: the records constructible in kernels

@@ -130,3 +130,50 @@ def test_runtime_config_argument_is_an_error():
         cfg = asc.adv.get_basic_config(m, 16, 16)
     with pytest.raises(KernelValueError, match="compile-time"):
         k[1](np.zeros(16, np.float16), 16)
+
+
+def test_get_matmul_api_tiling():
+    cfg = asc.adv.MatmulConfig(do_norm=True, basic_m=64, basic_n=32, basic_k=16,
+                               single_core_m=128, iterate_order=asc.IterateOrder.ORDER_N)
+    t = asc.adv.get_matmul_api_tiling(cfg, 524288)
+    assert (t.base_m, t.base_n, t.base_k, t.single_core_m, t.iterate_order) == (64, 32, 16, 128, 1)
+    assert t.single_core_n == -1 and t.depth_a1 == -1 and t.cfg is cfg
+    with pytest.raises(ValueError, match="Norm and MDL"):
+        asc.adv.get_matmul_api_tiling(asc.adv.get_basic_config(16, 16, 16))
+
+
+def test_static_tiling_as_the_matmul_config_in_a_kernel():
+    """pyasc's unit test's call, then the Matmul computes with the run-time tiling."""
+    @asc.kernel(kernel_type=asc.KernelType.AIC_ONLY)
+    def k(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress,
+          tiling: asc.adv.TCubeTiling):
+        if asc.ascend_is_aic():
+            ag = asc.GlobalTensor()
+            bg = asc.GlobalTensor()
+            cg = asc.GlobalTensor()
+            ag.set_global_buffer(a)
+            bg.set_global_buffer(b)
+            cg.set_global_buffer(c)
+            a_type = asc.adv.MatmulType(position=asc.TPosition.GM, format=asc.CubeFormat.ND,
+                                        dtype=asc.float16)
+            c_type = asc.adv.MatmulType(position=asc.TPosition.GM, format=asc.CubeFormat.ND,
+                                        dtype=asc.float32)
+            mm_cfg = asc.adv.MatmulConfig(do_norm=False,
+                                          iterate_mode=asc.IterateMode.ITERATE_MODE_DEFAULT,
+                                          single_core_mn=0,
+                                          schedule_type=asc.ScheduleType.INNER_PRODUCT)
+            static = asc.adv.get_matmul_api_tiling(mm_cfg=mm_cfg, l1_size=524288, a_type=a_type,
+                                                   b_type=a_type, c_type=c_type,
+                                                   bias_type=c_type)
+            mm = asc.adv.Matmul(a_type, a_type, c_type, matmul_config=static)
+            asc.adv.register_matmul(asc.TPipe(), c, mm, tiling)
+            mm.set_tensor_a(ag)
+            mm.set_tensor_b(bg)
+            mm.set_tail(tiling.m, tiling.n)
+            mm.iterate_all(cg)
+
+    a, b = _inputs(1, 1, 32, 48, 64, seed=11)
+    tiling = batch_tiling(1, 1, 32, 48, 64)
+    c = np.zeros(32 * 48, np.float32)
+    k[1](a.ravel(), b.ravel(), c, tiling)
+    np.testing.assert_allclose(c.reshape(32, 48), _expected(a, b)[0], rtol=1e-6, atol=1e-5)

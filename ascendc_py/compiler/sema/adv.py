@@ -227,6 +227,9 @@ def _matmul_ctor(an, args, kwargs, loc):
         cfg = MatmulConfig()
     elif isinstance(cfg, PyObjV) and isinstance(cfg.obj, MatmulConfig):
         cfg = cfg.obj
+    elif isinstance(cfg, PyObjV) and getattr(cfg.obj, "asc_name", "") == \
+            "adv.MatmulApiStaticTiling":
+        cfg = cfg.obj.cfg                 # get_matmul_api_tiling's result: its config
     else:
         raise KernelTypeError(f"asc.adv.Matmul: matmul_config must be an asc.adv.MatmulConfig "
                               f"(or a get_*_config helper's result), got {cfg.describe()}", loc)
