@@ -271,10 +271,12 @@ class MatmulType:
 
 class Matmul(_KernelClass):
     """``asc.adv.Matmul(a=MatmulType, b=MatmulType, c=MatmulType, bias=None)``: the
-    high-level matrix multiply C = A @ B (+ bias). Kernel-only. Methods: ``set_tensor_a``,
-    ``set_tensor_b``, ``set_bias``, ``disable_bias``, ``set_tail``, ``set_org_shape``,
-    ``set_single_shape``, ``iterate_all``, ``iterate`` (a ``with`` block), ``get_tensor_c``,
-    ``end``."""
+    high-level matrix multiply C = A @ B (+ bias); ``matmul_config=`` takes an
+    ``asc.adv.MatmulConfig`` (or a ``get_*_config`` / ``get_matmul_api_tiling`` result).
+    Kernel-only. Methods: ``set_tensor_a``, ``set_tensor_b``, ``set_bias``, ``disable_bias``,
+    ``set_tail``, ``set_org_shape``, ``set_single_shape``, ``iterate_all``, ``iterate`` (a
+    ``with`` block), ``get_tensor_c``, ``iterate_batch``, ``set_batch_num``,
+    ``set_quant_scalar``, ``set_quant_vector``, ``set_workspace``, ``end``."""
 
     asc_name = "adv.Matmul"
 
