@@ -177,3 +177,11 @@ def test_static_tiling_as_the_matmul_config_in_a_kernel():
     c = np.zeros(32 * 48, np.float32)
     k[1](a.ravel(), b.ravel(), c, tiling)
     np.testing.assert_allclose(c.reshape(32, 48), _expected(a, b)[0], rtol=1e-6, atol=1e-5)
+
+
+def test_sanitize_mode_is_clean():
+    a, b = _inputs(2, 2, 32, 32, 32, seed=2)
+    tiling = batch_tiling(2, 2, 32, 32, 32)
+    c = np.zeros(2 * 32 * 32, np.float32)
+    batch_kernel()[1](a.ravel(), b.ravel(), c, tiling, WS, 2, 2, 0, 0, 0, sanitize=True)
+    np.testing.assert_allclose(c.reshape(2, 32, 32), _expected(a, b), rtol=1e-6, atol=1e-5)

@@ -93,3 +93,13 @@ def test_static_errors():
         no_scale[1](np.zeros(256, np.int8), np.zeros(256, np.float16), tiling)
     with pytest.raises(KernelTypeError, match="dequantization needs int8"):
         float_quant[1](np.zeros(16, np.float16))
+
+
+def test_sanitize_mode_is_clean():
+    a, b = _inputs(16, 16, 16, seed=3)
+    tiling = make_tiling(16, 16, 16, "int8", "float16", dim=1)
+    c = np.zeros((16, 16), np.float16)
+    scales = np.full(16, 0.25, np.float32)
+    quant_kernel("vector")[1](a, b, c, bits(scales), tiling, 0, 1, sanitize=True)
+    want = matmul_reference(a, b, out_dtype=np.float16, quant=scales)
+    np.testing.assert_array_equal(c.view(np.uint16), want.view(np.uint16))
