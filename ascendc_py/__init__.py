@@ -31,6 +31,8 @@ from .dsl.types import (CMPMODE, SELMODE, CmpMode, DataType, HardEvent, MaskMode
 from .simulator.config import current_platform, get_platform, set_platform
 from . import adv  # noqa: E402  (asc.adv: Matmul, TCubeTiling, MatmulType)
 from .adv import DEFAULT_C0_SIZE, CubeFormat, property  # noqa: A004
+from .adv import (BatchMode, BatchOutMode, IterateMode, IterateOrder, LayoutMode,  # noqa: E402
+                  MatmulConfigMode, ScheduleType)  # pyasc's asc.<enum> names (issue 16)
 from .simulator.sanitizer import set_sanitizer
 
 globals().update(_BUILTINS)

@@ -55,7 +55,10 @@ def hint(name: str, known: Iterable[str], *, owner: str = "") -> str:
         if camel:
             return (f"Ascend C's {name} is spelled {camel} here, a method of "
                     f"{' and '.join(methods[camel])}")
-    close = difflib.get_close_matches(name, known, n=1)
+    # a name the unknown one begins, whatever the case (asc.PIPE -> PipeID), else difflib's
+    prefixed = sorted((k for k in known if len(name) >= 3 and k != name
+                       and k.lower().startswith(name.lower())), key=len)
+    close = prefixed[:1] or difflib.get_close_matches(name, known, n=1)
     if owner == "asc":
         family = op_family_hint(name)
         if family:
