@@ -259,3 +259,4 @@ from . import lower_gather, lower_reduce_repeat, lower_buf_pool, lower_scalar_bi
 from . import lower_cube, lower_cube_init, lower_matmul, lower_crosscore  # noqa: E402,F401
 from . import interrupt, block_loop  # noqa: E402,F401  (SIGINT handler, native block loop)
 from . import lower_atomic, lower_fused_cast, lower_transpose, lower_sort, lower_bilinear  # noqa: E402,F401  (issue 15)
+from . import lower_load3d  # noqa: E402,F401  (conv19: img2col load_data)

@@ -600,3 +600,4 @@ from . import auto_tensor  # noqa: E402,F401  (asc.LocalTensorAuto)
 from . import vcopy, atomic, fused, transpose  # noqa: E402,F401  (issue 15 op families)
 from . import gather, reduce_repeat, queue_bind, local_allocator, buf_pool, shape_info, scalar_bits, deq, gather_mask  # noqa: E402,F401,E501
 from . import sort, bilinear  # noqa: E402,F401  (sort family, bilinear_interpolation)
+from . import load3d  # noqa: E402,F401  (conv19: LoadData3DParams records, img2col)
