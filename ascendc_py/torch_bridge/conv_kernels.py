@@ -26,6 +26,8 @@ import ascendc_py as asc
 #: per input element size: (TM output pixels, TN output channels, TK K elements per step):
 #: L0A TM·TK and L0B TN·TK double-buffered (≤ 64 KB each), L0C TM·TN float32 (≤ 128 KB)
 CONV_TILES = {2: (256, 128, 64), 4: (128, 128, 32)}
+#: TM when the large tiles would leave cores idle (fewer tiles than AI Cores)
+CONV_TM_SMALL = 128
 #: L1 bytes one buffer of feature-map rows may take (two buffers, plus the bias)
 CONV_L1_BUFFER = 240 * 1024
 
@@ -94,11 +96,12 @@ def conv2d_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, bias: asc.GlobalAd
                 c1a = ch * cb
                 cbn = min(cb, c1 - c1a)
                 a1 = q_a1.alloc_tensor(dt)
-                if h_hi >= h_lo:
-                    for j in range(cbn):
-                        at = (j * h + h_lo) * wd * C0
-                        asc.data_copy(a1[at:], xg[((img * c1 + c1a + j) * h + h_lo) * wd * C0:],
-                                      (h_hi - h_lo + 1) * wd * C0)
+                if h_hi >= h_lo:      # those rows of cbn channel blocks: one strided copy
+                    rows = h_hi - h_lo + 1
+                    asc.data_copy(a1[h_lo * wd * C0:],
+                                  xg[((img * c1 + c1a) * h + h_lo) * wd * C0:],
+                                  asc.DataCopyParams(cbn, rows * wd, (h - rows) * wd,
+                                                     (h - rows) * wd))
                 q_a1.enque(a1)
                 a1 = q_a1.deque(dt)
                 k_chunk = cbn * taps * C0
@@ -112,10 +115,8 @@ def conv2d_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, bias: asc.GlobalAd
                     q_a2.enque(a2)
                     w1 = q_b1.alloc_tensor(dt)
                     kb0 = (c1a * taps * C0 + k0) // C0
-                    for j in range(k // C0):
-                        asc.data_copy(w1[j * n1 * FRACTAL:],
-                                      wg[((kb0 + j) * n1_all + n0 // 16) * FRACTAL:],
-                                      n1 * FRACTAL)
+                    asc.data_copy(w1, wg[(kb0 * n1_all + n0 // 16) * FRACTAL:],
+                                  asc.DataCopyParams(k // C0, n1 * 16, (n1_all - n1) * 16, 0))
                     q_b1.enque(w1)
                     w1 = q_b1.deque(dt)
                     b2 = q_b2.alloc_tensor(dt)

@@ -98,7 +98,7 @@ def _channels_last(x) -> bool:
 
 def _empty_out(x, shape):
     fmt = torch.channels_last if _channels_last(x) else torch.contiguous_format
-    return x.new_empty(shape, memory_format=fmt)
+    return torch.empty(shape, dtype=x.dtype, device=x.device, memory_format=fmt)
 
 
 def _launch(x: Tensor, w: Tensor, bias: Tensor, geom, relu: bool) -> Tensor:
@@ -125,8 +125,11 @@ def _launch(x: Tensor, w: Tensor, bias: Tensor, geom, relu: bool) -> Tensor:
     from ..simulator.config import current_platform
     quant = {torch.float16: QuantModes.F322F16, torch.bfloat16: QuantModes.F322BF16,
              torch.float32: QuantModes.NoQuant}[x.dtype]
+    cores = current_platform().aic_cores
+    if n * -(-ho * wo // tm) * -(-cout // tn) < cores:    # too few tiles: halve them
+        tm = CK.CONV_TM_SMALL
     tiles = n * -(-ho * wo // tm) * -(-cout // tn)
-    blocks = min(tiles, current_platform().aic_cores)
+    blocks = min(tiles, cores)
     report = CK.conv2d_kernel[blocks](
         xs, wf, b, y, n, c1, h, wd, cout, kh, kw, stride[0], stride[1], padding[0],
         padding[1], dilation[0], dilation[1], ho, wo, cb, tm, tn, tk, int(quant), relu)
