@@ -145,7 +145,7 @@ def conv2d_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, bias: asc.GlobalAd
 
 
 #: elements of one vector tile (a multiple of the channel count: whole pixels)
-AFFINE_TILE = 8192
+AFFINE_TILE = 4096
 
 
 @asc.kernel

@@ -315,8 +315,11 @@ def batch_norm_nhwc(y: Tensor, scale: Tensor, shift: Tensor):
     batch norm in inference as its own launch (the unfused chain). Returns (result, report)."""
     c = y.shape[-1]
     align = 32 // y.element_size()
-    tile = max(c, (CK.AFFINE_TILE // c) * c)
-    tile = tile * align // math.gcd(tile, align)          # whole pixels, whole 32-byte blocks
+    unit = c * align // math.gcd(c, align)             # whole pixels, whole 32-byte blocks
+    if unit > CK.AFFINE_TILE:
+        raise OpInputError(f"batch_norm_nhwc: {c} channels need tiles of {unit} elements, more "
+                           f"than the kernel's {CK.AFFINE_TILE}")
+    tile = (CK.AFFINE_TILE // unit) * unit
     flat = y.reshape(-1)
     total = -(-flat.numel() // align) * align
     src = torch.zeros(total, dtype=y.dtype)
