@@ -12,7 +12,8 @@ needed between the ops. float16 on the cube with float32 accumulation.
 Then the seed's comparison for the first stage: Conv → BN → ReLU as three launches
 (conv2d, then batch norm and ReLU as vector kernels, each a round trip through GM) against the
 fused launch (BN folded into the weights and bias, ReLU in the fixpipe), in simulated time and
-GM bytes. Run: python samples/resnet_block.py
+GM bytes. Run: python samples/resnet_block.py (``--large``: a large convolution's share of the
+modeled cube peak instead)
 """
 import torch
 
@@ -108,5 +109,25 @@ def main():
     return fused
 
 
+def large(shape=(8, 256, 28, 28), cout=256):
+    """A large 3x3 convolution (stride 1, padding 1, float16) on every AI Core: its share of the
+    modeled cube peak (``host.cube_efficiency``: M·N·K MACs over cycles × peak MACs/cycle)."""
+    from ascendc_py import host
+    from ascendc_py.torch_bridge.ops_conv import conv2d
+    n, c, h, w = shape
+    x = torch.randn(shape).half().contiguous(memory_format=torch.channels_last)
+    wt = (torch.randn(cout, c, 3, 3) / (9 * c) ** 0.5).half()
+    y = conv2d(x, wt, None, 1, 1, 1)
+    report = LAST_REPORTS["ascendc::conv2d"][0]
+    asc.testing.assert_close(y, torch.nn.functional.conv2d(x.double(), wt.double(), None, 1, 1),
+                             dtype="float16")
+    eff = host.cube_efficiency(report, n * h * w, cout, c * 9)
+    print(f"conv2d {tuple(shape)} * ({cout}, {c}, 3, 3) float16: {report.cycles:,} cycles on "
+          f"{report.block_dim} AI Cores, {eff:.1%} of the modeled cube peak; bottleneck "
+          f"{report.bottleneck}")
+    return report, eff
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+    large() if "--large" in sys.argv else main()

@@ -11,7 +11,8 @@ dilation, with Ascend C's low-level instructions on a cube-only launch:
     CO1 ─fixpipe (NZ → ND rows = output pixels, relu_en, float32 → y's dtype)→ GM y (NHWC)
 
 A tile is TM output pixels (rows of the img2col matrix, in (ho, wo) order) × TN output
-channels of one image; blocks take tiles block, block + block_num, … Along K the channels go
+channels of one image; blocks take tiles block, block + block_num, … in the order (pixel tile,
+image, channel tile), so the short last pixel tiles share the last round. Along K the channels go
 in chunks of CB channel blocks (those fit L1 twice); inside a chunk, K steps of TK.
 The output is NHWC (``channels_last``): row m of a tile is pixel m, its Cout values contiguous.
 
@@ -69,9 +70,9 @@ def conv2d_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, bias: asc.GlobalAd
         chunks = asc.ceildiv(c1, cb)
         t = asc.get_block_idx()
         while t < n_img * m_tiles * n_tiles:
-            nt = t % n_tiles
-            mt = (t // n_tiles) % m_tiles
-            img = t // (n_tiles * m_tiles)
+            nt = t % n_tiles               # pixel tiles outermost: the short last tile of
+            img = (t // n_tiles) % n_img   # every image comes in the last round
+            mt = t // (n_tiles * n_img)
             m0 = mt * TM
             m = min(TM, pixels - m0)
             mm = max(m, 2)             # m == 1 would switch the cube to GEMV
