@@ -233,3 +233,38 @@ def test_sanitizer_sees_the_load():
     with pytest.raises(DataRaceError) as e:
         race_kernel[1](x, x, False, sanitize=True)
     assert "img2col" in str(e.value) and "copy-in" in str(e.value)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@st.composite
+def _geometry(draw):
+    c1 = draw(st.integers(1, 3))
+    fh, fw = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    dh, dw = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    sh, sw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    pads = tuple(draw(st.integers(0, 3)) for _ in range(4))
+    h = draw(st.integers(max(1, dh * (fh - 1) + 1 - pads[2] - pads[3]), 9))
+    w = draw(st.integers(max(1, dw * (fw - 1) + 1 - pads[0] - pads[1]), 9))
+    ho = output_size(h, pads[2], pads[3], fh, dh, sh)
+    wo = output_size(w, pads[0], pads[1], fw, dw, sw)
+    k = fh * fw * c1
+    g0 = draw(st.integers(0, k - 1))
+    g1 = draw(st.integers(1, min(k - g0, 8)))
+    m0 = draw(st.integers(0, ho * wo - 1))
+    m1 = draw(st.integers(1, min(ho * wo - m0, 40)))
+    return c1, h, w, pads, (fh, fw), (sh, sw), (dh, dw), g0 * 16, g1 * 16, m0, m1
+
+
+@settings(max_examples=12, deadline=None)
+@given(geo=_geometry(), to_b=st.booleans())
+def test_random_geometries_bit_exact(geo, to_b):
+    c1, h, w, pads, filt, stride, dil, k0, k_ext, m0, m_ext = geo
+    x = np.random.default_rng(c1 * 1000 + h * 10 + w).standard_normal(
+        c1 * h * w * 16).astype(np.float16)
+    params, _, _ = _params(c1, 16, h, w, pads, filt, stride, dil, k_start=k0, k_ext=k_ext,
+                           m_start=m0, m_ext=m_ext, pad_value=0.5)
+    z, _ = _run(x, params, to_b)
+    ref = load3d_reference(np.zeros_like(z), x, params, to_l0b=to_b)
+    np.testing.assert_array_equal(z.view(np.uint16), ref.view(np.uint16))
