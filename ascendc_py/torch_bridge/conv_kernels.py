@@ -12,9 +12,11 @@ dilation, with Ascend C's low-level instructions on a cube-only launch:
 
 A tile is TM output pixels (rows of the img2col matrix, in (ho, wo) order) × TN output
 channels of one image; blocks take tiles block, block + block_num, … in the order (pixel tile,
-image, channel tile), so the short last pixel tiles share the last round. Along K the channels go
-in chunks of CB channel blocks (those fit L1 twice); inside a chunk, K steps of TK.
-The output is NHWC (``channels_last``): row m of a tile is pixel m, its Cout values contiguous.
+image, channel tile), so the short last pixel tiles share the last round. A tile is worked in
+channel chunks of CB channel blocks: the chunk's input rows and weight rows go GM → L1 (one
+strided copy each, ``fetch_unit``) while the previous chunk computes; inside a chunk, K steps
+of TK. The output is NHWC (``channels_last``): row m of a tile is pixel m, its Cout values
+contiguous.
 
 ``affine_kernel`` (vector): ``y = x·scale + shift`` per channel of an NHWC tensor (batch norm
 in inference), and ``relu_kernel`` (vector): ``y = max(x, 0)``; the three-launch chain the fused
@@ -29,8 +31,44 @@ import ascendc_py as asc
 CONV_TILES = {2: (256, 128, 64), 4: (128, 128, 32)}
 #: TM when the large tiles would leave cores idle (fewer tiles than AI Cores)
 CONV_TM_SMALL = 128
-#: L1 bytes one buffer of feature-map rows may take (two buffers, plus the bias)
-CONV_L1_BUFFER = 240 * 1024
+#: L1 bytes one chunk may take: its feature-map rows plus its weight rows (two chunks in L1,
+#: plus the bias)
+CONV_L1_BUFFER = 250 * 1024
+
+
+@asc.kernel
+def fetch_unit(q_a1: asc.TQue, q_b1: asc.TQue, xg: asc.GlobalTensor, wg: asc.GlobalTensor,
+               u: int, n_img: int, c1: int, h: int, wd: int, kh: int, kw: int, sh: int,
+               ph: int, dh: int, wo: int, pixels: int, cb: int, cout: int, n_tiles: int,
+               TM: int, TN: int):
+    """Copy unit ``u`` of this block (its tile, channel chunk) into L1, one strided copy each:
+    the input rows the tile's windows touch, of the chunk's channel blocks (A1), and the
+    chunk's FracZ weight rows for the tile's output channels (B1); enque both."""
+    dt = xg.dtype
+    C0 = 32 // dt.sizeof()
+    chunks = asc.ceildiv(c1, cb)
+    t = asc.get_block_idx() + (u // chunks) * asc.get_block_num()
+    ch = u % chunks
+    img = (t // n_tiles) % n_img
+    m0 = (t // (n_tiles * n_img)) * TM
+    mm = max(min(TM, pixels - m0), 2)
+    h_lo = max((m0 // wo) * sh - ph, 0)
+    h_hi = min(((m0 + mm - 1) // wo) * sh - ph + dh * (kh - 1), h - 1)
+    c1a = ch * cb
+    cbn = min(cb, c1 - c1a)
+    a1 = q_a1.alloc_tensor(dt)
+    if h_hi >= h_lo:
+        rows = h_hi - h_lo + 1
+        asc.data_copy(a1[h_lo * wd * C0:], xg[((img * c1 + c1a) * h + h_lo) * wd * C0:],
+                      asc.DataCopyParams(cbn, rows * wd, (h - rows) * wd, (h - rows) * wd))
+    q_a1.enque(a1)
+    n0 = (t % n_tiles) * TN
+    n1 = asc.ceildiv(min(TN, cout - n0), 16)
+    n1_all = asc.ceildiv(cout, 16)
+    w1 = q_b1.alloc_tensor(dt)
+    asc.data_copy(w1, wg[(c1a * kh * kw * n1_all + n0 // 16) * 16 * C0:],
+                  asc.DataCopyParams(cbn * kh * kw, n1 * 16, (n1_all - n1) * 16, 0))
+    q_b1.enque(w1)
 
 
 @asc.kernel(kernel_type=asc.KernelType.AIC_ONLY)
@@ -56,7 +94,7 @@ def conv2d_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, bias: asc.GlobalAd
         q_bias1 = asc.TQue(asc.TPosition.C1, 1)
         q_bias2 = asc.TQue(asc.TPosition.C2, 1)
         pipe.init_buffer(q_a1, 2, cb * h * wd * 32)
-        pipe.init_buffer(q_b1, 2, TN * TK * dt.sizeof())
+        pipe.init_buffer(q_b1, 2, cb * kh * kw * C0 * TN * dt.sizeof())
         pipe.init_buffer(q_a2, 2, TM * TK * dt.sizeof())
         pipe.init_buffer(q_b2, 2, TN * TK * dt.sizeof())
         pipe.init_buffer(q_c, 1, TM * TN * 4)
@@ -68,8 +106,23 @@ def conv2d_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, bias: asc.GlobalAd
         n1_all = asc.ceildiv(cout, 16)
         taps = kh * kw
         chunks = asc.ceildiv(c1, cb)
-        t = asc.get_block_idx()
-        while t < n_img * m_tiles * n_tiles:
+        tiles = n_img * m_tiles * n_tiles
+        block = asc.get_block_idx()
+        mine = 0
+        if block < tiles:
+            mine = asc.ceildiv(tiles - block, asc.get_block_num())
+        units = mine * chunks       # (tile, channel chunk) pairs: the next one's rows are
+        if units > 0:               # copied in while this one computes
+            fetch_unit(q_a1, q_b1, xg, wg, 0, n_img, c1, h, wd, kh, kw, sh, ph, dh, wo,
+                       pixels, cb, cout, n_tiles, TM, TN)
+        first = True
+        acc = q_c.alloc_tensor(asc.float32)
+        bt = q_bias2.alloc_tensor(asc.float32)
+        q_bias2.enque(bt)
+        bt = q_bias2.deque(asc.float32)
+        for u in range(units):
+            t = block + (u // chunks) * asc.get_block_num()
+            ch = u % chunks
             nt = t % n_tiles               # pixel tiles outermost: the short last tile of
             img = (t // n_tiles) % n_img   # every image comes in the last round
             mt = t // (n_tiles * n_img)
@@ -79,70 +132,59 @@ def conv2d_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, bias: asc.GlobalAd
             n0 = nt * TN
             n = min(TN, cout - n0)
             n1 = asc.ceildiv(n, 16)
-            # the input rows this tile's windows touch (clipped to the image)
-            h_lo = max((m0 // wo) * sh - ph, 0)
-            h_hi = min(((m0 + mm - 1) // wo) * sh - ph + dh * (kh - 1), h - 1)
-            b1 = q_bias1.alloc_tensor(asc.float32)
-            asc.data_copy(b1, bg[n0:], n1 * 16)
-            q_bias1.enque(b1)
-            b1 = q_bias1.deque(asc.float32)
-            bt = q_bias2.alloc_tensor(asc.float32)
-            asc.data_copy(bt, b1, n1 * 16)
-            q_bias2.enque(bt)
-            q_bias1.free_tensor(b1)
-            bt = q_bias2.deque(asc.float32)
-            acc = q_c.alloc_tensor(asc.float32)
-            first = True
-            for ch in range(chunks):
-                c1a = ch * cb
-                cbn = min(cb, c1 - c1a)
-                a1 = q_a1.alloc_tensor(dt)
-                if h_hi >= h_lo:      # those rows of cbn channel blocks: one strided copy
-                    rows = h_hi - h_lo + 1
-                    asc.data_copy(a1[h_lo * wd * C0:],
-                                  xg[((img * c1 + c1a) * h + h_lo) * wd * C0:],
-                                  asc.DataCopyParams(cbn, rows * wd, (h - rows) * wd,
-                                                     (h - rows) * wd))
-                q_a1.enque(a1)
-                a1 = q_a1.deque(dt)
-                k_chunk = cbn * taps * C0
-                for ks in range(asc.ceildiv(k_chunk, TK)):
-                    k0 = ks * TK
-                    k = min(TK, k_chunk - k0)
-                    a2 = q_a2.alloc_tensor(dt)
-                    asc.load_data(a2, a1, asc.LoadData3DParamsV2(
-                        [pw, pw, ph, ph], h, wd, cbn * C0, k, mm, k0, m0, sw, sh, kw, kh, dw,
-                        dh, False, 0))
-                    q_a2.enque(a2)
-                    w1 = q_b1.alloc_tensor(dt)
-                    kb0 = (c1a * taps * C0 + k0) // C0
-                    asc.data_copy(w1, wg[(kb0 * n1_all + n0 // 16) * FRACTAL:],
-                                  asc.DataCopyParams(k // C0, n1 * 16, (n1_all - n1) * 16, 0))
-                    q_b1.enque(w1)
-                    w1 = q_b1.deque(dt)
-                    b2 = q_b2.alloc_tensor(dt)
-                    asc.load_data(b2, w1, asc.LoadData2DParams(0, (k // C0) * n1, 1, 0, 0, False,
-                                                               0))
-                    q_b2.enque(b2)
-                    q_b1.free_tensor(w1)
-                    a2 = q_a2.deque(dt)
-                    b2 = q_b2.deque(dt)
-                    if first:
-                        asc.mmad(acc, a2, b2, bt, asc.MmadParams(mm, n, k))
-                    else:
-                        asc.mmad(acc, a2, b2, asc.MmadParams(mm, n, k, 0, False, False))
-                    first = False
-                    q_a2.free_tensor(a2)
-                    q_b2.free_tensor(b2)
-                q_a1.free_tensor(a1)
-            q_bias2.free_tensor(bt)
-            q_c.enque(acc)
-            acc = q_c.deque(asc.float32)
-            asc.fixpipe(yg[((img * pixels) + m0) * cout + n0:], acc,
-                        asc.FixpipeParamsV220(n, m, asc.ceildiv(mm, 16) * 16, cout, QUANT, 0, 1,
-                                              0, 0, RELU))
-            q_c.free_tensor(acc)
-            t += asc.get_block_num()
+            if ch == 0:                # a new tile: its bias into the BiasTable
+                q_bias2.free_tensor(bt)
+                b1 = q_bias1.alloc_tensor(asc.float32)
+                asc.data_copy(b1, bg[n0:], n1 * 16)
+                q_bias1.enque(b1)
+                b1 = q_bias1.deque(asc.float32)
+                bt = q_bias2.alloc_tensor(asc.float32)
+                asc.data_copy(bt, b1, n1 * 16)
+                q_bias2.enque(bt)
+                q_bias1.free_tensor(b1)
+                bt = q_bias2.deque(asc.float32)
+                first = True
+            if u + 1 < units:          # after the bias: MTE2 runs its copies in order
+                fetch_unit(q_a1, q_b1, xg, wg, u + 1, n_img, c1, h, wd, kh, kw, sh, ph, dh,
+                           wo, pixels, cb, cout, n_tiles, TM, TN)
+            c1a = ch * cb
+            cbn = min(cb, c1 - c1a)
+            a1 = q_a1.deque(dt)
+            w1 = q_b1.deque(dt)
+            k_chunk = cbn * taps * C0
+            for ks in range(asc.ceildiv(k_chunk, TK)):
+                k0 = ks * TK
+                k = min(TK, k_chunk - k0)
+                a2 = q_a2.alloc_tensor(dt)
+                asc.load_data(a2, a1, asc.LoadData3DParamsV2(
+                    [pw, pw, ph, ph], h, wd, cbn * C0, k, mm, k0, m0, sw, sh, kw, kh, dw,
+                    dh, False, 0))
+                q_a2.enque(a2)
+                b2 = q_b2.alloc_tensor(dt)
+                asc.load_data(b2, w1[(k0 // C0) * n1 * FRACTAL:],
+                              asc.LoadData2DParams(0, (k // C0) * n1, 1, 0, 0, False, 0))
+                q_b2.enque(b2)
+                a2 = q_a2.deque(dt)
+                b2 = q_b2.deque(dt)
+                if first:
+                    asc.mmad(acc, a2, b2, bt, asc.MmadParams(mm, n, k))
+                else:
+                    asc.mmad(acc, a2, b2, asc.MmadParams(mm, n, k, 0, False, False))
+                first = False
+                q_a2.free_tensor(a2)
+                q_b2.free_tensor(b2)
+            q_a1.free_tensor(a1)
+            q_b1.free_tensor(w1)
+            if ch == chunks - 1:       # the tile is done: L0C -> GM
+                q_c.enque(acc)
+                acc = q_c.deque(asc.float32)
+                asc.fixpipe(yg[((img * pixels) + m0) * cout + n0:], acc,
+                            asc.FixpipeParamsV220(n, m, asc.ceildiv(mm, 16) * 16, cout, QUANT,
+                                                  0, 1, 0, 0, RELU))
+                q_c.free_tensor(acc)
+                acc = q_c.alloc_tensor(asc.float32)
+        q_c.free_tensor(acc)
+        q_bias2.free_tensor(bt)
 
 
 #: elements of one vector tile (a multiple of the channel count: whole pixels)

@@ -113,12 +113,13 @@ def _launch(x: Tensor, w: Tensor, bias: Tensor, geom, relu: bool) -> Tensor:
     wf = HL.oihw_to_fracz(w)
     c1 = xs.shape[1]
     tm, tn, tk = CK.CONV_TILES[x.element_size()]
-    row_bytes = h * wd * 32
-    if row_bytes > CK.CONV_L1_BUFFER:
-        raise OpInputError(f"ascendc::conv2d: one channel block of a {h}x{wd} image "
-                           f"({row_bytes} bytes) does not fit the kernel's L1 buffer "
-                           f"({CK.CONV_L1_BUFFER} bytes); input row tiling is not implemented")
-    cb = max(1, min(c1, CK.CONV_L1_BUFFER // row_bytes))
+    block_bytes = h * wd * 32 + kh * kw * 32 * tn      # one channel block: image + weights
+    if block_bytes > CK.CONV_L1_BUFFER:
+        raise OpInputError(f"ascendc::conv2d: one channel block of a {h}x{wd} image and its "
+                           f"{kh}x{kw} weights ({block_bytes} bytes) do not fit the kernel's L1 "
+                           f"chunk ({CK.CONV_L1_BUFFER} bytes); input row tiling is not "
+                           f"implemented")
+    cb = max(1, min(c1, CK.CONV_L1_BUFFER // block_bytes))
     b = torch.zeros(-(-cout // tn) * tn, dtype=torch.float32)
     b[:cout] = bias
     from ..dsl.cube_api import QuantModes

@@ -163,8 +163,8 @@ def const_bad(x: asc.GlobalAddress, WHICH: asc.ConstExpr[int]):
     elif WHICH == 2:
         asc.load_data(a2, l1, asc.LoadData3DParamsV2Pro(16))  # v2pro
     elif WHICH == 3:
-        asc.load_data(a2, l1, asc.LoadData3DParamsV2([0, 0, 0, 0], 4, 4, 16, 16, 16, 0, 0,  # transpose
-                                                     1, 1, 3, 3, 1, 1, True))
+        asc.load_data(a2, l1, asc.LoadData3DParamsV2(  # transpose
+            [0, 0, 0, 0], 4, 4, 16, 16, 16, 0, 0, 1, 1, 3, 3, 1, 1, True))
     elif WHICH == 4:
         asc.load_data(a2, f32, asc.LoadData3DParamsV2([0, 0, 0, 0], 4, 4, 16, 16, 16))  # dt
     elif WHICH == 5:
@@ -176,8 +176,8 @@ def const_bad(x: asc.GlobalAddress, WHICH: asc.ConstExpr[int]):
         asc.load_data(a2, l1, asc.LoadData3DParamsV2([0, 0, 0, 0], 2, 2, 16, 16, 16, 0, 0,  # nowin
                                                      1, 1, 3, 3))
     elif WHICH == 8:
-        asc.load_data(a2, l1, asc.LoadData3DParamsV2([0, 0, 0, 0], 4, 4, 16, 16, 16, 0, 0,  # stride64
-                                                     64, 1, 3, 3))
+        asc.load_data(a2, l1, asc.LoadData3DParamsV2(  # stride64
+            [0, 0, 0, 0], 4, 4, 16, 16, 16, 0, 0, 64, 1, 3, 3))
 
 
 @pytest.mark.parametrize("which,marker,text", [

@@ -76,6 +76,9 @@ def test_input_errors():
         torch.ops.ascendc.conv2d(x, torch.randn(2, 3, 3, 3), None, [1, 1], [0, 0], [1, 1], 1)
     with pytest.raises(OpInputError, match="stride <= 63"):
         conv2d(x, torch.randn(2, 4, 1, 1), None, 64)
+    with pytest.raises(OpInputError, match="do not fit the kernel's L1 chunk"):
+        conv2d(torch.zeros(1, 4, 90, 90, dtype=torch.float16),
+               torch.zeros(2, 4, 3, 3, dtype=torch.float16), None, 1, 1)
 
 
 def test_opcheck_both_ops():
