@@ -60,4 +60,5 @@ def __getattr__(name):
         import importlib
         return importlib.import_module(f"{__name__}.testing")
     if name == "profile": from .torch_bridge.profile import profile; return profile  # noqa
-    raise AttributeError(f"module 'ascendc_py' has no attribute '{name}'")
+    from .dsl.suggest import module_attribute_error
+    raise module_attribute_error(__name__, name, [*globals(), "testing", "profile"])

@@ -52,7 +52,11 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-__all__ = ["Comparison", "compare", "assert_close", "check_kernel", "DEFAULT_TOLERANCES"]
+__all__ = ["Comparison", "compare", "assert_close", "check_kernel", "float16_golden",
+           "DEFAULT_TOLERANCES"]
+
+#: mismatching index ranges a Comparison keeps and prints (the count of all is kept too)
+MAX_RANGES = 8
 
 #: Default (rtol, atol, allowed mismatch fraction) per comparison dtype name.
 DEFAULT_TOLERANCES: dict[str, tuple[float, float, float]] = {
@@ -89,9 +93,35 @@ class Comparison:
     size: int = 0
     actual_at_worst: Optional[float] = None
     golden_at_worst: Optional[float] = None
+    #: the first runs of consecutive mismatching elements, as [start, stop) flat indices
+    mismatch_ranges: tuple[tuple[int, int], ...] = ()
+    mismatch_runs: int = 0             #: how many such runs there are in all
 
     def __bool__(self) -> bool:
         return self.passed
+
+    def __repr__(self) -> str:
+        """One readable line (what ``assert cmp`` shows under pytest, which keeps reprs short
+        and on one line); ``str(cmp)`` is the full report."""
+        head = f"<{'PASSED' if self.passed else 'FAILED'} {self.dtype} {self.shape}"
+        if self.worst_index is None:
+            return head + (">" if self.passed else f": {self.rule}>")
+        if not self.mismatches:
+            return head + f": max abs err {self.max_abs_err:.3g}>"
+        return (head + f": {self.ranges_text()} ({self.mismatches} of {self.size}); worst "
+                f"{self.worst_index}: {self.actual_at_worst!r} vs golden "
+                f"{self.golden_at_worst!r}; max abs err {self.max_abs_err:.3g}>")
+
+    def ranges_text(self) -> str:
+        """``elements [768, 1000) mismatch``: the mismatching runs (flat, row-major indices
+        for arrays of more than one dimension)."""
+        if not self.mismatch_ranges:
+            return ""
+        flat = "flat " if len(self.shape) > 1 else ""
+        runs = ", ".join(f"[{a}, {b})" if b - a > 1 else f"{a}" for a, b in self.mismatch_ranges)
+        more = self.mismatch_runs - len(self.mismatch_ranges)
+        return (f"{flat}element{'s' if self.mismatches > 1 else ''} {runs}"
+                + (f" and {more} more run(s)" if more > 0 else "") + " mismatch")
 
     def __str__(self) -> str:
         head = "PASSED" if self.passed else "FAILED"
@@ -100,6 +130,8 @@ class Comparison:
             return "\n".join(lines)
         pct = 100.0 * self.mismatch_fraction
         lines.append(f"  mismatched elements: {self.mismatches} of {self.size} ({pct:.4g} %)")
+        if self.mismatch_ranges:
+            lines.append(f"  {self.ranges_text()}")
         lines.append(f"  max abs error: {self.max_abs_err:.6g}   max rel error: "
                      f"{self.max_rel_err:.6g}")
         if self.worst_index is not None:
@@ -131,6 +163,7 @@ def _to_numpy(x: Any) -> tuple[np.ndarray, str]:
 
     torch is never imported here: a torch tensor can only exist if its caller imported torch.
     """
+    _reject_report(x)
     torch = sys.modules.get("torch")  # a torch tensor implies torch is already imported
     if torch is not None and isinstance(x, torch.Tensor):
         t = x.detach()
@@ -146,6 +179,28 @@ def _to_numpy(x: Any) -> tuple[np.ndarray, str]:
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"cannot compare arrays of dtype {arr.dtype} (need bool, int or float)")
     return arr, _dtype_name(arr.dtype)
+
+
+def _reject_report(x: Any) -> None:
+    """A launch's Report where an array was expected: the launcher returned what
+    ``kernel[n](...)`` returns instead of the output it wrote."""
+    report_mod = sys.modules.get("ascendc_py.simulator.report")
+    if report_mod is not None and isinstance(x, report_mod.Report):
+        raise TypeError(
+            f"got the launch Report of {x.kernel}[{x.block_dim}], not an array: a launch "
+            "kernel[n](...) returns its Report and writes its outputs into the arrays you "
+            "passed; return that output array from your launcher (for example "
+            "'k[8](x, z); return z')")
+
+
+def _runs(bad: np.ndarray) -> tuple[tuple[tuple[int, int], ...], int]:
+    """The first MAX_RANGES runs of True in the flat mask ``bad`` as [start, stop), and how
+    many runs there are."""
+    flat = bad.reshape(-1).astype(np.int8)
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], flat, [0]))))
+    starts, stops = edges[0::2], edges[1::2]
+    return tuple((int(a), int(b)) for a, b in zip(starts[:MAX_RANGES], stops[:MAX_RANGES])), \
+        int(len(starts))
 
 
 def _fmt(x: float) -> str:
@@ -222,12 +277,14 @@ def compare(actual: Any, golden: Any, *, dtype: Any = None, rtol: Optional[float
                           mismatch_fraction=0.0, rule=rule, dtype=name, shape=tuple(a.shape))
     flat = int(np.argmax(score))
     worst = tuple(int(i) for i in np.unravel_index(flat, a.shape))
+    ranges, runs = _runs(~ok) if bad else ((), 0)
     return Comparison(
         passed=bool(passed), max_abs_err=float(abs_err.max()), max_rel_err=float(rel_err.max()),
         worst_index=worst, mismatch_fraction=float(mismatch_fraction), rule=rule, dtype=name,
         shape=tuple(a.shape), mismatches=bad, size=n,
         actual_at_worst=a_arr.reshape(-1)[flat].item(),
-        golden_at_worst=g_arr.reshape(-1)[flat].item())
+        golden_at_worst=g_arr.reshape(-1)[flat].item(), mismatch_ranges=ranges,
+        mismatch_runs=runs)
 
 
 def assert_close(actual: Any, golden: Any, *, msg: Optional[str] = None,
@@ -272,6 +329,11 @@ def check_kernel(run: Callable[..., Any], golden: Callable[..., Any], *inputs: A
     with sanitizing(sanitize):
         got = run(*inputs)
     name = getattr(run, "__name__", "kernel")
+    for value in (got if isinstance(got, (tuple, list)) else (got,)):
+        try:
+            _reject_report(value)
+        except TypeError as exc:
+            raise TypeError(f"{name} returned {exc.args[0].removeprefix('got ')}") from None
     msg = kw.pop("msg", None)
     if isinstance(expected, (tuple, list)) and isinstance(got, (tuple, list)):
         if len(expected) != len(got):
@@ -279,3 +341,36 @@ def check_kernel(run: Callable[..., Any], golden: Callable[..., Any], *inputs: A
         return tuple(assert_close(g, e, msg=f"{msg or name}: output {i}", **kw)
                      for i, (g, e) in enumerate(zip(got, expected)))
     return assert_close(got, expected, msg=msg or f"{name} vs golden", **kw)
+
+
+def float16_golden(fn: Callable[..., Any], *inputs: Any) -> Any:
+    """``fn(*inputs)`` computed in float16 with rounding after every operation, as the vector
+    unit computes a float16 kernel: the float inputs become float16 numpy arrays (numpy
+    rounds each float16 operation's result to float16; Python numbers stay weak and do not
+    widen it), so a correct float16 kernel matches the golden under the Ascend rule where a
+    float32 golden computed in one go can differ by more than the float16 rtol.
+
+    ``fn`` uses numpy operations on its arguments (``x * 2.0 + y``, ``np.exp(x)``); its
+    result (an array or a tuple/list of arrays) must still be float16: an operation that
+    widened it (a float32 array or numpy float32/float64 scalar in ``fn``) is a TypeError.
+    Integer inputs are passed unchanged; torch tensors are converted to numpy first.
+    """
+    __tracebackhide__ = True  # noqa: F841
+    args = []
+    for x in inputs:
+        if isinstance(x, (int, float)) and not isinstance(x, bool):
+            args.append(x)         # Python numbers stay weakly typed
+            continue
+        arr, _ = _to_numpy(x)
+        args.append(arr.astype(np.float16) if arr.dtype.kind == "f" else arr)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        out = fn(*args)
+    for i, o in enumerate(out if isinstance(out, (tuple, list)) else (out,)):
+        dtype = np.asarray(o).dtype
+        if dtype != np.float16:
+            which = f"output {i} " if isinstance(out, (tuple, list)) else ""
+            raise TypeError(f"float16_golden: {getattr(fn, '__name__', 'fn')} returned {which}"
+                            f"as {dtype}: an operation widened it (a float32/float64 array or "
+                            "numpy scalar in it); use Python numbers or float16 values so every "
+                            "operation rounds to float16")
+    return out

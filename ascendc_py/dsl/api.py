@@ -11,14 +11,41 @@ from typing import Any
 from ..compiler.ops import REGISTRY
 
 
+class _Doc:
+    """``__doc__`` of Builtin: the class's text on the class, the generated one (made when
+    first read, so importing the package describes nothing) on a builtin."""
+
+    def __init__(self, class_doc: str):
+        self.class_doc = class_doc
+
+    def __get__(self, obj, cls=None) -> str:
+        return self.class_doc if obj is None else obj._described()[1]
+
+
 class Builtin:
-    """A DSL function usable only inside kernels."""
+    __doc__ = _Doc("""A DSL function usable only inside kernels. Its signature and docstring
+    (``help``, Shift-Tab) come from the op registry: the forms, the dtypes, the pipe and an
+    example (``dsl/builtin_doc.py``).""")
 
     def __init__(self, asc_name: str, doc: str = ""):
         self.asc_name = asc_name
         self.__name__ = asc_name
         self.__qualname__ = asc_name
-        self.__doc__ = doc or f"asc.{asc_name} (kernel builtin)"
+        self.__module__ = "ascendc_py"
+        self._description = doc
+
+    @property
+    def __signature__(self):
+        """The parameters (``inspect.signature``): the op's first form."""
+        return self._described()[0]
+
+    def _described(self):
+        described = self.__dict__.get("_described_cache")
+        if described is None:
+            from .builtin_doc import describe
+            described = self.__dict__["_described_cache"] = describe(self.asc_name,
+                                                                     self._description)
+        return described
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(f"asc.{self.asc_name}() can only be called inside an @asc.kernel "

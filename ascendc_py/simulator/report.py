@@ -68,7 +68,7 @@ class Report(Fieldwise):
     peak_gm_bandwidth_gbps: float = 0.0
     flops: int = 0
     flops_per_s: float = 0.0
-    peak_flops_per_s: float = 0.0
+    peak_flops_per_s: float = 0.0      #: vector peak for elements of ``vector_dtype``
     cube_flops: int = 0                #: 2 × the MACs of every mmad (all blocks)
     cube_flops_per_s: float = 0.0
     peak_cube_flops_per_s: float = 0.0  #: float16 cube peak of the cores used
@@ -87,6 +87,7 @@ class Report(Fieldwise):
     kernel_type: str = "AIV_ONLY"   # the launch's KernelType (dsl/kernel_types.py)
     sanitized: bool = False         # the launch ran in sanitize mode
     subcore_rows: list = field(default_factory=list)  # (label, text) per sub-core, mix/cube
+    vector_dtype: str = "float16"   # the narrowest GM dtype: the vector peak's element size
     _blocks: list = field(default_factory=list, repr=False)
     _sites: list = field(default_factory=list, repr=False)
     _layout: object = field(default=None, repr=False)  # SubcoreLayout of sub-core launches
@@ -156,7 +157,21 @@ class Report(Fieldwise):
         layout = getattr(result, "layout", None)
         report._add_launch_overhead(platform, mix=getattr(layout, "kind", "") == "mix")
         report._chip = platform
+        report._peak_for_dtype(getattr(compiled, "gm_args", ()))
         return report
+
+    def _peak_for_dtype(self, gm_args) -> None:
+        """The vector unit does 256 B per repeat: its peak in elements per cycle halves for
+        4-byte elements. Take the narrowest (2 bytes or more) dtype of the kernel's GM
+        arguments as the one its vector work runs in (a float32 kernel is measured against the
+        float32 peak, not the float16 one)."""
+        sizes = [(dt.sizeof(), dt.name) for _, dt in gm_args
+                 if hasattr(dt, "sizeof") and dt.sizeof() >= 2]
+        if not sizes:
+            return
+        size, name = min(sizes)
+        self.vector_dtype = name
+        self.peak_flops_per_s *= 2.0 / size
 
     def _add_launch_overhead(self, platform, mix: bool) -> None:
         """Add the launch's start-up and completion cost ([C7]; config ``LaunchCosts``) to the
@@ -298,7 +313,7 @@ class Report(Fieldwise):
         if self.peak_flops_per_s:     # (a cube-only kernel has no vector unit)
             rows.append(("vector FLOP/s", f"{self.flops_per_s / 1e9:,.1f} GFLOP/s of "
                                           f"{self.peak_flops_per_s / 1e9:,.0f} GFLOP/s peak "
-                                          f"(fp16)"))
+                                          f"({self.vector_dtype})"))
         if self.cube_flops:
             rows.append(("cube FLOP/s", f"{self.cube_flops_per_s / 1e9:,.1f} GFLOP/s of "
                                         f"{self.peak_cube_flops_per_s / 1e9:,.0f} GFLOP/s peak "
@@ -325,12 +340,22 @@ class Report(Fieldwise):
         text = "\n".join(f"{k:<{width}}  {v}" for k, v in self.rows())
         return text + (f"\n--- kernel output ---\n{self.output}" if self.output else "")
 
+    def __repr__(self) -> str:
+        """The readable summary (a REPL's view); ``print(report)`` shows every row."""
+        from .report_html import summary
+        return summary(self)
+
     def _repr_html_(self) -> str:
-        import html      # (only notebooks need it: not imported on the launch path)
-        body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
-                       f"<td style='text-align:left'>{html.escape(v)}</td></tr>"
-                       for k, v in self.rows())
-        return f"<table>{body}</table>"
+        """A notebook's view: the rows, per-pipe busy bars, the critical core's timeline (a
+        traced launch) and collapsible details (``simulator/report_html.py``)."""
+        from .report_html import fragment
+        return fragment(self)
+
+    def save_html(self, path) -> str:
+        """Write a self-contained HTML page (no network needed to open it): the summary, the
+        timeline of every core (a launch with trace=True), the per-op table."""
+        from .report_html import save_report
+        return save_report(self, path)
 
     # ------------------------------------------------------------------ trace and picture
     def save_trace(self, path) -> str:
@@ -338,8 +363,11 @@ class Report(Fieldwise):
         from .trace import write_chrome_trace
         return write_chrome_trace(self, path)
 
-    def plot(self, path, core: Optional[int] = None) -> str:
-        """Write a PNG timeline (one lane per pipe) of ``core`` (default: the critical core)."""
+    def plot(self, path=None, core: Optional[int] = None):
+        """The timeline (one lane per pipe that ran instructions) of ``core`` (default: the
+        critical core). With ``path``, write the picture there (PNG, or the format of its
+        suffix) and return the path; without, return the matplotlib Figure (a notebook
+        displays it inline)."""
         from .trace import plot_timeline
         return plot_timeline(self, path, self.critical_core if core is None else core)
 

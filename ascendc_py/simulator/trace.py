@@ -138,31 +138,64 @@ def plot_trace_file(trace_path, path, core: int = 0, subcore: str | None = None)
     return _draw(per_label[subcore], title, "microseconds", path)
 
 
-def _draw(lanes: dict, title: str, unit: str, path) -> str:
+def timeline_figure(lanes: dict, title: str, unit: str, *, groups=None):
+    """A matplotlib Figure of a timeline: ``lanes`` maps a pipe index to its (start, duration,
+    op) spans. Only pipes with events get a lane (the scalar unit issues instructions but runs
+    none on a pipe, and a vector kernel never uses the cube's pipes). ``groups``, when given, is
+    a list of (label, lanes) drawn one under the other (every core of a launch). Made without
+    pyplot: no backend is selected or changed (a notebook's stays inline)."""
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure
+        from matplotlib import colormaps
     except ImportError:
         raise ImportError("plotting needs matplotlib: pip install matplotlib "
                           "(or the ascendc_py[plot] extra)") from None
-    fig, ax = plt.subplots(figsize=(12, 0.6 * len(PIPE_NAMES) + 1.2))
-    colours = plt.get_cmap("tab20")
-    for pipe, spans in lanes.items():
-        ax.broken_barh([(s, d) for s, d, _ in spans], (pipe - 0.4, 0.8),
+    groups = groups if groups is not None else [("", lanes)]
+    rows = [(label, pipe) for label, g in groups for pipe in sorted(g)]
+    fig = Figure(figsize=(12, 0.45 * max(len(rows), 1) + 1.3))
+    ax = fig.subplots()
+    colours = colormaps["tab20"]
+    for y, (label, pipe) in enumerate(rows):
+        spans = dict(groups)[label][pipe]
+        ax.broken_barh([(s, d) for s, d, _ in spans], (y - 0.4, 0.8),
                        facecolors=[colours(op % 20) for _, _, op in spans])
-    ax.set_yticks(range(len(PIPE_NAMES)))
-    ax.set_yticklabels(PIPE_NAMES)
-    ax.invert_yaxis()
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([f"{label} {PIPE_NAMES[pipe]}".strip() for label, pipe in rows])
+    ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.set_xlabel(unit)
     ax.set_title(title)
+    _legend(ax, colours, [spans for _, g in groups for spans in g.values()])
     fig.tight_layout()
+    return fig
+
+
+def _legend(ax, colours, lane_spans) -> None:
+    """A legend of the ops drawn (colour = op), at most 12 entries."""
+    from matplotlib.patches import Patch
+    ops = sorted({op for spans in lane_spans for _, _, op in spans})[:12]
+    if ops:
+        ax.legend(handles=[Patch(color=colours(op % 20),
+                                 label=_OPS[op] if 0 <= op < len(_OPS) else "?") for op in ops],
+                  loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small",
+                  frameon=False)
+
+
+def save_figure(fig, path, dpi: int = 110) -> str:
+    """Write ``fig`` to ``path`` (format from its suffix), making the directory."""
     path = Path(path)
     if path.parent and not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    fig.savefig(path, dpi=dpi)
     return os.fspath(path)
+
+
+def _draw(lanes: dict, title: str, unit: str, path):
+    """Write the timeline to ``path``; with no path return the Figure (``Report.plot()``)."""
+    fig = timeline_figure(lanes, title, unit)
+    if path is None:
+        from .report_html import display_ready
+        return display_ready(fig)
+    return save_figure(fig, path)
 
 
 def main(argv=None) -> int:

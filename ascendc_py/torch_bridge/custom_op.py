@@ -231,7 +231,8 @@ class AscendOp:
 
         @user_boundary
         def fake(*args, **kwargs):
-            bound, shapes, dtype = self._check(args, kwargs)
+            # fake tensors (torch.compile) are CPU tensors; meta tensors infer shapes
+            bound, shapes, dtype = self._check(args, kwargs, devices=("cpu", "meta"))
             like = next((v for v in bound.arguments.values() if isinstance(v, torch.Tensor)),
                         torch.empty(0))
             outs = tuple(like.new_empty(s, dtype=dtype) for s in shapes)
@@ -265,20 +266,25 @@ class AscendOp:
         bound.apply_defaults()
         return bound
 
-    def _check(self, args, kwargs):
-        """Bind and check the arguments; (bound arguments, output shapes, output dtype)."""
+    def _check(self, args, kwargs, devices=("cpu",)):
+        """Bind and check the arguments; (bound arguments, output shapes, output dtype).
+        ``devices``: the device types accepted (the fake implementation accepts meta tensors
+        too: shapes only, nothing runs)."""
         bound = self._bind(args, kwargs)
         tensors = [(k, v) for k, v in bound.arguments.items() if isinstance(v, torch.Tensor)]
         accepted = ", ".join(str(d).replace("torch.", "") for d in self.dtypes)
+        if "meta" in devices and any(t.device.type == "meta" for _, t in tensors):
+            devices = ("meta",)     # shape inference: every tensor on meta, none on the CPU
         for arg, t in tensors:
-            if t.device.type != "cpu":
+            if t.device.type not in devices:
                 raise OpDeviceError(f"{self.name}: argument '{arg}' is on device '{t.device}'; "
                                     f"{self.name} runs on the simulated Ascend AI Core and "
                                     f"accepts CPU tensors only (use {arg}.cpu())")
             if t.dtype not in self.dtypes:
                 raise OpDtypeError(f"{self.name}: argument '{arg}' has dtype "
                                    f"{str(t.dtype).replace('torch.', '')}; {self.name} accepts "
-                                   f"{accepted}")
+                                   f"{accepted}" + (_FLOAT64_HINT if t.dtype == torch.float64
+                                                    else ""))
         for arg, t in tensors[1:]:
             if t.dtype != tensors[0][1].dtype:
                 raise OpDtypeError(f"{self.name}: all tensor arguments must have one dtype: "
@@ -430,6 +436,14 @@ def _op_signature(name: str, launcher: Callable):
         raise TypeError(f"{name}: annotate 'out' as torch.Tensor or tuple[torch.Tensor, ...], "
                         f"got {ret!r}")
     return inspect.Signature(params, return_annotation=ret), num_outputs
+
+
+#: why float64 is refused, and how to check gradients instead (README "Torch bridge")
+_FLOAT64_HINT = (" (the vector and cube units have no float64 arithmetic, and computing a float64"
+                 " op in float32 would give gradcheck's float64 finite differences float32 "
+                 "noise; to check gradients, run torch.autograd.gradcheck on float32 inputs with "
+                 "eps=1e-3, atol=1e-2, rtol=1e-2, or compare the op's gradients with a float64 "
+                 "torch reference)")
 
 
 def custom_op(name: str, launcher: Optional[Callable] = None, *, shape_rule: Callable,

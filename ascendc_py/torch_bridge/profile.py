@@ -218,6 +218,17 @@ class profile:
         return (f"<asc.profile: {len(self.events)} launches, device {_us(self.device_time_us)}, "
                 f"host {_s(self.host_seconds)}>")
 
+    def save_html(self, path) -> str:
+        """Write a self-contained HTML page (opens offline): the table, the launches in order
+        and, for launches recorded with ``record_instructions=True``, each one's report with
+        the timeline of every core (``simulator/report_html.py``)."""
+        from ..simulator.report_html import save_profile
+        return save_profile(self, path)
+
+    def _repr_html_(self) -> str:
+        from ..simulator.report_html import profile_fragment
+        return profile_fragment(self)
+
     # ------------------------------------------------------------------ Chrome trace
     def export_chrome_trace(self, path) -> str:
         """Write one Chrome Trace Event JSON (Perfetto, chrome://tracing).

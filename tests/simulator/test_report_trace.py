@@ -148,7 +148,7 @@ def test_report_text_and_html(traced):
     assert "report_add[4]" in text and "Ascend910B2" in text
     assert f"{traced.cycles:,} cycles" in text and "MTE2" in text and "bottleneck" in text
     html = traced._repr_html_()
-    assert html.startswith("<table>") and html.endswith("</table>")
+    assert html.startswith("<div class='ascpy'>") and html.endswith("</div>")
     assert "report_add[4]" in html and "<tr>" in html
 
 

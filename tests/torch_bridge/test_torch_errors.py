@@ -1,4 +1,5 @@
-"""Bad input: tensors not on the CPU (a meta tensor stands in for an NPU tensor), unsupported
+"""Bad input: tensors on different devices (CPU and meta; all-meta calls infer shapes, see
+test_torch_meta_grad.py), unsupported
 dtypes, mismatched shapes and dtypes, wrong image layout for sepia. Each error names the op and
 what it accepts; inputs are never modified."""
 import pytest
@@ -16,11 +17,13 @@ def cases():
     img = torch.rand(2, 3, 4, 4)
     meta = torch.ones(4, 5, device="meta")
     return [
-        ("meta-x", lambda: A.add(meta, meta), tb.OpDeviceError,
-         r"ascendc::add: argument 'x' is on device 'meta'; .*accepts CPU tensors only"),
+        ("meta-x", lambda: A.add(meta, f), tb.OpDeviceError,
+         r"ascendc::add: argument 'y' is on device 'cpu'; .*accepts CPU tensors only"),
         ("meta-b", lambda: A.swiglu(f, meta), tb.OpDeviceError,
-         r"ascendc::swiglu: argument 'b' is on device 'meta'"),
-        ("meta-img", lambda: A.sepia(img.to("meta")), tb.OpDeviceError, r"ascendc::sepia: "),
+         r"ascendc::swiglu: argument 'a' is on device 'cpu'"),
+        ("meta-linear", lambda: A.linear(torch.ones(2, 16), torch.ones(8, 16, device="meta"),
+                                         torch.ones(8, device="meta")), tb.OpDeviceError,
+         r"ascendc::linear: argument 'x' is on device 'cpu'"),
         ("int64", lambda: A.swiglu(f.long(), f.long()), tb.OpDtypeError,
          r"ascendc::swiglu: argument 'a' has dtype int64; ascendc::swiglu accepts float32, "
          r"float16, bfloat16"),

@@ -167,8 +167,10 @@ def get_attribute(an, base: SVal, attr: str, loc: SourceLoc) -> SVal:
             except KeyError:
                 raise KernelNameError_(f"{obj.__name__} has no member '{attr}'", loc) from None
         if not hasattr(obj, attr):
+            from ...dsl.suggest import hint
             name = getattr(obj, "__name__", type(obj).__name__)
-            raise KernelNameError_(f"'{name}' has no attribute '{attr}'", loc)
+            raise KernelNameError_(f"'{name}' has no attribute '{attr}'", loc, hint(
+                attr, dir(obj), owner="asc" if name == "ascendc_py" else ""))
         value = getattr(obj, attr)
         sval = python_to_sval(value, loc)
         if not isinstance(sval, PyObjV):
@@ -194,12 +196,16 @@ def get_attribute(an, base: SVal, attr: str, loc: SourceLoc) -> SVal:
         except KeyError:
             raise KernelNameError_(f"{base.kind} has no field '{attr}'; fields: "
                                    f"{', '.join(k for k, _ in base.fields)}", loc) from None
-    raise KernelNameError_(f"{base.describe()} has no attribute '{attr}' in kernels", loc)
+    from ...dsl.suggest import hint
+    known = [m for kind, m in METHODS if kind is type(base)] + (
+        ["dtype"] if isinstance(base, (GmAddrV, GmTensorV, LocalTensorV)) else [])
+    raise KernelNameError_(f"{base.describe()} has no attribute '{attr}' in kernels", loc,
+                           hint(attr, known))
 
 
-def KernelNameError_(msg, loc):  # noqa: N802 - local alias keeps imports short
+def KernelNameError_(msg, loc, hint: str = ""):  # noqa: N802 - local alias keeps imports short
     from ..errors import UnknownAttributeError
-    return UnknownAttributeError(msg, loc)
+    return UnknownAttributeError(msg, loc, hint=hint)
 
 
 def subscript(an, base: SVal, index, loc: SourceLoc) -> SVal:

@@ -147,7 +147,8 @@ class GmTensorV(SVal):
     shape_info: Optional[SVal] = None    # a ShapeInfoV, from set_shape_info (sema/shape_info.py)
 
     def describe(self) -> str:
-        return f"GlobalTensor[{self.dtype.name if self.dtype else '?'}]"
+        return (f"GlobalTensor[{self.dtype.name}]" if self.dtype else
+                "GlobalTensor (no dtype before set_global_buffer)")
 
     def ref(self) -> ir.GlobalRef:
         return ir.GlobalRef(self.dtype, self.arg, self.offset, self.size)
