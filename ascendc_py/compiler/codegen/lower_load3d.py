@@ -7,8 +7,9 @@ alignment and the source's 32-byte alignment, the feature map's extent in L1 and
 fractals' extent in L0A/L0B, then writes the fractals 32 bytes (one C0 group of one window) at
 a time: a copy of the source pixel's C0 channels, or the pad value.
 
-Timing ("load3d" below): the CA model's rule for Load3D (reference/aicore_params.md §2, item 4:
-LOAD2D ``ceil(repeat·512 / BW_L0)`` + 25, LOAD3D + 43): the bytes written at the path's width
+Timing ("load3d" below): the CA model's rule for Load3D (the reference notes' aicore_params.md
+§2, item 4: LOAD2D ``ceil(repeat·512 / BW_L0)`` + 25, LOAD3D + 43): the bytes written at the
+path's width
 (L1 → L0A 256 B/cycle, L1 → L0B 128 B/cycle, §1.5 "Theoretical path widths") occupy MTE1, and
 the data is there ``CubeCosts.load3d_latency`` = 43 cycles later.
 """
