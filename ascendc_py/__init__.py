@@ -31,6 +31,8 @@ from .dsl.types import (CMPMODE, SELMODE, CmpMode, DataType, HardEvent, MaskMode
 from .simulator.config import current_platform, get_platform, set_platform
 from . import adv  # noqa: E402  (asc.adv: Matmul, TCubeTiling, MatmulType)
 from .adv import DEFAULT_C0_SIZE, CubeFormat, property  # noqa: A004
+from .adv import (BatchMode, BatchOutMode, IterateMode, IterateOrder, LayoutMode,  # noqa: E402
+                  MatmulConfigMode, ScheduleType)  # pyasc's asc.<enum> names (issue 16)
 from .simulator.sanitizer import set_sanitizer
 
 globals().update(_BUILTINS)
@@ -54,11 +56,18 @@ _install_excepthook()
 __version__ = "0.1.0"
 
 
+_TUNING = {"autotune": "autotuner", "Config": "autotuner", "AUTO": "autotuner",
+           "AutotuneError": "autotuner", "sweep": "sweeper"}
+
+
 def __getattr__(name):
     # heavy or optional submodules load on first use
     if name == "testing":
         import importlib
         return importlib.import_module(f"{__name__}.testing")
     if name == "profile": from .torch_bridge.profile import profile; return profile  # noqa
+    if name in _TUNING:      # autotuning and sweeps (autotuner.py, sweeper.py), loaded on use
+        import importlib
+        return getattr(importlib.import_module(f"{__name__}.{_TUNING[name]}"), name)
     from .dsl.suggest import module_attribute_error
-    raise module_attribute_error(__name__, name, [*globals(), "testing", "profile"])
+    raise module_attribute_error(__name__, name, [*globals(), "testing", "profile", *_TUNING])

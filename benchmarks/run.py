@@ -10,7 +10,7 @@ exit code 1.
 Options:
   --quick          fewer rounds (smoke test of the benchmark itself; numbers are noisier)
   --reps N         timed calls per implementation (default 25; fewer once a case took ~3 s)
-  --only WHAT      'vector', 'matmul' or 'compile'
+  --only WHAT      'vector', 'matmul', 'compile' or 'sweep'
   --json PATH      also write all results as JSON
 
 Details of each case are in the docstrings of bench_vector.py and bench_compile.py.
@@ -37,7 +37,7 @@ def _parse(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--quick", action="store_true", help="fewer rounds; noisier numbers")
     ap.add_argument("--reps", type=int, default=None, help="timed rounds per vector case")
-    ap.add_argument("--only", choices=("vector", "compile", "matmul"), default=None)
+    ap.add_argument("--only", choices=("vector", "compile", "matmul", "sweep"), default=None)
     ap.add_argument("--json", type=Path, default=None, help="write results as JSON here")
     return ap.parse_args(argv)
 
@@ -146,6 +146,19 @@ def main(argv=None) -> int:
                 H.flush_print(line)
         except Exception as exc:  # noqa: BLE001
             errors.append(f"matmul benchmark: {_short(exc)}")
+            traceback.print_exc()
+    if args.only in (None, "sweep"):
+        H.flush_print(H.section("a 200-config sweep: in-process vs process pool"))
+        try:
+            import bench_sweep
+            sweep_metrics, lines = bench_sweep.run_metrics(1 if args.quick else
+                                                           bench_sweep.ROUNDS)
+            metrics += sweep_metrics
+            H.flush_print(H.metric_table(sweep_metrics))
+            for line in lines:
+                H.flush_print(line)
+        except Exception as exc:  # noqa: BLE001
+            errors.append(f"sweep benchmark: {_short(exc)}")
             traceback.print_exc()
     if args.only in (None, "compile"):
         H.flush_print(H.section("compile and first launch (fresh subprocesses)"))

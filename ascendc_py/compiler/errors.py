@@ -544,6 +544,11 @@ class GMOutOfBoundsWarning(KernelWarning):
     """Lenient mode: a GM access ran past the end of its buffer into device-like slack."""
 
 
+class TensorExtentWarning(KernelWarning):
+    """Lenient mode: an instruction used bytes past its LocalTensor (inside the memory, in the
+    buffers that follow it), or a LocalTensor was made longer than its buffer."""
+
+
 class TruncatedCopyWarning(KernelWarning):
     """data_copy of a byte length that is not a multiple of 32: hardware copies less."""
 

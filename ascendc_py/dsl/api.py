@@ -283,3 +283,7 @@ from . import opfamily_api  # noqa: E402  (copy/atomic/fused families' records a
 BUILTINS.update(opfamily_api.builtins())
 from . import sort_api  # noqa: E402  (the sort family: ops/sort.py)
 BUILTINS.update(sort_api.builtins())
+from . import aipp_api  # noqa: E402  (AIPP: ops/aipp.py)
+BUILTINS.update(aipp_api.builtins())
+from . import sysctl_api  # noqa: E402  (pyasc-lang: cache/profiling/system calls)
+BUILTINS.update(sysctl_api.builtins())

@@ -105,7 +105,11 @@ LOCAL_REACH = 190    # the end (bytes) of the furthest local-memory range check_
 ATOMIC = 191         # GM write mode of MTE3 copies (set_atomic_*): low byte 0 none, 1 add, 2 max,
                      # 3 min; bits 8..15 the dtype they accumulate in (ops/atomic.py ATOMIC_TYPES)
 MRG_SORT = 192       # structures of queues 1..4 the latest mrg_sort wrote, 16 bits each
-HEADER_SLOTS = 193
+CMPMASK_LO = 193     # the vector unit's CMPMASK register (set_cmp_mask, compare without dst),
+CMPMASK_HI = 194     #   bytes 0..7 and 8..15 (ops/cmpmask.py)
+HF32 = 195           # the cube's HF32 mode (set_hf32_mode / set_hf32_trans_mode, ops/sysctl.py):
+                     #   bit 0 on, bit 1 ties away from zero (else ties to even)
+HEADER_SLOTS = 196
 TRACE_FIELDS = 6     # start, occupancy, latency, pipe, site, op
 QUEUE_DEPTH = 32     # per-pipe instruction queue (ring of start times)
 

@@ -104,11 +104,11 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
             return err.QueueNotInitializedError(
                 f"{op} uses a TBufPool that was never given memory{where}", loc,
                 hint="give it memory first: pipe.init_buf_pool(pool, len)")
-        if op == "cast_deq":   # ops/deq.py
+        if op in ("cast_deq", "add_deq_relu"):   # ops/deq.py, ops/add_deq.py
             what = {20: "set_deq_scale(scale, offset, sign_mode) (is_vec_deq=False)",
                     21: "set_deq_scale(vdeq, VdeqInfo(...)) (is_vec_deq=True, the default)",
                     22: "set_deq_scale(scale) (the int32 -> half form)"}.get(a, "set_deq_scale")
-            return err.ValueRangeError(f"cast_deq before {what} set its parameters{where}", loc,
+            return err.ValueRangeError(f"{op} before {what} set its parameters{where}", loc,
                                        hint="call set_deq_scale first (every block starts "
                                             "with the register unset)")
         if op in ("brcb", "gatherb", "gather", "scatter"):
@@ -277,6 +277,12 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
                 loc, hint="the tiling rounds single_core_m/n up; a block at the edge of the "
                           "matrix calls mm.set_tail(tail_m, tail_n) before iterate_all (as "
                           "CANN requires; samples/matmul.py shows how)")
+        if which == 6:
+            return err.MatmulStateError(
+                f"{op}: int8 inputs with a float16/int8 C need a dequant scale, but "
+                f"Matmul.set_quant_scalar/set_quant_vector was not executed on this path{where}",
+                loc, hint="call matmul.set_quant_scalar(...) or set_quant_vector(...) before "
+                          "this call on every path")
         if which in (0, 1):
             m = "AB"[which]
             return err.MatmulStateError(

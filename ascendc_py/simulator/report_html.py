@@ -151,24 +151,37 @@ def busy_bars(report) -> str:
             f"{report.critical_core})</th></tr>" + "".join(out) + "</table>")
 
 
-def op_rows(report) -> list[tuple[str, str, int, int]]:
-    """(op, pipe, calls over all blocks, occupancy cycles over all traced cores) per op."""
+def op_rows(report) -> list[tuple[str, str, int, int | None]]:
+    """(op, pipe, calls over all blocks, occupancy cycles over all traced cores, or None when
+    the launch was not traced) per op. The pipe is the lanes the op ran on in the trace; without
+    one, the registry's pipe, "MTE (by path)" for a DMA op (its pipe depends on the path), else
+    "S" (the scalar unit issues it and no pipe runs it)."""
     from ..compiler.ops import REGISTRY
-    from .trace import _OPS
+    from .trace import _OPS, PIPE_NAMES
     occupancy: dict[str, int] = {}
-    if traced(report):
+    lanes_of: dict[str, set] = {}
+    is_traced = traced(report)
+    if is_traced:
         for core in range(len(report.core_cycles)):
             for _, lanes in core_lanes(report, core):
-                for spans in lanes.values():
+                for pipe, spans in lanes.items():
                     for _, dur, op in spans:
                         name = _OPS[op] if 0 <= op < len(_OPS) else "?"
                         occupancy[name] = occupancy.get(name, 0) + dur
+                        lanes_of.setdefault(name, set()).add(pipe)
     rows = []
     for name, calls in report.instructions.items():
         spec = REGISTRY.get(name)
-        pipe = spec.pipe.name.removeprefix("PIPE_") if spec is not None and spec.pipe else "S"
-        rows.append((name, pipe, calls, occupancy.get(name, 0)))
-    return sorted(rows, key=lambda r: (-r[3], -r[2], r[0]))
+        if name in lanes_of:
+            pipe = "/".join(PIPE_NAMES[p] for p in sorted(lanes_of[name]))
+        elif spec is not None and spec.pipe:
+            pipe = spec.pipe.name.removeprefix("PIPE_")
+        elif spec is not None and spec.cost.value == "dma":
+            pipe = "MTE (by path)"
+        else:
+            pipe = "S"
+        rows.append((name, pipe, calls, occupancy.get(name, 0) if is_traced else None))
+    return sorted(rows, key=lambda r: (-(r[3] or 0), -r[2], r[0]))
 
 
 def op_table(report) -> str:
@@ -176,8 +189,10 @@ def op_table(report) -> str:
     if not rows:
         return "<p class='muted'>No instructions.</p>"
     head = "<tr><th>op</th><th>pipe</th><th>calls</th><th>pipe cycles (traced)</th></tr>"
-    body = "".join(f"<tr><td>{html.escape(n)}</td><td>{p}</td><td class='n'>{c:,}</td>"
-                   f"<td class='n'>{o:,}</td></tr>" for n, p, c, o in rows)
+    body = "".join(f"<tr><td>{html.escape(n)}</td><td>{html.escape(p)}</td>"
+                   f"<td class='n'>{c:,}</td>"
+                   f"<td class='n'>{'—' if o is None else f'{o:,}'}</td></tr>"
+                   for n, p, c, o in rows)
     return f"<table>{head}{body}</table>"
 
 

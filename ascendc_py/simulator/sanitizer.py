@@ -24,6 +24,7 @@ from . import abi
 WARNINGS_CAP = 4096
 WARN_FIELDS = 5                      # kind, site, a, b, c (compiler/codegen/rtfuncs.warn)
 WARN_GM_SLACK, WARN_TRUNCATED, WARN_LATE_SET, WARN_FLAG_LEFT_SET = 0, 1, 2, 3
+WARN_TENSOR_SLACK, WARN_LENIENT_ASSERT = 4, 5
 GM_WRITE_LOG_CAP = 1 << 16
 
 _override: Optional[bool] = None
@@ -161,8 +162,8 @@ def emit_warnings(compiled, records: np.ndarray) -> None:
     user's launch line (``errors.warn_at_user``, with the compiled kernel's registry)."""
     merged: dict[tuple, list] = {}
     for kind, site, a, b, c in records.tolist():
-        key = (kind, site, a if kind != WARN_GM_SLACK else a)
-        if key in merged and kind == WARN_GM_SLACK:
+        key = (kind, site, a)
+        if key in merged and kind in (WARN_GM_SLACK, WARN_TENSOR_SLACK):
             merged[key][1] = min(merged[key][1], b)
             merged[key][2] = max(merged[key][2], c)
         else:
@@ -178,6 +179,15 @@ def emit_warnings(compiled, records: np.ndarray) -> None:
                 f"end of its buffer (lenient mode: allowed into the device slack, results inside "
                 f"the buffer are unaffected)", loc,
                 hint="strict mode (the default) reports this as an error; size the tail tile")
+        elif kind == WARN_TENSOR_SLACK:
+            w = _tensor_slack(info, op, loc, a, b, c)
+        elif kind == WARN_LENIENT_ASSERT:
+            msg = (info.detail[0] if info and info.detail else "a length past the buffer")
+            msg = msg.split(" (")[0]
+            w = err.TensorExtentWarning(
+                f"{msg} (lenient mode: allowed, as the device does not check it; the tensor now "
+                f"reaches into the buffers after it)", loc,
+                hint="strict mode (the default) stops the kernel here")
         elif kind == WARN_TRUNCATED:
             w = err.TruncatedCopyWarning(
                 f"{op} of {a} bytes is not a multiple of 32: the hardware copies only {b} bytes",
@@ -192,3 +202,23 @@ def emit_warnings(compiled, records: np.ndarray) -> None:
                 f"flag {_flag_name(a)} is still set when the kernel ends (a set_flag without "
                 f"its wait_flag)", loc, hint="pair every set_flag with a wait_flag")
         err.warn_at_user(w, compiled.__dict__.setdefault("_warnings_shown", {}))
+
+
+def _tensor_slack(info, op: str, loc, packed: int, first: int, end: int):
+    """The lenient-mode warning of an operand past its LocalTensor (check_local's record:
+    ``packed`` = operand + 256·memory + 65536·tensor bytes; bytes [first, end) relative to the
+    tensor)."""
+    from .faults import _memory_name
+    which, mem, size = packed % 256, (packed // 256) % 256, packed // 65536
+    names = [d for d in (info.detail if info else ()) if isinstance(d, str)]
+    what = names[which] if which < len(names) else (names[0] if names else "operand")
+    tensors = getattr(info, "tensors", ()) or ()
+    t = tensors[which] if which < len(tensors) else None
+    esize = t.esize if t is not None else 1
+    unit = "elements" if t is not None else "bytes"
+    name = f" '{t.name}'" if t is not None and t.name else ""
+    return err.TensorExtentWarning(
+        f"{op} {what}{name} uses {unit} [{first // esize}, {-(-end // esize)}) of a tensor of "
+        f"{size // esize} {unit} in {_memory_name(mem)} (lenient mode: allowed, as on the "
+        f"device, which uses the bytes of whatever buffer follows)", loc,
+        hint="strict mode (the default) stops the kernel here with a TensorExtentError")

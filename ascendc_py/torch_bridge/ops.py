@@ -22,6 +22,7 @@ import functools
 import torch
 from torch import Tensor
 
+from . import autotiling
 from . import kernels as K
 from .custom_op import OpInputError, custom_op, elementwise_tiling, same_shape
 
@@ -35,9 +36,17 @@ _SEPIA_COEFS = tuple(c for row in SEPIA for c in row)
 _SEPIA_T_COEFS = tuple(c for row in SEPIA_T for c in row)
 
 
-@functools.lru_cache(maxsize=256)
 def _on(kernel, block_dim: int):
-    """``kernel[block_dim]``, made once per (kernel, block_dim): the launchers run per call."""
+    """``kernel[block_dim]``, made once per (kernel, block_dim): the launchers run per call
+    (with ``ASCENDC_PY_TORCH_AUTOTUNE=1``, the tile chosen by ``asc.autotune``:
+    ``autotiling.py``)."""
+    if autotiling.enabled():
+        return autotiling.launcher(kernel, block_dim)
+    return _plain_launcher(kernel, block_dim)
+
+
+@functools.lru_cache(maxsize=256)
+def _plain_launcher(kernel, block_dim: int):
     return kernel[block_dim]
 
 

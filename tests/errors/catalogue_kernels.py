@@ -644,6 +644,19 @@ def k_LateSetWarning(x: asc.GlobalAddress):
     asc.set_flag(asc.HardEvent.MTE2_V, 0)
 
 
+@asc.kernel
+def k_TensorExtentWarning(x: asc.GlobalAddress):
+    """Lenient mode: a full 128-lane float16 mask on a 64-element tile (pyasc's generalization
+    tests do this); the device writes the next 64 elements of UB, whoever owns them."""
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.VECOUT, 1)
+    pipe.init_buffer(q, 1, 64 * 2)
+    c = q.alloc_tensor(asc.float16)
+    asc.duplicate(c, 1.0, mask=128, repeat_times=1, dst_block_stride=1,  # <-
+                  dst_repeat_stride=8)
+    q.free_tensor(c)
+
+
 # ============================================================================ arguments a kernel writes
 @asc.kernel
 def k_ReadOnlyArgumentError(x: asc.GlobalAddress, y: asc.GlobalAddress):
@@ -764,4 +777,5 @@ ENTRIES = [
     Entry("TruncatedCopyWarning", f"k_TruncatedCopyWarning[1]({X})"),
     Entry("FlagLeftSetWarning", f"k_FlagLeftSetWarning[1]({X})"),
     Entry("LateSetWarning", f"k_LateSetWarning[1]({X}, sanitize=True)"),
+    Entry("TensorExtentWarning", f"k_TensorExtentWarning[1]({X}, lenient=True)"),
 ]

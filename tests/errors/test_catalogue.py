@@ -109,6 +109,8 @@ EXPECT = {
     "TruncatedCopyWarning": ["28 bytes", "multiple of 32", "hint:"],
     "FlagLeftSetWarning": ["V_MTE3 id 0", "still set", "hint:"],
     "LateSetWarning": ["MTE2_V id 0", "later in program order", "hint:"],
+    "TensorExtentWarning": ["duplicate dst 'c' uses elements [0, 128)", "64 elements in UB",
+                            "lenient", "hint:"],
 }
 
 # Classes whose kernel cannot trigger them yet (features being integrated): strict xfail, so the

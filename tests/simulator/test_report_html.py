@@ -154,7 +154,7 @@ def test_save_html_is_self_contained(traced, tmp_path):
     assert "3 cores" in text or len(re.findall("data:image/png", text)) == 1
     # the per-op table: calls over all blocks
     for op in ("data_copy", "muls", "enque"):
-        assert re.search(rf"<td>{op}</td><td>\w+</td><td class='n'>"
+        assert re.search(rf"<td>{op}</td><td>[\w/]+</td><td class='n'>"
                          rf"{traced.instructions[op]:,}</td>", text), op
 
 
@@ -170,3 +170,16 @@ def test_profile_save_html(tmp_path):
     assert "2 launches" in text and text.count("data:image/png") == 2
     assert "html_scale[2] report" in text
     parse(prof._repr_html_())
+
+
+def test_op_table_pipe_is_where_the_op_ran(traced):
+    """Regression: the per-op table called data_copy an S (scalar) op, since the registry gives a
+    DMA op no pipe, and showed 0 traced cycles for an untraced launch."""
+    from ascendc_py.simulator.report_html import op_rows
+    rows = {name: (pipe, cycles) for name, pipe, _, cycles in op_rows(traced)}
+    assert rows["data_copy"][0] == "MTE2/MTE3" and rows["data_copy"][1] > 0
+    assert rows["muls"][0] == "V"
+    plain = {name: (pipe, cycles) for name, pipe, _, cycles in op_rows(launch())}
+    assert plain["data_copy"] == ("MTE (by path)", None)
+    assert plain["enque"] == ("S", None)
+    assert "<td class='n'>—</td>" in launch()._repr_html_()

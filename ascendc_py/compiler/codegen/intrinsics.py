@@ -20,7 +20,7 @@ from .. import ir
 from ..ops import REGISTRY
 from . import runtime_lib
 from .core import Codegen, lowering
-from .rtfuncs import call_rt, rt
+from .rtfuncs import WARN_LENIENT_ASSERT, call_rt, rt, warn
 from .types import I1, I64, PTR, memory_type
 
 E = abi.ErrorCode
@@ -248,9 +248,17 @@ def lower_check_offset(cg: Codegen, s: ir.Intrinsic) -> None:
 
 @lowering("kernel_assert")
 def lower_assert(cg: Codegen, s: ir.Intrinsic) -> None:
-    cond = cg.expr(s.args[0])
-    cg.fail_if(cg.b.xor(cond, L.Constant(I1, 1)), E.ASSERTION, "assert", None, None, None,
-               (s.attr("msg", ""),))
+    """A failed assertion stops the kernel; one marked ``lenient`` (metadata the device does
+    not check, e.g. LocalTensor.set_buffer_len past its buffer) is a warning in lenient mode."""
+    failed = cg.b.xor(cg.expr(s.args[0]), L.Constant(I1, 1))
+    if not s.attr("lenient", False):
+        cg.fail_if(failed, E.ASSERTION, "assert", None, None, None, (s.attr("msg", ""),))
+        return
+    site = cg.i64(cg.site("assert", (s.attr("msg", ""),)))
+    lenient = cg.b.icmp_signed("!=", cg.ld(abi.LENIENT), cg.i64(0))
+    with cg.b.if_then(cg.b.and_(failed, lenient)):
+        warn(cg, WARN_LENIENT_ASSERT, site, cg.i64(0))
+    cg.fail_with(cg.b.and_(failed, cg.b.xor(lenient, L.Constant(I1, 1))), E.ASSERTION, site)
 
 
 from . import queues  # noqa: E402,F401  (queue, flag and end-of-kernel lowerings)
@@ -259,4 +267,8 @@ from . import lower_gather, lower_reduce_repeat, lower_buf_pool, lower_scalar_bi
 from . import lower_cube, lower_cube_init, lower_matmul, lower_crosscore  # noqa: E402,F401
 from . import interrupt, block_loop  # noqa: E402,F401  (SIGINT handler, native block loop)
 from . import lower_atomic, lower_fused_cast, lower_transpose, lower_sort, lower_bilinear  # noqa: E402,F401  (issue 15)
+from . import lower_aipp  # noqa: E402,F401  (AIPP)
+from . import lower_sysctl  # noqa: E402,F401  (pyasc-lang: cache/profiling/system calls)
+from . import lower_cmpmask  # noqa: E402,F401  (pyasc-lang: the CMPMASK register)
+from . import lower_add_deq  # noqa: E402,F401  (pyasc-lang: add_deq_relu)
 from . import lower_load3d  # noqa: E402,F401  (conv19: img2col load_data)

@@ -350,6 +350,15 @@ def _ptr(fb: FnBuilder, addr):
     return fb.b.inttoptr(fb.b.add(fb.ld(abi.MEM_BASE + UB), addr), PTR)
 
 
+def _register_or_ub(fb: FnBuilder, base, addr):
+    """A pointer to ``addr``: into the CMPMASK register (``ops/cmpmask.py``) when the operand's
+    address ``base`` is -1 (compare without dst, select's register forms), else into UB."""
+    b = fb.b
+    reg = b.add(b.ptrtoint(fb.slot_ptr(abi.CMPMASK_LO), I64), b.sub(addr, base))
+    return b.inttoptr(b.select(b.icmp_signed("==", base, fb.i64(-1)), reg,
+                               b.add(fb.ld(abi.MEM_BASE + UB), addr)), PTR)
+
+
 def _check(fb: FnBuilder, addr, nbytes, which: int, site) -> None:
     """Check an operand (operand 0 is the destination, checked first) and, in sanitize mode,
     record the V pipe's access: a new instruction, then a write of dst and reads of sources."""
@@ -500,7 +509,7 @@ def _define_compare(module, op: str, dtype: DataType, loop) -> list[str]:
     epr, epb = 256 // es, 32 // es
 
     def operands(fb, a, dst_addr, s0_addr, s1_addr):
-        ptrs = [_ptr(fb, dst_addr), _ptr(fb, s0_addr)]
+        ptrs = [_register_or_ub(fb, a["dst"], dst_addr), _ptr(fb, s0_addr)]
         return ptrs + [a["scalar"] if scalar else _ptr(fb, s1_addr)]
 
     # count form: whole repeats only (the compiler rejects other counts)
@@ -521,7 +530,13 @@ def _define_compare(module, op: str, dtype: DataType, loop) -> list[str]:
     b, site, repeats = fb.b, a["site"], a["repeat"]
     fb.fail_with(b.or_(b.icmp_signed("<", repeats, fb.i64(0)),
                        b.icmp_signed(">", repeats, fb.i64(255))), E.REPEAT_RANGE, site, repeats)
-    _check(fb, a["dst"], b.mul(repeats, fb.i64(epr // 8)), 0, site)
+    with b.if_else(b.icmp_signed("==", a["dst"], fb.i64(-1))) as (register, ub):
+        with register:      # compare without dst: one repeat's bits into CMPMASK
+            fb.st(abi.CMPMASK_LO, fb.i64(0))
+            fb.st(abi.CMPMASK_HI, fb.i64(0))
+            call_rt(fb, "san_issue", fb.i64(int(PipeID.PIPE_V)), site)
+        with ub:
+            _check(fb, a["dst"], b.mul(repeats, fb.i64(epr // 8)), 0, site)
     srcs = ("src0",) if scalar else ("src0", "src1")
     contiguous = L.Constant(I1, 1)
     check_strides(fb, site, [(w, a[f"{n}_blk"], a[f"{n}_rep"])
@@ -563,7 +578,7 @@ def _define_select(module, dtype: DataType, tensor_loop, scalar_loop) -> list[st
     def run(fb, a, dst, sel, s0, s1, n, bit_base, wrap):
         b = fb.b
         is_scalar = b.icmp_signed("==", a["mode"], fb.i64(mode1))
-        common = [_ptr(fb, dst), _ptr(fb, sel), _ptr(fb, s0)]
+        common = [_ptr(fb, dst), _register_or_ub(fb, a["sel"], sel), _ptr(fb, s0)]
         with b.if_else(is_scalar) as (with_scalar, with_tensor):
             with with_scalar:
                 b.call(scalar_loop, common + [a["scalar"], n, bit_base, wrap])
@@ -574,7 +589,8 @@ def _define_select(module, dtype: DataType, tensor_loop, scalar_loop) -> list[st
         site = a["site"]
         is_tensor = fb.b.icmp_signed("!=", a["mode"], fb.i64(mode1))
         _check(fb, a["dst"], nbytes("dst"), 0, site)
-        _check(fb, a["sel"], sel_bytes, 1, site)
+        with fb.b.if_then(fb.b.icmp_signed("!=", a["sel"], fb.i64(-1))):  # -1: CMPMASK
+            _check(fb, a["sel"], sel_bytes, 1, site)
         _check(fb, a["src0"], nbytes("src0"), 2, site)
         with fb.b.if_then(is_tensor):
             _check(fb, a["src1"], nbytes("src1"), 3, site)
@@ -706,7 +722,14 @@ def lower_select(cg: Codegen, s: ir.Intrinsic) -> None:
     params = SEL_MASKED_PARAMS if masked else SEL_PARAMS
     fn = _declare(cg.module, compare_name("select", dtype, masked), _signature(params, dtype))
     sval = cg.expr(scalar) if scalar is not None else L.Constant(memory_type(dtype), 0)
-    args = [_addr(cg, dst), _addr(cg, sel), _addr(cg, src0), _addr(cg, src1), sval,
+    sel_addr = _addr(cg, sel)
+    register = s.attr("cmpmask")            # select's register forms (ops/cmpmask.py)
+    if register == "scalar":                # mode 1: src1 is CMPMASK's first element
+        bits = cg.b.trunc(cg.ld(abi.CMPMASK_LO), L.IntType(dtype.bits))
+        sval = cg.b.bitcast(bits, memory_type(dtype))
+    elif register == "addr":                # mode 2: CMPMASK holds sel_mask's UB address
+        sel_addr = cg.b.and_(cg.ld(abi.CMPMASK_LO), cg.i64(0xFFFFFFFF))
+    args = [_addr(cg, dst), sel_addr, _addr(cg, src0), _addr(cg, src1), sval,
             cg.i64(s.attr("sel_mode"))] + _ints(cg, s.args[5:])
     call_checked(cg, fn, args, "select", ("dst", "sel_mask", "src0", "src1"),
                  operands=s.args[:4])

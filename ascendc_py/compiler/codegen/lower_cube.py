@@ -327,6 +327,23 @@ def lower_load_data_t(cg: Codegen, s: ir.Intrinsic) -> None:
 
 
 # ----------------------------------------------------------------------------- mmad
+def _hf32(fb: FnBuilder, x: L.Value) -> L.Value:
+    """x as HF32 when ctx[HF32] turns the mode on (ops/sysctl.hf32_reference), else x."""
+    from ..ops.sysctl import HF32_AWAY, HF32_DROPPED_BITS, HF32_ON
+    b = fb.b
+    state = fb.ld(abi.HF32)
+    bits = b.bitcast(x, I32)
+    half = 1 << (HF32_DROPPED_BITS - 1)
+    odd = b.and_(b.lshr(bits, L.Constant(I32, HF32_DROPPED_BITS)), L.Constant(I32, 1))
+    away = b.icmp_signed("!=", b.and_(state, fb.i64(HF32_AWAY)), fb.i64(0))
+    add = b.select(away, L.Constant(I32, half), b.add(L.Constant(I32, half - 1), odd))
+    rounded = b.and_(b.add(bits, add), L.Constant(I32, ~((1 << HF32_DROPPED_BITS) - 1)))
+    special = b.icmp_unsigned("==", b.and_(bits, L.Constant(I32, 0x7F800000)),
+                              L.Constant(I32, 0x7F800000))
+    on = b.icmp_signed("!=", b.and_(state, fb.i64(HF32_ON)), fb.i64(0))
+    return b.bitcast(b.select(b.and_(on, b.xor(special, L.Constant(I1, 1))), rounded, bits), F32)
+
+
 def _load_elem(fb: FnBuilder, base, idx, kind: int) -> L.Value:
     """Element ``idx`` of an L0A/L0B operand as float32 (kinds 0..2) or int32 (kind 3)."""
     b = fb.b
@@ -337,7 +354,7 @@ def _load_elem(fb: FnBuilder, base, idx, kind: int) -> L.Value:
         v = b.load(b.gep(p, [idx], source_etype=I16), typ=I16)
         return b.bitcast(b.shl(b.zext(v, I32), L.Constant(I32, 16)), F32)
     if kind == 2:
-        return b.load(b.gep(p, [idx], source_etype=F32), typ=F32)
+        return _hf32(fb, b.load(b.gep(p, [idx], source_etype=F32), typ=F32))
     return b.sext(b.load(b.gep(p, [idx], source_etype=I8), typ=I8), I32)
 
 

@@ -313,10 +313,16 @@ class _Builder:
         if len(stmts) > 1:
             self.fail("the kernel source must contain exactly one top-level `def`; "
                       "found another statement here", stmts[1])
-        decorators = ()
+        decorators = []
         if first.data == "decorated":
-            decorators = tuple(self.expr(d.children[0]) for d in first.children[:-1])
-        return self.funcdef(target, decorators)
+            # decorators run in Python, not in the kernel: one the kernel language cannot
+            # spell (``@asc.autotune(configs=[... for ...])``) is left out, not an error
+            for d in first.children[:-1]:
+                try:
+                    decorators.append(self.expr(d.children[0]))
+                except KernelSyntaxError:
+                    pass
+        return self.funcdef(target, tuple(decorators))
 
     def funcdef(self, tree, decorators) -> A.FunctionDef:
         name, params_tree, returns, suite = tree.children

@@ -144,4 +144,8 @@ from . import vector, system, convert, reduce, movement, debug, cube, matmul, cr
 from . import vcopy, atomic, fused, transpose  # noqa: E402,F401
 from . import gather, reduce_repeat, buf_pool, scalar_bits, deq, gather_mask  # noqa: E402,F401,E501  (opfamilies2)
 from . import sort, bilinear  # noqa: E402,F401  (sortfamily: ops/sort.py, ops/bilinear.py)
+from . import aipp  # noqa: E402,F401  (AIPP: ops/aipp.py)
+from . import sysctl  # noqa: E402,F401  (pyasc-lang: cache/profiling/system calls)
+from . import copy_records, cmpmask  # noqa: E402,F401  (pyasc-lang: records, CMPMASK register)
+from . import add_deq  # noqa: E402,F401  (pyasc-lang: add_deq_relu)
 from . import load3d  # noqa: E402,F401  (conv19: ops/load3d.py, img2col)

@@ -113,11 +113,10 @@ def _scalar_of(v, what: str, dtype, loc) -> ir.Expr:
 
 def _compare(name: str, args, kwargs, loc, an):
     scalar = name == "compare_scalar"
-    if not scalar and len(args) > 2 and isinstance(args[2], EnumV):
-        raise KernelTypeError("asc.compare without a dst tensor (the result in the cmpMask "
-                              "register) is not supported", loc,
-                              hint="pass a uint8 dst tensor: asc.compare(dst, src0, src1, "
-                                   "cmp_mode, count)")
+    if not scalar:
+        from .cmpmask import compare_register, is_register_compare
+        if is_register_compare(args, kwargs):   # the result in CMPMASK (sema/cmpmask.py)
+            return compare_register(an, args, kwargs, loc)
     masked, b = _bind(name, args, kwargs, loc)
     dst = want_local(b["dst"], f"asc.{name} dst", loc)
     src0 = want_local(b["src0"], f"asc.{name} src0", loc)
@@ -182,11 +181,9 @@ def _select(an, args, kwargs, loc):
                      and not any(isinstance(a, EnumV) for a in args)) or (
         "sel_mode" in kwargs and "mask" not in kwargs and "count" not in kwargs
         and len(args) <= 3)
-    if register_form:
-        raise KernelTypeError("asc.select without a mask or count (the register forms that "
-                              "rely on set_cmp_mask / set_vector_mask) is not supported", loc,
-                              hint="pass sel_mode and a count or a mask: asc.select(dst, "
-                                   "sel_mask, src0, src1, sel_mode, count)")
+    if register_form:       # CMPMASK and the mask register (sema/cmpmask.py)
+        from .cmpmask import select_register
+        return select_register(an, args, kwargs, loc)
     masked, b = _bind("select", args, kwargs, loc)
     dst = want_local(b["dst"], "asc.select dst", loc)
     sel = want_local(b["sel_mask"], "asc.select sel_mask", loc)

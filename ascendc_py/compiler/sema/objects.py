@@ -140,12 +140,13 @@ def _lt_phy(an, t, name, args, kwargs, loc):
 
 def _shrink_to(an, t: LocalTensorV, size: ir.Expr, what: str, loc) -> LocalTensorV:
     """``t`` with ``size`` elements; more than it has stops the kernel at the line (the tensor
-    may not be made to cover memory it was not given)."""
-    ok = ir.Bin("and", ir.Cmp("ge", size, ir.Const(0, int32)), ir.Cmp("le", size, t.size),
-                bool_)
-    an.emit(ir.Intrinsic("kernel_assert", (ok,), (), loc, (
-        ("msg", f"LocalTensor.{what}: the new length is negative or larger than the tensor "
-                f"(a tensor can only be made shorter)"),)))
+    may not be made to cover memory it was not given). In lenient mode a longer tensor is a
+    warning, as on the device, which keeps the length without checking it."""
+    an.emit(ir.Intrinsic("kernel_assert", (ir.Cmp("ge", size, ir.Const(0, int32)),), (), loc, (
+        ("msg", f"LocalTensor.{what}: the new length is negative"),)))
+    an.emit(ir.Intrinsic("kernel_assert", (ir.Cmp("le", size, t.size),), (), loc, (
+        ("msg", f"LocalTensor.{what}: the new length is larger than the tensor (a tensor can "
+                f"only be made shorter)"), ("lenient", True))))
     return replace(t, size=size)
 
 
