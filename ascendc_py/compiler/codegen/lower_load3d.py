@@ -9,9 +9,8 @@ a time: a copy of the source pixel's C0 channels, or the pad value.
 
 Timing ("load3d" below): the CA model's rule for Load3D (the reference notes' aicore_params.md
 §2, item 4: LOAD2D ``ceil(repeat·512 / BW_L0)`` + 25, LOAD3D + 43): the bytes written at the
-path's width
-(L1 → L0A 256 B/cycle, L1 → L0B 128 B/cycle, §1.5 "Theoretical path widths") occupy MTE1, and
-the data is there ``CubeCosts.load3d_latency`` = 43 cycles later.
+path's width (L1 → L0A 256 B/cycle, L1 → L0B 128 B/cycle, §1.5 "Theoretical path widths")
+occupy MTE1, and the data is there ``CubeCosts.load3d_latency`` = 43 cycles later.
 """
 from __future__ import annotations
 
