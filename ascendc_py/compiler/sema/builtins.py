@@ -612,3 +612,4 @@ from . import copy_records  # noqa: E402,F401  (pyasc-lang: SliceInfo, Nz2NdPara
 from . import cmpmask  # noqa: E402,F401  (pyasc-lang: the CMPMASK register)
 from . import list_tensor  # noqa: E402,F401  (pyasc-lang: ListTensorDesc, TensorDesc)
 from . import add_deq  # noqa: E402,F401  (pyasc-lang: add_deq_relu)
+from . import load3d  # noqa: E402,F401  (conv19: LoadData3DParams records, img2col)
