@@ -53,6 +53,10 @@ from .compiler.errors import install_excepthook as _install_excepthook  # noqa: 
 
 _install_excepthook()
 
+from .dsl.module_hint import SubmoduleHint as _SubmoduleHint  # noqa: E402
+
+_SubmoduleHint.install()     # import ascendc_py.tesing -> did you mean ascendc_py.testing?
+
 __version__ = "0.1.0"
 
 
