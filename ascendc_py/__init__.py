@@ -27,10 +27,12 @@ from .dsl.types import (CMPMODE, SELMODE, CmpMode, DataType, HardEvent, MaskMode
                         QuePosition,
                         RoundMode, SelMode, TPosition, bfloat16, bool_, float16, float32,
                         float64, float_, half, int8, int16, int32, int64, uint8, uint16, uint32,
-                        uint64)
+                        uint64, double, int_)
 from .simulator.config import current_platform, get_platform, set_platform
 from . import adv  # noqa: E402  (asc.adv: Matmul, TCubeTiling, MatmulType)
 from .adv import DEFAULT_C0_SIZE, CubeFormat, property  # noqa: A004
+from .adv import (BatchMode, BatchOutMode, IterateMode, IterateOrder, LayoutMode,  # noqa: E402
+                  MatmulConfigMode, ScheduleType)  # pyasc's asc.<enum> names (issue 16)
 from .simulator.sanitizer import set_sanitizer
 
 globals().update(_BUILTINS)
@@ -51,6 +53,10 @@ from .compiler.errors import install_excepthook as _install_excepthook  # noqa: 
 
 _install_excepthook()
 
+from .dsl.module_hint import SubmoduleHint as _SubmoduleHint  # noqa: E402
+
+_SubmoduleHint.install()     # import ascendc_py.tesing -> did you mean ascendc_py.testing?
+
 __version__ = "0.1.0"
 
 
@@ -64,6 +70,7 @@ def __getattr__(name):
         import importlib
         return importlib.import_module(f"{__name__}.testing")
     if name == "profile": from .torch_bridge.profile import profile; return profile  # noqa
+    if name == "cpp": import importlib; return importlib.import_module(f"{__name__}.cpp")  # noqa: E702 (C++ kernels)
     if name in _TUNING:      # autotuning and sweeps (autotuner.py, sweeper.py), loaded on use
         import importlib
         return getattr(importlib.import_module(f"{__name__}.{_TUNING[name]}"), name)
@@ -75,4 +82,5 @@ def __getattr__(name):
         # instructions: tests/jit/test_cached_first_launch.py)
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from .dsl.suggest import module_attribute_error
-    raise module_attribute_error(__name__, name, [*globals(), "testing", "profile", *_TUNING])
+    raise module_attribute_error(__name__, name, [*globals(), "testing", "profile", "cpp",
+                                                  *_TUNING])

@@ -40,9 +40,77 @@ class CubeFormat(enum.IntEnum):
 
 
 class LayoutMode(enum.IntEnum):
-    """pyasc's ``LayoutMode`` (batch layouts); only NONE is supported."""
+    """pyasc's ``LayoutMode``: how batch matmul's batches are laid out. NONE (one matrix) and
+    NORMAL (batches one after another: A batch_a x M x K, B batch_b x K x N, C batch x M x N)
+    are supported by ``Matmul.iterate_batch``; BSNGD, SBNGD and BNGS1S2 are a compile error."""
 
     NONE = 0
+    NORMAL = 1
+    BSNGD = 2
+    SBNGD = 3
+    BNGS1S2 = 4
+
+
+# The enums of pyasc's Matmul configuration (also asc.<name>); the config records and helpers
+# are in advlib/matmul_config.py, loaded on first use (building them costs ~5 ms of import).
+class BatchMode(enum.IntEnum):
+    """pyasc ``asc.BatchMode``: how batch matmul's batches relate to L1."""
+
+    NONE = 0
+    BATCH_LESS_THAN_L1 = 1
+    BATCH_LARGE_THAN_L1 = 2
+    SINGLE_LARGE_THAN_L1 = 3
+
+
+class IterateMode(enum.IntEnum):
+    """pyasc ``asc.IterateMode``: the iterate calls a Matmul is compiled for (a bit set)."""
+
+    ITERATE_MODE_NORMAL = 0b00000001
+    ITERATE_MODE_ALL = 0b00000010
+    ITERATE_MODE_BATCH = 0b00000100
+    ITERATE_MODE_N_BATCH = 0b00001000
+    ITERATE_MODE_DEFAULT = 0b11111111
+
+
+class IterateOrder(enum.IntEnum):
+    """pyasc ``asc.IterateOrder``: the order of C's base tiles (M first, N first, the tiling's)."""
+
+    ORDER_M = 0
+    ORDER_N = 1
+    UNDEF = 2
+
+
+class ScheduleType(enum.IntEnum):
+    """pyasc ``asc.ScheduleType``."""
+
+    INNER_PRODUCT = 0
+    OUTER_PRODUCT = 1
+
+
+class BatchOutMode(enum.IntEnum):
+    """pyasc ``asc.BatchOutMode``."""
+
+    SINGLE_BATCH = 0
+    MULTI_BATCH = 1
+    DYNAMIC = 2
+
+
+class MatmulConfigMode(enum.IntEnum):
+    """pyasc ``asc.MatmulConfigMode``: the template ``get_mm_config`` builds."""
+
+    CONFIG_NORM = 1
+    CONFIG_MDL = 2
+    CONFIG_SPECIALMDL = 3
+    CONFIG_IBSHARE = 4
+
+
+#: the names advlib/matmul_config.py serves through asc.adv (records, then helpers)
+CONFIG_NAMES = ("MatmulConfig", "MatmulShapeParams", "MatmulQuantParams", "MatmulBatchParams",
+                "MatmulFuncParams", "get_normal_config", "get_mdl_config",
+                "get_special_mdl_config", "get_basic_config", "get_special_basic_config",
+                "get_ib_share_norm_config", "get_mm_config", "QuantConfig",
+                "get_matmul_api_tiling", "MatmulApiStaticTiling", "CONFIG_HELPERS",
+                "CONFIG_RECORDS")
 
 
 # ----------------------------------------------------------------------------- TCubeTiling
@@ -203,10 +271,12 @@ class MatmulType:
 
 class Matmul(_KernelClass):
     """``asc.adv.Matmul(a=MatmulType, b=MatmulType, c=MatmulType, bias=None)``: the
-    high-level matrix multiply C = A @ B (+ bias). Kernel-only. Methods: ``set_tensor_a``,
-    ``set_tensor_b``, ``set_bias``, ``disable_bias``, ``set_tail``, ``set_org_shape``,
-    ``set_single_shape``, ``iterate_all``, ``iterate`` (a ``with`` block), ``get_tensor_c``,
-    ``end``."""
+    high-level matrix multiply C = A @ B (+ bias); ``matmul_config=`` takes an
+    ``asc.adv.MatmulConfig`` (or a ``get_*_config`` / ``get_matmul_api_tiling`` result).
+    Kernel-only. Methods: ``set_tensor_a``, ``set_tensor_b``, ``set_bias``, ``disable_bias``,
+    ``set_tail``, ``set_org_shape``, ``set_single_shape``, ``iterate_all``, ``iterate`` (a
+    ``with`` block), ``get_tensor_c``, ``iterate_batch``, ``set_batch_num``,
+    ``set_quant_scalar``, ``set_quant_vector``, ``set_workspace``, ``end``."""
 
     asc_name = "adv.Matmul"
 
@@ -224,6 +294,13 @@ DEFAULT_C0_SIZE = Property("DEFAULT_C0_SIZE", 32)
 property = Builtin("property", "asc.property(prop): the value of a platform property such as "  # noqa: A001
                    "asc.DEFAULT_C0_SIZE (32 bytes on 910B)")
 
+#: (library use) ``asc.adv.shape_rows(t)``: (rows, k, original k) of a LocalTensor's ShapeInfo:
+#: the product of the shape's dimensions but the last, the last one and the original shape's
+#: last one; (0, 0, 0) when no ShapeInfo with dimensions is attached. Compile-time where the
+#: ShapeInfo's values are.
+shape_rows = Builtin("adv.shape_rows", "shape_rows(local_tensor): (rows, last dimension, "
+                     "original last dimension) of its ShapeInfo; zeros without one")
+
 register_matmul = Builtin(
     "adv.register_matmul",
     "register_matmul(pipe, workspace, matmul, tiling): bind a Matmul to its tiling. In a mix "
@@ -239,14 +316,18 @@ MATH_APIS = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "
 #: The norm/activation APIs of the library (module of ascendc_py.advlib -> names), loaded
 #: on first use like the math functions.
 LIBRARY_APIS = {"softmax": ("softmax",), "normalization": ("rmsnorm",),
-                "layernorm": ("layernorm",),
+                "layernorm": ("layernorm",), "quant": ("quant",),
+                "sortreg": ("concat", "extract"),
                 "activation": ("gelu", "faster_gelu", "silu", "swiglu", "geglu")}
 _LIBRARY_NAMES = {n: mod for mod, names in LIBRARY_APIS.items() for n in names}
 
 __all__ = ["CubeFormat", "LayoutMode", "Property", "DEFAULT_C0_SIZE", "property", "TCubeTiling", "MatmulType", "Matmul", "register_matmul",
            "TCUBE_TILING_FIELDS", "SoftmaxTiling", "SOFTMAX_TILING_FIELDS",
            "RmsNormTiling", "RMSNORM_TILING_FIELDS",
-           "LayerNormTiling", "LAYERNORM_TILING_FIELDS"] + \
+           "LayerNormTiling", "LAYERNORM_TILING_FIELDS",
+           "MatmulConfig", "MatmulShapeParams", "MatmulQuantParams", "MatmulBatchParams",
+           "MatmulFuncParams", "BatchMode", "BatchOutMode", "IterateMode", "IterateOrder",
+           "ScheduleType", "MatmulConfigMode"] + list(CONFIG_NAMES[:-2]) + \
     list(MATH_APIS) + sorted(_LIBRARY_NAMES)
 
 
@@ -255,6 +336,11 @@ def __getattr__(name: str):
         from .advlib import math as _math
         for api in MATH_APIS:                 # bind them all: later lookups are plain
             globals()[api] = getattr(_math, api)
+        return globals()[name]
+    if name in CONFIG_NAMES:
+        from .advlib import matmul_config as _config
+        for n in CONFIG_NAMES:
+            globals()[n] = getattr(_config, n)
         return globals()[name]
     if name in _LIBRARY_NAMES:
         import importlib
@@ -265,4 +351,4 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(MATH_APIS) | set(_LIBRARY_NAMES))
+    return sorted(set(globals()) | set(MATH_APIS) | set(_LIBRARY_NAMES) | set(CONFIG_NAMES))

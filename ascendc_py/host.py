@@ -684,3 +684,10 @@ def cube_efficiency(report, m: int, n: int, k: int, dtype="float16", cores: int 
     cores = chip.aic_cores if cores is None else cores
     peak = chip.cube.macs_per_cycle(dtype) * cores
     return (m * n * k) / (report.cycles * peak) if report.cycles else 0.0
+
+
+# NCHW/NHWC <-> NC1HWC0 and FracZ (conv19; host_layout.py)
+from .host_layout import (c0_for, fracz_to_oihw, nc1hwc0_to_nchw, nc1hwc0_to_nhwc,  # noqa: E402
+                          nchw_to_nc1hwc0, nhwc_to_nc1hwc0, oihw_to_fracz)
+__all__ += ["c0_for", "nchw_to_nc1hwc0", "nhwc_to_nc1hwc0", "nc1hwc0_to_nchw",
+            "nc1hwc0_to_nhwc", "oihw_to_fracz", "fracz_to_oihw"]

@@ -321,3 +321,35 @@ get_geglu_max_min_tmp_size = _activation_query("geglu", "GetGeGLUMaxMinTmpSize")
 
 __all__ += ["activation_tmp_size", "ACTIVATION_REGIONS"] + \
     [f"get_{a}_max_min_tmp_size" for a in ACTIVATION_REGIONS]
+
+
+# ----------------------------------------------------------------------------- quant
+def get_ascend_quant_max_min_tmp_size(src_shape: Shape, type_size: int,
+                                      is_reuse_source: bool = False) -> tuple[int, int]:
+    """Ascend C's GetAscendQuantMaxMinTmpSize: (max_value, min_value) in bytes of
+    asc.adv.quant's temp_buffer for ``src_shape`` elements of ``type_size`` bytes (2: half,
+    4: float): the half intermediate of one chunk, 512 bytes at least, the whole count
+    (``2 * align32(count)``, 512 at least) at most (our rule, see advlib/quant.py)."""
+    from .advlib.quant import CHUNK_ALIGN, MIN_TMP
+    if type_size not in (2, 4):
+        raise ValueError(f"type_size must be 2 (half) or 4 (float), got {type_size}")
+    n = _count(src_shape)
+    return max(MIN_TMP, 2 * _align(n, CHUNK_ALIGN)), MIN_TMP
+
+
+__all__ += ["get_ascend_quant_max_min_tmp_size"]
+
+
+# ----------------------------------------------------------------------------- concat
+def get_concat_tmp_size(elem_count: int, data_type_size: int) -> int:
+    """Ascend C's GetConcatTmpSize (without the platform argument): bytes of asc.adv.concat's
+    tmp. 0: on A2/A3 Concat is a move of the scores and needs no scratch (our rule, see
+    advlib/sortreg.py)."""
+    if data_type_size not in (2, 4):
+        raise ValueError(f"data_type_size must be 2 (half) or 4 (float), got {data_type_size}")
+    if elem_count < 0:
+        raise ValueError(f"elem_count must be >= 0, got {elem_count}")
+    return 0
+
+
+__all__ += ["get_concat_tmp_size"]

@@ -13,7 +13,8 @@ OUT = HERE.parent / "out"
 sys.path.insert(0, str(HERE))
 SAMPLES = ["add_tque", "add_flags", "leaky_relu", "sepia", "softmax", "layernorm", "linear",
            "matmul", "mix_pipeline", "matmul_leaky_relu", "swiglu_ffn", "torch_model",
-           "autotune_sepia", "autotune_matmul"]
+           "autotune_sepia", "autotune_matmul", "resnet_block",
+           "cpp.run_cpp"]   # the C++ kernels of samples/cpp (issue 20)
 
 
 def main() -> int:

@@ -11,7 +11,20 @@ too-small temporary buffer, a count beyond a tensor) is reported at the user's c
 ``softmax``, ``normalization``, ``layernorm`` and ``activation`` hold ``softmax``,
 ``rmsnorm``, ``layernorm`` and ``gelu``/``faster_gelu``/``silu``/``swiglu``/``geglu``
 (loaded on first use of ``asc.adv.<name>``); ``ascendc_py.host_adv`` has the host-side
-temporary-buffer queries and tiling functions.
+temporary-buffer queries and tiling functions; ``quant`` holds ``quant``, ``sortreg``
+``concat``/``extract``; ``matmul_config`` the Matmul config records and helpers.
 """
-from .math import *  # noqa: F401,F403
-from .math import __all__  # noqa: F401
+
+#: ``matmul_config`` (the Matmul config records, plain Python) is imported by ``ascendc_py.adv``
+#: at import time, so this package loads no kernel module itself: the math functions are
+#: reached lazily (``ascendc_py.advlib.tanh`` loads ``math`` on first use).
+
+
+def __getattr__(name: str):
+    if name.startswith("__") and name != "__all__":
+        raise AttributeError(name)
+    import importlib
+    _math = importlib.import_module(".math", __name__)
+    if name == "__all__" or name in _math.__all__:
+        return getattr(_math, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

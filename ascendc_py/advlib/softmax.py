@@ -10,7 +10,11 @@ temporary buffer, Div over every row of the pass. float16 (our choice, the docs 
 float path only): the rows are widened to float32 in the temporary buffer, every step runs in
 float32, dst is rounded once (Cast CAST_RINT), max/sum are rounded to their own dtype.
 
-Rows are ``src_k`` elements apart (32-byte aligned); with ``ori_src_k`` < ``src_k`` (Ascend
+Shape: the tiling's src_m rows of src_k; a tiling whose src_k is 0 (pyasc's default
+``SoftmaxTiling()``) takes it from src's ShapeInfo instead (rows: the product of its dimensions
+but the last, k: the last, the valid k: the original shape's last), with as many rows per pass
+as the temporary buffer holds (our reading of pyasc's use; Ascend C's SoftMax takes the shape
+from SoftMaxShapeInfo the same way). Rows are ``src_k`` elements apart (32-byte aligned); with ``ori_src_k`` < ``src_k`` (Ascend
 C's SoftMaxShapeInfo.oriSrcK) the reductions see the first ``ori_src_k`` elements of a row,
 and the padding of dst is overwritten with exp(pad - max) / sum (the docs: the result
 "覆盖dst中对应src补齐位置的数据").
@@ -36,9 +40,10 @@ M_TMP = ("asc.adv.softmax: temp_buffer must be a uint8 LocalTensor large enough 
          "tiling.split_m rows (ascendc_py.host_adv.get_softmax_min_tmp_size/max give the "
          "range; softmax_tiling_func fits split_m to a buffer)")
 M_NZ = "asc.adv.softmax: only the ND format is supported (data_format_nz=False)"
-M_EMPTY = ("asc.adv.softmax: tiling.src_k is 0: fill the SoftmaxTiling with "
-           "ascendc_py.host_adv.softmax_tiling_func (or build it in the kernel with src_m, "
-           "src_k and split_m); the shape is not taken from the tensors' ShapeInfo here")
+M_EMPTY = ("asc.adv.softmax: tiling.src_k is 0 and src has no ShapeInfo: fill the "
+           "SoftmaxTiling with ascendc_py.host_adv.softmax_tiling_func (or build it in the "
+           "kernel with src_m, src_k and split_m), or attach src.set_shape_info(asc.ShapeInfo("
+           "...)) with the [..., k] shape")
 
 
 @asc.kernel
@@ -78,10 +83,17 @@ def softmax(dst, sum, max, src, tiling, temp_buffer=None, reuse_source=False,  #
     assert sum.dtype == max.dtype, M_DTYPE
     assert sum.dtype == src.dtype or sum.dtype == asc.float32, M_DTYPE
     half = src.dtype == asc.float16
+    info_m, info_k, info_kv = asc.adv.shape_rows(src)
     m = tiling.src_m
     k = tiling.src_k
-    assert k > 0, M_EMPTY
     kv = k if ori_src_k is None else ori_src_k
+    sm = tiling.split_m
+    if k == 0:                                   # a zero tiling: the shape from src's ShapeInfo
+        m = info_m
+        k = info_k
+        kv = info_kv if ori_src_k is None else ori_src_k
+        sm = -1                                  # rows per pass: what the buffer holds
+    assert k > 0, M_EMPTY
     blk = 32 // sum.dtype.sizeof()               # elements of one 32-byte block of max/sum
     assert m >= 0 and k >= 0 and kv >= 0 and kv <= k, M_SHAPE
     assert (k * src.dtype.sizeof()) % 32 == 0, M_SHAPE
@@ -93,8 +105,9 @@ def softmax(dst, sum, max, src, tiling, temp_buffer=None, reuse_source=False,  #
         assert temp_buffer.dtype == asc.uint8, M_TMP
         tb = temp_buffer
     t = tb.reinterpret_cast(asc.float32)
-    sm = tiling.split_m
     wk = work_floats(k)
+    if sm < 0:
+        sm = min(m, (tb.get_size() // 4 - 8 - wk) // (2 * k))
     assert sm >= 1 or m == 0, M_TMP
     assert (8 + wk + 2 * sm * k) * 4 <= tb.get_size(), M_TMP
     red = t

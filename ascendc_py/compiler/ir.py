@@ -48,7 +48,8 @@ class Load:
 
 #: Binary operators. Integer ``floordiv``/``mod`` follow Python (floor) semantics.
 BIN_OPS = frozenset({"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "shl", "shr",
-                     "and", "or", "xor", "min", "max"})
+                     "and", "or", "xor", "min", "max",
+                     "cdiv", "cmod"})   # C's truncating / and % (the C++ front end, cpp/)
 CMP_OPS = frozenset({"lt", "le", "gt", "ge", "eq", "ne"})
 UN_OPS = frozenset({"neg", "not", "invert", "abs"})
 

@@ -52,3 +52,14 @@ CUBE_BUILTINS: dict = {name: _builtin(name, REGISTRY[name].doc)
                                    "init_const_value")}
 CUBE_BUILTINS.update({name: _builtin(name, doc) for name, doc in _DOCS.items()})
 CUBE_BUILTINS.update(FixpipeConfig=FixpipeConfig, QuantModes=QuantModes, CO2Layout=CO2Layout)
+# img2col (Load3D) records (conv19; semantics: compiler/ops/load3d.py)
+CUBE_BUILTINS.update({name: _builtin(name, doc) for name, doc in {
+    "LoadData3DParamsV2": "LoadData3DParamsV2(pad_list, l1_h, l1_w, channel_size, k_extension, "
+                          "m_extension, k_start_pt, m_start_pt, stride_w, stride_h, filter_w, "
+                          "filter_h, dilation_filter_w, dilation_filter_h, en_transpose, "
+                          "pad_value, filter_size_w, filter_size_h, f_matrix_ctrl): load_data "
+                          "img2col from an NC1HWC0 map in L1",
+    "LoadData3DParamsV1": "LoadData3DParamsV1(...): Load3Dv1, not an A2/A3 interface (an error "
+                          "in load_data)",
+    "LoadData3DParamsV2Pro": "LoadData3DParamsV2Pro(...): not modelled (an error in load_data)",
+}.items()})

@@ -55,7 +55,10 @@ def hint(name: str, known: Iterable[str], *, owner: str = "") -> str:
         if camel:
             return (f"Ascend C's {name} is spelled {camel} here, a method of "
                     f"{' and '.join(methods[camel])}")
-    close = difflib.get_close_matches(name, known, n=1)
+    # a name the unknown one begins, whatever the case (asc.PIPE -> PipeID), else difflib's
+    prefixed = sorted((k for k in known if len(name) >= 3 and k != name
+                       and k.lower().startswith(name.lower())), key=len)
+    close = prefixed[:1] or difflib.get_close_matches(name, known, n=1)
     if owner == "asc":
         family = op_family_hint(name)
         if family:
@@ -101,8 +104,25 @@ def op_family_hint(name: str) -> str:
     return text + "; the binary ops are " + " ".join(_ops_of("BINARY"))
 
 
+class _HintedAttributeError(AttributeError):
+    """An AttributeError whose hint is worked out when its message is first read: ``from
+    ascendc_py import profiler`` and ``hasattr`` ask the module's ``__getattr__`` first and
+    drop the error, and the hint imports the type checker's method table."""
+
+    def __init__(self, module: str, name: str, known: list[str]):
+        super().__init__(f"module '{module}' has no attribute '{name}'")
+        self.name, self._module, self._known, self._text = name, module, known, None
+
+    def __str__(self) -> str:
+        if self._text is None:
+            base = super().__str__()
+            h = hint(self.name, self._known, owner="asc" if self._module == "ascendc_py" else "")
+            self._text = f"{base}: {h}" if h else base
+        return self._text
+
+
 def module_attribute_error(module: str, name: str, known: Iterable[str]) -> AttributeError:
-    """The AttributeError of ``module.name``, with the hint when there is one."""
-    text = f"module '{module}' has no attribute '{name}'"
-    h = hint(name, known, owner="asc" if module == "ascendc_py" else "")
-    return AttributeError(f"{text}: {h}" if h else text)
+    """The AttributeError of ``module.name``, with the hint (computed when the message is
+    read) when there is one."""
+    return _HintedAttributeError(module, name, list(known))
+

@@ -35,6 +35,9 @@ def cube_fault(code, op: str, detail, a: int, b: int, c: int, where: str, loc):
             return err.CubeParamError(
                 f"{op}: {kind}.if_transpose = {a} needs a 16-bit dtype (it transposes 16×16 "
                 f"fractals){where}", loc)
+        if field.startswith("rule:"):   # ("rule:<what>:<what it must be>", 0, 0)
+            _, what, must = field.split(":", 2)
+            return err.CubeParamError(f"{op}: {kind} {what} = {a} must be {must}{where}", loc)
         if field.startswith("extent:"):
             return err.CubeParamError(
                 f"{op}: {field[7:]} needs {a} bytes but only {b} fit{where}", loc,

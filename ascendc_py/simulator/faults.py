@@ -277,6 +277,12 @@ def build_fault(code: int, site, a: int, b: int, c: int, compiled, block: int,
                 loc, hint="the tiling rounds single_core_m/n up; a block at the edge of the "
                           "matrix calls mm.set_tail(tail_m, tail_n) before iterate_all (as "
                           "CANN requires; samples/matmul.py shows how)")
+        if which == 6:
+            return err.MatmulStateError(
+                f"{op}: int8 inputs with a float16/int8 C need a dequant scale, but "
+                f"Matmul.set_quant_scalar/set_quant_vector was not executed on this path{where}",
+                loc, hint="call matmul.set_quant_scalar(...) or set_quant_vector(...) before "
+                          "this call on every path")
         if which in (0, 1):
             m = "AB"[which]
             return err.MatmulStateError(

@@ -45,6 +45,7 @@ L2_SIZE = MISC + 16          # L2 capacity in bytes
 VEC_MIN = MISC + 17          # fewest cycles a vector instruction occupies PIPE_V (1-3 repeats)
 CUBE_ISSUE = MISC + 18       # cycles an mmad occupies PIPE_M beyond its fractal steps
 CUBE_MIN = MISC + 19         # fewest cycles an mmad occupies PIPE_M
+LOAD3D_LATENCY = MISC + 20   # cycles from a load_data 3D (img2col) to its data in L0A/L0B
 # The DMA cost of one copy (simulator/dma_costs.py): the burst rule, then per path its lone-copy
 # curve as KNOTS_MAX knots of (bytes, cycles, cycles per byte up to the next knot), the last
 # real knot's slope being the plateau's; unused knots sit at NO_KNOT bytes (never reached).
@@ -141,6 +142,7 @@ def cost_table(platform, bank_rule: bool = True) -> np.ndarray:
     cube = platform.cube
     t[CUBE_LATENCY] = cube.mmad_latency
     t[CUBE_ISSUE], t[CUBE_MIN] = cube.mmad_issue_cycles, cube.mmad_min_cycles
+    t[LOAD3D_LATENCY] = cube.load3d_latency
     t[CUBE_M0], t[CUBE_N0] = cube.m0, cube.n0
     t[CUBE_K0_F16], t[CUBE_K0_F32], t[CUBE_K0_INT8] = cube.k0_f16, cube.k0_f32, cube.k0_int8
     t[CUBE_RATE] = 1.0

@@ -18,6 +18,7 @@ _EXPORTS = {
     "BF16_VIA_FLOAT32": "custom_op",
     "SepiaFilter": "modules", "SwiGLU": "modules",
     "profile": "profile",
+    "FusedConvBNReLU": "ops_conv",
 }
 
 __all__ = sorted(_EXPORTS) + ["ops", "kernels"]

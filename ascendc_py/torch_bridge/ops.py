@@ -175,3 +175,7 @@ OPS.update(_CUBE_OPS)
 
 __all__ = ["add", "leaky_relu", "leaky_relu_backward", "sepia", "sepia_backward", "swiglu",
            "swiglu_backward", "linear", "swiglu_ffn", "OPS", "SEPIA"]
+
+# convolution on the cube (conv19): torch.ops.ascendc.conv2d, conv_bn_relu (ops_conv.py)
+from .ops_conv import conv2d, conv_bn_relu  # noqa: E402,F401
+__all__ += ["conv2d", "conv_bn_relu"]

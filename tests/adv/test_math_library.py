@@ -73,10 +73,14 @@ def test_a_changed_library_helper_is_recompiled(monkeypatch):
 
 
 def test_the_library_loads_on_first_use():
-    """`import ascendc_py` does not import the library (its import cost); asc.adv.<api> does."""
+    """`import ascendc_py` does not import the library's kernel modules (their import cost; the
+    package itself holds the plain Matmul config records, imported by asc.adv); asc.adv.<api>
+    does."""
     import subprocess
     import sys
-    code = ("import sys, ascendc_py as asc; assert 'ascendc_py.advlib' not in sys.modules; "
+    code = ("import sys, ascendc_py as asc; "
+            "assert not [m for m in sys.modules if m.startswith('ascendc_py.advlib.') and "
+            "m != 'ascendc_py.advlib.matmul_config']; "
             "f = asc.adv.tanh; assert 'ascendc_py.advlib.special' in sys.modules; "
             "assert asc.adv.erf.fn.__module__ == 'ascendc_py.advlib.special'; "
             "assert 'lgamma' in dir(asc.adv)")

@@ -113,3 +113,25 @@ def test_kernel_asc_math_function():
         a = asc.LocalTensor(x.dtype, asc.TPosition.VECIN, 0, 256)
         asc.DataCopy(a, a, 256)
     assert "Ascend C's DataCopy is spelled data_copy here" in str(_compile_error(k2))
+
+
+def test_a_slip_of_case_is_suggested():
+    """Regression: ``asc.PIPE.ALL`` in a kernel said only "'ascendc_py' has no attribute
+    'PIPE'" (difflib is case-sensitive, and PIPE is too far from PipeID)."""
+    with pytest.raises(AttributeError, match="did you mean 'PipeID'"):
+        asc.PIPE  # noqa: B018
+
+    def k(x: asc.GlobalAddress):
+        asc.pipe_barrier(asc.PIPE.ALL)
+    err = _compile_error(k)
+    assert err.loc.line == inspect.getsourcelines(k)[1] + 1
+    assert "did you mean 'PipeID'?" in str(err)
+
+
+def test_a_misspelt_submodule_import_is_suggested():
+    with pytest.raises(ModuleNotFoundError, match="did you mean 'ascendc_py.testing'"):
+        import ascendc_py.tesing  # noqa: F401
+    with pytest.raises(ModuleNotFoundError, match="did you mean 'ascendc_py.torch_bridge.ops'"):
+        import ascendc_py.torch_bridge.opz  # noqa: F401
+    with pytest.raises(ModuleNotFoundError, match=r"^No module named 'ascendc_py.zzqqxx'$"):
+        import ascendc_py.zzqqxx  # noqa: F401

@@ -490,6 +490,23 @@ def _int_div_parts(cg: Codegen, a, c, dt: DataType, want_mod: bool):
     return cg.b.select(is_m1, cg.b.neg(a), res)
 
 
+def _int_trunc_parts(cg: Codegen, a, c, dt: DataType, want_mod: bool):
+    """C's ``/`` and ``%`` (truncating; the C++ front end): the error for a zero divisor as
+    ``//`` reports it, INT_MIN / -1 without a trap."""
+    t = llvm_type(dt)
+    zero, one, minus1 = (L.Constant(t, v) for v in (0, 1, -1))
+    if isinstance(c, L.Constant) and isinstance(c.constant, int) and c.constant > 0:
+        cg.site("%" if want_mod else "/")
+        return cg.b.srem(a, c) if want_mod else cg.b.sdiv(a, c)
+    cg.fail_if(cg.b.icmp_signed("==", c, zero), abi.ErrorCode.DIVISION_BY_ZERO,
+               "%" if want_mod else "/")
+    is_m1 = cg.b.icmp_signed("==", c, minus1)
+    safe = cg.b.select(is_m1, one, c)
+    if want_mod:
+        return cg.b.select(is_m1, zero, cg.b.srem(a, safe))
+    return cg.b.select(is_m1, cg.b.neg(a), cg.b.sdiv(a, safe))
+
+
 def _shift(cg: Codegen, a, c, dt: DataType, left: bool):
     t = a.type
     c = cg.b.trunc(c, t) if c.type.width > t.width else (
@@ -546,6 +563,8 @@ _BIN_LOWER = {
     ("floordiv", True): _float_floordiv,
     ("mod", False): lambda cg, a, c, dt: _int_div_parts(cg, a, c, dt, True),
     ("mod", True): _float_mod,
+    ("cdiv", False): lambda cg, a, c, dt: _int_trunc_parts(cg, a, c, dt, False),
+    ("cmod", False): lambda cg, a, c, dt: _int_trunc_parts(cg, a, c, dt, True),
     ("pow", True): lambda cg, a, c, dt: cg.b.call(
         intrinsic(cg.module, f"llvm.pow.{_fs(a)}", a.type, [a.type, a.type]), [a, c]),
     ("shl", False): lambda cg, a, c, dt: _shift(cg, a, c, dt, True),

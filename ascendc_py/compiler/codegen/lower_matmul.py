@@ -6,7 +6,8 @@ which does the whole job natively:
 1. picks the region of C: all of it (iterate_all) or tile ``tile`` in the iterate order (M
    first: tile = mi + ni * m_tiles; N first when ``order`` is 1);
 2. checks every operand (GM bounds like data_copy, naming a/b/bias/c and the line; UB range);
-3. int8: an exact int32 loop; otherwise packs op(A) and op(B) of the region into float32
+3. int8: an exact int32 loop (a float16/int8 C dequantized by the set_quant_* scale);
+   otherwise packs op(A) and op(B) of the region into float32
    scratch, multiplies with the host BLAS (``blas.call_sgemm``), adds the bias and rounds once
    to C's dtype (float16 round-to-nearest-even, bfloat16 RNE, float32);
 4. writes C (GM row stride ``ldc``; a UB tile row stride base_n when en_sequential_write);
@@ -18,14 +19,14 @@ from __future__ import annotations
 from llvmlite import ir as L
 
 from ...dsl.kernel_types import MODE_MIX, MODE_VECTOR
-from ...dsl.types import DataType, Memory, bfloat16, float16, float32, int8
+from ...dsl.types import DataType, Memory, bfloat16, float16, float32, int8, int32
 from ...simulator import abi
 from ..ops.matmul import DTYPE_CODES, MATMUL_ARGS
 from . import blas, runtime_lib
 from .core import Codegen, FnBuilder, counted_loop, lowering
 from .intrinsics import call_checked
 from .rtfuncs import call_rt, call_tm, counted, rt
-from .types import F32, I32, I64, PTR, convert, memory_type
+from .types import F32, I32, I64, PTR, convert, intrinsic, memory_type
 from . import timing_matmul  # noqa: F401,E402  (registers asc_tm_matmul)
 from . import lower_mmserver  # noqa: F401,E402  (registers the Matmul server of mix kernels)
 
@@ -36,6 +37,11 @@ IN_TYPES = (float16, bfloat16, float32)
 _PACK = L.FunctionType(L.VoidType(), [PTR, I64, I64, I64, I64, PTR])
 _STORE = L.FunctionType(L.VoidType(), [PTR, I64, I64, PTR, I64, PTR, I64])
 _I8 = L.FunctionType(L.VoidType(), [PTR, I64, I64, PTR, I64, I64, I64, I64, I64, PTR, PTR, I64])
+#: the dequantizing int8 products: _I8's operands, then the scalar's bits and the scale vector
+_I8_DEQ = L.FunctionType(L.VoidType(), [PTR, I64, I64, PTR, I64, I64, I64, I64, I64, PTR, PTR,
+                                        I64, I64, PTR])
+#: C dtypes of the dequantizing int8 product
+DEQ_TYPES = (float16, int8)
 
 
 #: (C dtype, bias dtype) pairs of the float store loops
@@ -100,11 +106,19 @@ def _define_store(module: L.Module, dt: DataType, bias_dt: DataType) -> str:
     return func.name
 
 
-def _define_i8(module: L.Module) -> str:
-    """``i8(a, lda, ta, b, ldb, tb, m, n, k, bias|null, dst, ldc)``: exact int32 product."""
-    func = _declare(module, "asc_mm_int8", _I8)
+def _deq_name(dt: DataType) -> str:
+    return f"asc_mm_int8_deq_{dt.name}"
+
+
+def _define_i8(module: L.Module, deq: DataType = None) -> str:
+    """``i8(a, lda, ta, b, ldb, tb, m, n, k, bias|null, dst, ldc)``: exact int32 product. With
+    ``deq`` (float16 / int8 C) two more operands, ``(scalar_bits, vector|null)``: each int32
+    result is converted to float32, times the scale (the float32 in the low 32 bits of the
+    scalar, or of ``vector[column]`` when given), rounded once to nearest even (int8:
+    saturated)."""
+    func = _declare(module, _deq_name(deq) if deq else "asc_mm_int8", _I8_DEQ if deq else _I8)
     func.attributes.add("nounwind")
-    a, lda, ta, bm, ldb, tb, m, n, k, bias, dst, ldc = func.args
+    a, lda, ta, bm, ldb, tb, m, n, k, bias, dst, ldc = func.args[:12]
     b = L.IRBuilder(func.append_basic_block("entry"))
     I8 = L.IntType(8)
     a_t = b.icmp_signed("!=", ta, L.Constant(I64, 0))
@@ -126,8 +140,18 @@ def _define_i8(module: L.Module) -> str:
             with b.if_then(has_bias):
                 bv = b.load(b.gep(bias, [j], source_etype=I32), typ=I32)
                 b.store(b.add(b.load(acc, typ=I32), bv), acc)
-            b.store(b.load(acc, typ=I32), b.gep(dst, [b.add(b.mul(i, ldc), j)],
-                                                source_etype=I32))
+            at = b.add(b.mul(i, ldc), j)
+            if deq is None:
+                b.store(b.load(acc, typ=I32), b.gep(dst, [at], source_etype=I32))
+                return
+            qs, qv = func.args[12:]
+            has_vec = b.icmp_unsigned("!=", b.ptrtoint(qv, I64), L.Constant(I64, 0))
+            bits = b.select(has_vec, b.load(b.gep(qv, [j], source_etype=I64), typ=I64), qs)
+            scale = b.bitcast(b.trunc(bits, I32), F32)
+            v = b.fmul(b.sitofp(b.load(acc, typ=I32), F32), scale)
+            if deq == int8:
+                v = b.call(intrinsic(module, "llvm.rint.f32", F32, [F32]), [v])
+            b.store(convert(b, v, float32, deq), b.gep(dst, [at], source_etype=memory_type(deq)))
         counted_loop(b, func, n, col)
     counted_loop(b, func, m, row)
     b.ret_void()
@@ -140,6 +164,7 @@ def _define_loops(module: L.Module) -> list[str]:
     for dt, bias_dt in _STORE_PAIRS:
         names.append(_define_store(module, dt, bias_dt))
     names.append(_define_i8(module))
+    names.extend(_define_i8(module, dt) for dt in DEQ_TYPES)
     return names
 
 
@@ -207,6 +232,12 @@ def matmul(fb: FnBuilder, site, **a):
     fb.fail_with(b.or_(b.icmp_signed(">", m, a["org_m"]), b.icmp_signed(">", n, a["org_n"])),
                  E.MATMUL_OPERAND_MISSING, site, m, n, b.add(b.mul(a["org_m"], fb.i64(1 << 32)),
                                                              a["org_n"]))
+    # int8 inputs with a float16/int8 C need a dequant scale (set_quant_* not run on this path)
+    fb.st(abi.ERR_D, fb.i64(6))
+    fb.fail_with(b.and_(b.icmp_signed("==", a["a_dt"], fb.i64(DTYPE_CODES[int8])),
+                        b.and_(b.icmp_signed("!=", a["c_dt"], fb.i64(DTYPE_CODES[int32])),
+                               b.icmp_signed("==", a["quant_mode"], z))),
+                 E.MATMUL_OPERAND_MISSING, site)
     # the region of C: rows [r0, r0+tm), columns [c0, c0+tn)
     tiled = b.icmp_signed("!=", a["mode"], z)
     m_tiles = ceil_div(m, a["base_m"])
@@ -277,6 +308,13 @@ def matmul(fb: FnBuilder, site, **a):
             base = fb.ld(b.add(fb.i64(abi.MEM_BASE), a["c_mem"]))
             b.store(b.add(base, addr), c_slot)
     pc = b.inttoptr(b.load(c_slot, typ=I64), PTR)
+    # the dequant scale vector (set_quant_vector): the uint64 scales of columns c0..c0+tn
+    quant_slot = fb.alloca_builder.alloca(I64, name="quant")
+    b.store(z, quant_slot)
+    with b.if_then(b.icmp_signed("==", a["quant_mode"], fb.i64(2))):
+        pq = _gm_pointer(fb, a["quant_arg"], sat_add(a["quant_off"], c0), tn, fb.i64(8), 5, site)
+        b.store(b.ptrtoint(pq, I64), quant_slot)
+    pquant = b.inttoptr(b.load(quant_slot, typ=I64), PTR)
     # the arithmetic, in chunks of rows of C (about 2**27 multiply-adds each): between chunks
     # the call stops if the launch is being stopped (watchdog, Ctrl-C), so even a product of
     # whole GM matrices cannot keep a launch running
@@ -293,9 +331,14 @@ def matmul(fb: FnBuilder, site, **a):
         pc_r = b.inttoptr(b.add(b.ptrtoint(pc, I64), b.mul(b.mul(r, ldc), es_c)), PTR)
         with b.if_else(b.icmp_signed("==", a["a_dt"], fb.i64(DTYPE_CODES[int8]))) as (i8, fl):
             with i8:
-                b.call(_declare(module, "asc_mm_int8", _I8),
-                       [pa_r, lda, a["trans_a"], pb, ldb, a["trans_b"], cm, tn, k, pbias, pc_r,
-                        ldc])
+                ops = [pa_r, lda, a["trans_a"], pb, ldb, a["trans_b"], cm, tn, k, pbias, pc_r,
+                       ldc]
+                with b.if_then(b.icmp_signed("==", a["c_dt"], fb.i64(DTYPE_CODES[int32]))):
+                    b.call(_declare(module, "asc_mm_int8", _I8), ops)
+                for dt in DEQ_TYPES:
+                    with b.if_then(b.icmp_signed("==", a["c_dt"], fb.i64(DTYPE_CODES[dt]))):
+                        b.call(_declare(module, _deq_name(dt), _I8_DEQ), ops + [a["quant_scalar"],
+                                                                              pquant])
             with fl:
                 _float_product(fb, a, pa_r, pb, pbias, pc_r, cm, tn, k, lda, ldb, ldc)
     counted(fb, ceil_div(tm, chunk), rows)
@@ -382,7 +425,7 @@ def _float_product(fb: FnBuilder, a, pa, pb, pbias, pc, tm, tn, k, lda, ldb, ldc
 def lower_matmul(cg: Codegen, s) -> None:
     args = [cg._as_i64(cg.expr(e)) for e in s.args]
     call_checked(cg, runtime_lib.declare_rt(cg.module, "matmul"), args, s.op,
-                 ("a", "b", "bias", "c", "tiling"))
+                 ("a", "b", "bias", "c", "tiling", "quant vector"))
 
 
 @lowering("matmul_register")

@@ -107,7 +107,8 @@ def matmul(tb: _TB, tm_, tn, k, m, n, base_m, base_n, base_k, depth_a1, depth_b1
     es_in = b.select(b.icmp_signed("==", a_dt, tb.i64(2)), tb.i64(4),
                      b.select(b.icmp_signed("==", a_dt, tb.i64(3)), one, tb.i64(2)))
     es_c = b.select(b.icmp_signed("==", c_dt, z), tb.i64(2),
-                    b.select(b.icmp_signed("==", c_dt, one), tb.i64(2), tb.i64(4)))
+                    b.select(b.icmp_signed("==", c_dt, one), tb.i64(2),
+                             b.select(b.icmp_signed("==", c_dt, tb.i64(3)), one, tb.i64(4))))
     k0 = b.select(b.icmp_signed("==", a_dt, tb.i64(2)), tb.cost(TP.CUBE_K0_F32),
                   b.select(b.icmp_signed("==", a_dt, tb.i64(3)), tb.cost(TP.CUBE_K0_INT8),
                            tb.cost(TP.CUBE_K0_F16)))

@@ -8,7 +8,9 @@ Its timing is the instruction sequence Ascend C's Matmul issues for the tiling
 (``compiler/codegen/timing_matmul.py``), charged to the M, MTE1, MTE2 and FIX pipes.
 
 Supported dtypes (A/B -> C, bias): float16/bfloat16 -> float32, float16/bfloat16 (bias
-float32 or the input dtype); float32 -> float32; int8 -> int32 (bias int32).
+float32 or the input dtype); float32 -> float32; int8 -> int32 (bias int32); int8 -> float16 or
+int8 with a dequant scale (``set_quant_scalar`` / ``set_quant_vector``: C = round(float32(acc) *
+scale), scale the float32 in the low 32 bits of each uint64, one per matrix or per column).
 """
 from __future__ import annotations
 
@@ -19,16 +21,18 @@ from . import CostClass, Family, OpSpec, register
 
 #: input dtype -> allowed C dtypes
 MATMUL_TYPES = {float16: (float32, float16), bfloat16: (float32, bfloat16),
-                float32: (float32,), int8: (int32,)}
+                float32: (float32,), int8: (int32, float16, int8)}
 #: input dtype -> allowed bias dtypes
 BIAS_TYPES = {float16: (float32, float16), bfloat16: (float32, bfloat16), float32: (float32,),
               int8: (int32,)}
 
 
 def matmul_reference(a: np.ndarray, b: np.ndarray, bias=None, out_dtype=np.float32,
-                     trans_a: bool = False, trans_b: bool = False) -> np.ndarray:
+                     trans_a: bool = False, trans_b: bool = False, quant=None) -> np.ndarray:
     """C = op(A) @ op(B) (+ bias) as the cube computes it: float32 (int8: int32) accumulation,
-    one rounding to the output dtype. bfloat16 arrays are given as uint16 bit patterns."""
+    one rounding to the output dtype. bfloat16 arrays are given as uint16 bit patterns.
+    ``quant`` (int8 inputs, float16/int8 C): the dequant scales, one float32 or one per column:
+    C = round(float32(acc) * scale) (float16: nearest even; int8: nearest even, saturated)."""
     def as_f32(x):
         x = np.asarray(x)
         if x.dtype == np.uint16:  # bfloat16 bits
@@ -40,7 +44,14 @@ def matmul_reference(a: np.ndarray, b: np.ndarray, bias=None, out_dtype=np.float
         c = a2.astype(np.int64) @ b2.astype(np.int64)
         if bias is not None:
             c = c + np.asarray(bias).reshape(1, -1).astype(np.int64)
-        return c.astype(np.int32)
+        c = c.astype(np.int32)
+        if quant is None:
+            return c
+        v = (c.astype(np.float32) * np.asarray(quant, np.float32).reshape(1, -1)).astype(
+            np.float32)
+        if np.dtype(out_dtype) == np.int8:
+            return np.clip(np.rint(v), -128, 127).astype(np.int8)
+        return v.astype(np.float16)
     c = as_f32(a2) @ as_f32(b2)
     if bias is not None:
         c = c + as_f32(bias).reshape(1, -1)
@@ -65,9 +76,11 @@ register(OpSpec("matmul_get_tensor_c", Family.SYSTEM, PipeID.PIPE_M, CostClass.N
 #: library function takes them as i64). ``mode`` 0: the whole C (iterate_all), 1: tile ``tile``.
 #: dtype codes: see DTYPE_CODES. ``bias_arg`` -1: no bias. ``c_mem`` 0: GM (c_a = argument),
 #: else a local memory (c_a = byte address). ``seq``: get_tensor_c's en_sequential_write.
+#: ``quant_mode`` 0: none, 1: ``quant_scalar`` (uint64 bits), 2: the uint64 vector at GM argument
+#: ``quant_arg`` + ``quant_off`` (one per column of C).
 MATMUL_ARGS = ("mode", "a_arg", "a_off", "a_dt", "b_arg", "b_off", "b_dt", "bias_arg", "bias_off",
                "bias_dt", "c_mem", "c_a", "c_off", "c_size", "c_dt", "m", "n", "k", "lda", "ldb",
                "ldc", "trans_a", "trans_b", "tile", "seq", "base_m", "base_n", "base_k",
                "depth_a1", "depth_b1", "step_ka", "step_kb", "order", "db_l0c", "org_m", "org_n",
-               "org_k", "cores", "op")
+               "org_k", "cores", "op", "quant_mode", "quant_scalar", "quant_arg", "quant_off")
 DTYPE_CODES = {float16: 0, bfloat16: 1, float32: 2, int8: 3, int32: 4}

@@ -14,8 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ...adv import CubeFormat, MatmulType, Property
-from ...dsl.types import DataType, Memory, TPosition, bool_, int32, int64
+import dataclasses
+import enum
+import inspect
+
+from ...adv import (CONFIG_HELPERS, CONFIG_RECORDS, CubeFormat, IterateOrder, LayoutMode,
+                    MatmulConfig, MatmulType, Property, QuantConfig)
+from ...dsl.types import (DataType, Memory, TPosition, bool_, float16, int8, int32, int64,
+                          uint64)
 from .. import ast as A
 from .. import ir
 from ..errors import (ArgumentError, DtypeError, KernelTypeError, KernelValueError,
@@ -23,8 +29,8 @@ from ..errors import (ArgumentError, DtypeError, KernelTypeError, KernelValueErr
 from ..ops.matmul import BIAS_TYPES, DTYPE_CODES, MATMUL_ARGS, MATMUL_TYPES
 from . import scalars as S
 from .builtins import bind_args, function, method, want_dtype, want_enum, want_int
-from .values import (ConstV, EnumV, GmTensorV, LocalTensorV, NoneV, PipeV, PyObjV,
-                     RtV, StructV, SVal)
+from .values import (ConstV, EnumV, GmAddrV, GmTensorV, LocalTensorV, NoneV, PipeV, PyObjV,
+                     RtV, StructV, SVal, TupleV)
 
 UB_POSITIONS = (TPosition.VECCALC, TPosition.VECIN, TPosition.VECOUT)
 #: run-time state of a Matmul: (name, dtype, initial value)
@@ -33,7 +39,9 @@ _STATE = (("a_arg", int64, -1), ("a_off", int64, 0), ("trans_a", int64, 0),
           ("bias_arg", int64, -1), ("bias_off", int64, 0),
           ("tail_m", int64, -1), ("tail_n", int64, -1), ("tail_k", int64, -1),
           ("org_m", int64, -1), ("org_n", int64, -1), ("org_ka", int64, -1),
-          ("org_kb", int64, -1))
+          ("org_kb", int64, -1), ("batch_a", int64, -1), ("batch_b", int64, -1),
+          ("quant_mode", int64, 0), ("quant_scalar", int64, 0), ("quant_arg", int64, -1),
+          ("quant_off", int64, 0))
 
 
 @dataclass(eq=False)
@@ -46,8 +54,10 @@ class MatmulV(SVal):
     bias: Optional[MatmulType]
     vars: dict
     tiling: Optional[StructV] = None
+    config: MatmulConfig = MatmulConfig()
     a_seen: bool = False
     b_seen: bool = False
+    quant_seen: bool = False
     counts: list = field(default_factory=list)   # the enclosing `with mm.iterate()` counters
 
     def describe(self) -> str:
@@ -90,7 +100,93 @@ def _matmul_type_ctor(an, args, kwargs, loc):
     trans = b["is_trans"]
     if not isinstance(trans, ConstV):
         raise KernelValueError("MatmulType is_trans must be a compile-time bool", loc)
-    return PyObjV(MatmulType(pos, CubeFormat[fmt.member.name], dtype, bool(trans.value)))
+    layout = LayoutMode.NONE
+    if not isinstance(b["layout"], NoneV):
+        layout = want_enum(b["layout"], LayoutMode, "MatmulType layout", loc)
+    if layout not in (LayoutMode.NONE, LayoutMode.NORMAL):
+        raise UnsupportedConstructError(f"MatmulType layout {layout.name} is not supported by the "
+                                        f"simulator; use LayoutMode.NONE or LayoutMode.NORMAL "
+                                        f"(batches one after another)", loc)
+    return PyObjV(MatmulType(pos, CubeFormat[fmt.member.name], dtype, bool(trans.value),
+                             layout))
+
+
+def _const_ints(b: dict, names: tuple, what: str, loc: SourceLoc) -> dict:
+    """The compile-time ints (or bools) of bound arguments, by name."""
+    out = {}
+    for name in names:
+        v = b[name]
+        if not isinstance(v, ConstV) or isinstance(v.value, float):
+            raise KernelValueError(f"{what}: {name} must be a compile-time int, got "
+                                   f"{v.describe()}", loc)
+        out[name] = v.value if isinstance(v.value, bool) else int(v.value)
+    return out
+
+
+@function("adv.QuantConfig")
+def _quant_config_ctor(an, args, kwargs, loc):
+    names = ("calc_count", "offset_count", "scale_count", "work_local_size")
+    b = bind_args("asc.adv.QuantConfig()", names, args, kwargs, loc,
+                  {n: ConstV(0, int32) for n in names})
+    try:
+        return PyObjV(QuantConfig(**_const_ints(b, names, "asc.adv.QuantConfig", loc)))
+    except ValueError as e:
+        raise KernelValueError(str(e), loc) from None
+
+
+def _py_value(v: SVal, what: str, loc: SourceLoc):
+    """The host value of a compile-time argument (an int/bool/float, an enum member, None or a
+    config record)."""
+    if isinstance(v, ConstV):
+        return v.value
+    if isinstance(v, EnumV):
+        return v.member
+    if isinstance(v, NoneV):
+        return None
+    if isinstance(v, PyObjV) and not callable(v.obj):
+        return v.obj
+    raise KernelValueError(f"{what} must be a compile-time value, got {v.describe()}", loc)
+
+
+def _record_ctor(cls):
+    names = tuple(f.name for f in dataclasses.fields(cls))
+
+    def ctor(an, args, kwargs, loc):
+        b = bind_args(f"asc.adv.{cls.__name__}()", names, args, kwargs, loc,
+                      {n: NoneV() for n in names})
+        given = {n: _py_value(v, f"asc.adv.{cls.__name__} {n}", loc) for n, v in b.items()
+                 if not isinstance(v, NoneV)}
+        try:
+            return PyObjV(cls(**given))
+        except (TypeError, ValueError) as e:
+            raise KernelValueError(f"asc.adv.{cls.__name__}: {e}", loc) from None
+    return ctor
+
+
+def _helper_ctor(fn):
+    sig = inspect.signature(fn)
+    variadic = any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values())
+
+    def ctor(an, args, kwargs, loc):
+        what = f"asc.adv.{fn.__name__}"
+        try:
+            if variadic:
+                if kwargs:
+                    raise TypeError("takes positional records only")
+                out = fn(*(_py_value(a, what, loc) for a in args))
+            else:
+                out = fn(*(_py_value(a, what, loc) for a in args),
+                         **{k: _py_value(v, what, loc) for k, v in kwargs.items()})
+        except (TypeError, ValueError) as e:
+            raise KernelValueError(f"{what}: {e}", loc) from None
+        return PyObjV(out)
+    return ctor
+
+
+for _cls in CONFIG_RECORDS:
+    function(_cls.asc_name)(_record_ctor(_cls))
+for _fn in CONFIG_HELPERS:
+    function(_fn.asc_name)(_helper_ctor(_fn))
 
 
 @function("adv.Matmul")
@@ -126,11 +222,22 @@ def _matmul_ctor(an, args, kwargs, loc):
         raise DtypeError(f"asc.adv.Matmul: bias {tbias.dtype.name} is not supported for "
                          f"{ta.dtype.name} inputs; supported: "
                          f"{', '.join(d.name for d in BIAS_TYPES[ta.dtype])}", loc)
+    cfg = b["matmul_config"]
+    if isinstance(cfg, NoneV):
+        cfg = MatmulConfig()
+    elif isinstance(cfg, PyObjV) and isinstance(cfg.obj, MatmulConfig):
+        cfg = cfg.obj
+    elif isinstance(cfg, PyObjV) and getattr(cfg.obj, "asc_name", "") == \
+            "adv.MatmulApiStaticTiling":
+        cfg = cfg.obj.cfg                 # get_matmul_api_tiling's result: its config
+    else:
+        raise KernelTypeError(f"asc.adv.Matmul: matmul_config must be an asc.adv.MatmulConfig "
+                              f"(or a get_*_config helper's result), got {cfg.describe()}", loc)
     n = an.new_label("mm")
     state = {name: ir.Var(f"mm{n}.{name}", dt) for name, dt, _ in _STATE}
     for name, dt, init in _STATE:
         an.emit(ir.Assign(state[name], ir.Const(init, dt), loc))
-    return MatmulV(ta, tb, tc, tbias, state)
+    return MatmulV(ta, tb, tc, tbias, state, config=cfg)
 
 
 def _want_tiling(v: SVal, loc: SourceLoc) -> StructV:
@@ -278,6 +385,10 @@ def _ready(mm: MatmulV, what: str, loc: SourceLoc) -> None:
         if not getattr(mm, f"{which}_seen"):
             raise KernelValueError(f"Matmul.{what} before Matmul.set_tensor_{which}(...): the "
                                    f"Matmul has no {which.upper()} matrix", loc)
+    if mm.a.dtype == int8 and mm.c.dtype != int32 and not mm.quant_seen:
+        raise KernelValueError(f"Matmul.{what}: int8 inputs with a {mm.c.dtype.name} C are "
+                               f"dequantized: call Matmul.set_quant_scalar(...) or "
+                               f"set_quant_vector(...) first", loc)
 
 
 def _shape(mm: MatmulV):
@@ -315,12 +426,21 @@ def _emit(an, mm: MatmulV, op: str, mode: int, c_mem, c_a, c_off, c_size, tile, 
         "base_m": _tile(mm, "base_m"), "base_n": _tile(mm, "base_n"),
         "base_k": _tile(mm, "base_k"), "depth_a1": _tile(mm, "depth_a1"),
         "depth_b1": _tile(mm, "depth_b1"), "step_ka": _tile(mm, "step_k_a"),
-        "step_kb": _tile(mm, "step_k_b"), "order": _tile(mm, "iterate_order"),
+        "step_kb": _tile(mm, "step_k_b"), "order": _order(mm),
         "db_l0c": _tile(mm, "db_l0c"), "org_m": org_m, "org_n": org_n, "org_k": org_ka,
         "cores": _tile(mm, "used_core_num"), "op": ir.Const(list(REGISTRY).index(op), int64),
+        "quant_mode": mm.load("quant_mode"), "quant_scalar": mm.load("quant_scalar"),
+        "quant_arg": mm.load("quant_arg"), "quant_off": mm.load("quant_off"),
     }
     an.emit(ir.Intrinsic(op, tuple(values[name] for name in MATMUL_ARGS), (), loc,
                          (("dtype", mm.a.dtype),)))
+
+
+def _order(mm: MatmulV) -> ir.Expr:
+    """The base-tile order: the config's (ORDER_M / ORDER_N), else the tiling's."""
+    if mm.config.iterate_order != IterateOrder.UNDEF:
+        return ir.Const(int(mm.config.iterate_order), int64)
+    return _tile(mm, "iterate_order")
 
 
 def _atomic(v: SVal, loc: SourceLoc) -> None:
@@ -389,6 +509,178 @@ def _get_tensor_c(an, mm: MatmulV, name, args, kwargs, loc):
     return NoneV()
 
 
+# ----------------------------------------------------------------------------- quant
+@method(MatmulV, "set_quant_scalar")
+def _set_quant_scalar(an, mm: MatmulV, name, args, kwargs, loc):
+    """The dequant scale of every element of C (int8 inputs, float16/int8 C): the float32 whose
+    bits are the low 32 of ``quant_scalar`` (Ascend C's SetQuantScalar)."""
+    b = bind_args("Matmul.set_quant_scalar()", ("quant_scalar",), args, kwargs, loc)
+    _quant_ok(mm, name, loc)
+    _set(an, mm, "quant_scalar", want_int(b["quant_scalar"], "quant_scalar", loc, int64), loc)
+    _set(an, mm, "quant_mode", ir.Const(1, int64), loc)
+    mm.quant_seen = True
+    return NoneV()
+
+
+@method(MatmulV, "set_quant_vector")
+def _set_quant_vector(an, mm: MatmulV, name, args, kwargs, loc):
+    """One dequant scale per column of C: a uint64 GlobalTensor of N (the low 32 bits of each
+    are a float32; Ascend C's SetQuantVector)."""
+    b = bind_args("Matmul.set_quant_vector()", ("quant_vector",), args, kwargs, loc)
+    _quant_ok(mm, name, loc)
+    t = _gm_operand(b["quant_vector"], "Matmul.set_quant_vector tensor", uint64, loc)
+    _set(an, mm, "quant_arg", S.to_expr(RtV(t.arg), int64), loc)
+    _set(an, mm, "quant_off", t.offset, loc)
+    _set(an, mm, "quant_mode", ir.Const(2, int64), loc)
+    mm.quant_seen = True
+    return NoneV()
+
+
+def _quant_ok(mm: MatmulV, name: str, loc: SourceLoc) -> None:
+    if mm.a.dtype != int8 or mm.c.dtype not in (float16, int8):
+        raise KernelTypeError(f"Matmul.{name}: dequantization needs int8 A/B and a float16 or "
+                              f"int8 C; this Matmul is {mm.a.dtype.name} -> {mm.c.dtype.name}",
+                              loc)
+
+
+# ----------------------------------------------------------------------------- batch
+@method(MatmulV, "set_batch_num")
+def _set_batch_num(an, mm: MatmulV, name, args, kwargs, loc):
+    b = bind_args("Matmul.set_batch_num()", ("batch_a", "batch_b"), args, kwargs, loc)
+    for key in ("batch_a", "batch_b"):
+        _set(an, mm, key, want_int(b[key], f"Matmul.set_batch_num {key}", loc, int64), loc)
+    return NoneV()
+
+
+@method(MatmulV, "set_workspace")
+def _set_workspace(an, mm: MatmulV, name, args, kwargs, loc):
+    b = bind_args("Matmul.set_workspace()", ("addr", "size"), args, kwargs, loc,
+                  {"size": NoneV()})
+    if not isinstance(b["addr"], (GmTensorV, GmAddrV)):
+        raise OperandKindError(f"Matmul.set_workspace: addr must be a GlobalTensor or a GM "
+                               f"address, got {b['addr'].describe()}", loc)
+    if not isinstance(b["size"], NoneV):
+        want_int(b["size"], "Matmul.set_workspace size", loc, int64)
+    return NoneV()   # the simulator's Matmul keeps no partial results in GM: nothing to place
+
+
+_BATCH_ARGS = ("tensor", "batch_a", "batch_b", "en_sequential_write", "matrix_stride_a",
+               "matrix_stride_b", "matrix_stride_c", "en_partial_sum", "en_atomic", "sync",
+               "wait_iterate_batch")
+_BATCH_CUBE_ARGS = ("tensor", "en_partial_sum", "en_atomic", "en_sequential_write",
+                    "matrix_stride_a", "matrix_stride_b", "matrix_stride_c")
+
+
+def _is_bool(v: SVal) -> bool:
+    return isinstance(v, ConstV) and isinstance(v.value, bool)
+
+
+@method(MatmulV, "iterate_batch")
+def _iterate_batch(an, mm: MatmulV, name, args, kwargs, loc):
+    """C[i] = A[i // (batch / batch_a)] @ B[i // (batch / batch_b)] (+ bias) for i < batch =
+    max(batch_a, batch_b), each a whole matrix (set_tail's shape, else the single-core shape
+    cut to the original), NORMAL layout: matrix i of A starts matrix_stride_a elements after
+    matrix i - 1 (0: M x Ka of the original shape), likewise B (Kb x N) and C (M x N). One
+    matmul_iterate_all per batch. The cube-only form (tensor, en_partial_sum, en_atomic, ...)
+    takes the batch counts from set_batch_num, else from the tiling's a/b_layout_info_b."""
+    cube_only = (len(args) > 1 and _is_bool(args[1])) or ("en_partial_sum" in kwargs and
+                                                          "batch_a" not in kwargs)
+    zero = ConstV(0, int32)
+    if cube_only:
+        b = bind_args("Matmul.iterate_batch()", _BATCH_CUBE_ARGS, args, kwargs, loc,
+                      {"matrix_stride_a": zero, "matrix_stride_b": zero,
+                       "matrix_stride_c": zero})
+        batch_a = _default(mm.load("batch_a"), _tile(mm, "a_layout_info_b"))
+        batch_b = _default(mm.load("batch_b"), _tile(mm, "b_layout_info_b"))
+    else:
+        b = bind_args("Matmul.iterate_batch()", _BATCH_ARGS, args, kwargs, loc,
+                      {"matrix_stride_a": zero, "matrix_stride_b": zero,
+                       "matrix_stride_c": zero, "en_partial_sum": NoneV(),
+                       "en_atomic": NoneV(), "sync": ConstV(True, bool_),
+                       "wait_iterate_batch": NoneV()})
+        batch_a = want_int(b["batch_a"], "Matmul.iterate_batch batch_a", loc, int64)
+        batch_b = want_int(b["batch_b"], "Matmul.iterate_batch batch_b", loc, int64)
+    _ready(mm, "iterate_batch", loc)
+    if not isinstance(b["en_atomic"], NoneV):
+        _atomic(b["en_atomic"], loc)
+    ps = b["en_partial_sum"]
+    if not isinstance(ps, NoneV) and not (isinstance(ps, ConstV) and not ps.value):
+        raise UnsupportedConstructError("Matmul.iterate_batch: en_partial_sum is not supported "
+                                        "by the simulator (C is overwritten)", loc)
+    seq = b["en_sequential_write"]
+    if not isinstance(seq, ConstV) or seq.value:
+        raise UnsupportedConstructError("Matmul.iterate_batch writes C to GM here: "
+                                        "en_sequential_write must be False (a UB C is not "
+                                        "supported by the simulator's batch matmul)", loc)
+    if mm.c.position != TPosition.GM:
+        raise KernelTypeError(f"Matmul.iterate_batch writes C to GM, but this Matmul's c type "
+                              f"is at {mm.c.position.name}", loc)
+    c = _gm_operand(b["tensor"], "Matmul.iterate_batch tensor", mm.c.dtype, loc)
+    org_m = _default(mm.load("org_m"), _tile(mm, "m"))
+    org_n = _default(mm.load("org_n"), _tile(mm, "n"))
+    org_ka = _default(mm.load("org_ka"), _tile(mm, "k_a"))
+    org_kb = _default(mm.load("org_kb"), _tile(mm, "k_b"))
+
+    def stride(key, dflt):
+        v = want_int(b[key], f"Matmul.iterate_batch {key}", loc, int64)
+        return ir.Select(ir.Cmp("le", v, ir.Const(0, int64)), dflt, v, int64)
+
+    def mul(x, y):
+        return ir.Bin("mul", x, y, int64)
+
+    def tmp(expr, label):
+        return S.to_expr(an.temp(RtV(expr), label, loc), int64)
+
+    sa = tmp(stride("matrix_stride_a", mul(org_m, org_ka)), "batch_sa")
+    sb = tmp(stride("matrix_stride_b", mul(org_kb, org_n)), "batch_sb")
+    sc = tmp(stride("matrix_stride_c", mul(org_m, org_n)), "batch_sc")
+    ba, bb = tmp(batch_a, "batch_a"), tmp(batch_b, "batch_b")
+    big = ir.Select(ir.Cmp("lt", ba, bb), bb, ba, int64)
+    small = ir.Select(ir.Cmp("lt", ba, bb), ba, bb, int64)
+    total = tmp(big, "batch_n")
+    one = ir.Const(1, int64)
+    divisible = ir.Cmp("eq", ir.Bin("mod", total, ir.Select(ir.Cmp("lt", small, one), one, small,
+                                                            int64), int64), ir.Const(0, int64))
+    an.emit(ir.Intrinsic("kernel_assert", (ir.Bin("and", ir.Cmp("ge", small, one), divisible,
+                                                  bool_),), (), loc,
+                         (("msg", "Matmul.iterate_batch: batch_a and batch_b must be >= 1 and the "
+                                  "larger a multiple of the smaller"),)))
+    ra = tmp(ir.Bin("floordiv", total, ir.Select(ir.Cmp("lt", ba, one), one, ba, int64), int64),
+             "batch_ra")
+    rb = tmp(ir.Bin("floordiv", total, ir.Select(ir.Cmp("lt", bb, one), one, bb, int64), int64),
+             "batch_rb")
+    a0, b0 = tmp(mm.load("a_off"), "batch_a0"), tmp(mm.load("b_off"), "batch_b0")
+    # each batch is a whole matrix: the tails if set, else the single-core shape cut to the
+    # original one (the tiling rounds single_core_m/n up)
+    saved = {}
+    for key, single, org in (("tail_m", "single_core_m", org_m), ("tail_n", "single_core_n", org_n),
+                             ("tail_k", "single_core_k", org_ka)):
+        saved[key] = tmp(mm.load(key), f"batch_{key}")
+        sc_ = _tile(mm, single)
+        _set(an, mm, key, _default(saved[key], ir.Select(ir.Cmp("lt", org, sc_), org, sc_, int64)),
+             loc)
+    var = ir.Var(f"batch{an.new_label('bi')}", int64)
+    i = ir.Load(var)
+    with an.capture() as body:
+        for key, base, rep, step in (("a_off", a0, ra, sa), ("b_off", b0, rb, sb)):
+            _set(an, mm, key, ir.Bin("add", base, mul(ir.Bin("floordiv", i, rep, int64), step),
+                                     int64), loc)
+        _emit(an, mm, "matmul_iterate_all", 0, Memory.GM, S.to_expr(RtV(c.arg), int64),
+              ir.Bin("add", c.offset, mul(i, sc), int64), c.size, ir.Const(0, int64),
+              ir.Const(0, int64), loc)
+    an.emit(ir.ForRange(var, ir.Const(0, int64), total, ir.Const(1, int64), tuple(body), loc))
+    _set(an, mm, "a_off", a0, loc)
+    _set(an, mm, "b_off", b0, loc)
+    for key, value in saved.items():
+        _set(an, mm, key, value, loc)
+    return NoneV()
+
+
+@method(MatmulV, "wait_iterate_batch")
+def _wait_batch(an, mm: MatmulV, name, args, kwargs, loc):
+    return NoneV()   # synchronous here
+
+
 def with_statement(an, s) -> None:
     """``with mm.iterate() as count: body`` — a loop over the tiles of C."""
     c = s.context
@@ -429,6 +721,25 @@ def with_statement(an, s) -> None:
     an.scope.env = an._loop_env_after(base, an.scope.env)
     an.emit(ir.ForRange(var, ir.Const(0, int32), S.to_expr(tiles, int32), ir.Const(1, int32),
                         tuple(body), s.loc))
+
+
+@function("adv.shape_rows")
+def _shape_rows(an, args, kwargs, loc):
+    b = bind_args("asc.adv.shape_rows()", ("tensor",), args, kwargs, loc)
+    t = b["tensor"]
+    if not isinstance(t, LocalTensorV):
+        raise OperandKindError(f"asc.adv.shape_rows needs a LocalTensor, got {t.describe()}", loc)
+    info = t.shape_info
+    zero = ConstV(0, int32)
+    if info is None or not getattr(info, "shape", ()):
+        return TupleV((zero, zero, zero))
+    def sval(e: ir.Expr) -> SVal:       # a ShapeInfo holds int32 expressions
+        return ConstV(e.value, int32) if isinstance(e, ir.Const) else RtV(e)
+    rows = ConstV(1, int32)
+    for d in info.shape[:-1]:
+        rows = S.binary("*", rows, sval(d), loc)
+    orig = info.original[-1] if getattr(info, "original", ()) else info.shape[-1]
+    return TupleV((rows, sval(info.shape[-1]), sval(orig)))
 
 
 @function("property")

@@ -696,7 +696,8 @@ def _returns_only_at_end(body) -> bool:
 def _may_fault(v: SVal) -> bool:
     """True if evaluating the value can fail at run time (integer // or % by zero)."""
     def walk(x) -> bool:
-        if isinstance(x, ir.Bin) and x.op in ("floordiv", "mod") and not x.dtype.is_float:
+        if isinstance(x, ir.Bin) and x.op in ("floordiv", "mod", "cdiv", "cmod") and \
+                not x.dtype.is_float:
             return True
         return any(walk(getattr(x, f)) for f in ("a", "b", "cond")
                    if isinstance(getattr(x, f, None), (ir.Bin, ir.Cmp, ir.Un, ir.Cast,

@@ -19,7 +19,7 @@ from ...dsl.types import (DataType, HardEvent, Memory, PipeID, TPosition, bool_,
 from .. import ast as A
 from .. import ir
 from ..errors import (ConstantRangeError, KernelSyntaxError, KernelTypeError, KernelValueError,
-                      SourceLoc)
+                      SourceLoc, UnsupportedConstructError)
 from ..ops import REGISTRY, Family, OpSpec
 from . import scalars as S
 from .values import (BoundMethodV, ConstV, DTypeV, EnumV, GmAddrV, GmTensorV, LocalTensorV,
@@ -446,6 +446,20 @@ def _ceildiv(an, args, kwargs, loc):
     return S.binary("//", num, b["b"], loc)
 
 
+@function("number")
+def _number(an, args, kwargs, loc):
+    b = bind_args("asc.number()", ("value", "dtype"), args, kwargs, loc)
+    return S.cast(b["value"], want_dtype(b["dtype"], "asc.number() dtype", loc), loc)
+
+
+@function("inline")
+def _inline(an, args, kwargs, loc):
+    raise UnsupportedConstructError(
+        "asc.inline inserts verbatim C++ into pyasc's generated code; the simulator runs no "
+        "C++ text", loc, hint="write it with asc builtins, or load a whole C++ kernel with "
+                              "asc.cpp.load (README \"C++ kernels\")")
+
+
 @function("static_assert")
 def _static_assert(an, args, kwargs, loc):
     b = bind_args("static_assert()", ("cond", "msg"), args, kwargs, loc, {"msg": StrV("")})
@@ -612,3 +626,4 @@ from . import copy_records  # noqa: E402,F401  (pyasc-lang: SliceInfo, Nz2NdPara
 from . import cmpmask  # noqa: E402,F401  (pyasc-lang: the CMPMASK register)
 from . import list_tensor  # noqa: E402,F401  (pyasc-lang: ListTensorDesc, TensorDesc)
 from . import add_deq  # noqa: E402,F401  (pyasc-lang: add_deq_relu)
+from . import load3d  # noqa: E402,F401  (conv19: LoadData3DParams records, img2col)

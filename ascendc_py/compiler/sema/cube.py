@@ -195,6 +195,9 @@ def check_plain_copy(dst: SVal, src: SVal, loc: SourceLoc) -> None:
 def load_data(an, args, kwargs, loc) -> SVal:
     """``load_data(dst_l0a_or_l0b, src_l1_or_gm, LoadData2DParams(...))``."""
     b = bind_args("asc.load_data()", ("dst", "src", "params"), args, kwargs, loc)
+    if isinstance(b["params"], StructV) and b["params"].kind.startswith("LoadData3D"):
+        from .load3d import load_data_3d   # img2col (Load3D): sema/load3d.py
+        return load_data_3d(an, b["dst"], b["src"], b["params"], loc)
     dst = _local(b["dst"], "load_data", "dst", (Memory.L0A, Memory.L0B), "A2 (L0A) or B2 (L0B)",
                  loc)
     src = b["src"]

@@ -27,7 +27,8 @@ WIDE_INT_BITS = 1024
 
 BINOP_NAMES = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv",
                "%": "mod", "**": "pow", "<<": "shl", ">>": "shr", "&": "and", "|": "or",
-               "^": "xor"}
+               "^": "xor",
+               "c/": "cdiv", "c%": "cmod"}   # C's truncating / and % (the C++ front end)
 CMPOP_NAMES = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
 
 
@@ -115,6 +116,12 @@ def convert_const(value, dtype: DataType):
     return value
 
 
+def _c_div(x: int, y: int) -> int:
+    """C's integer division: the quotient truncated toward zero."""
+    q = abs(x) // abs(y)
+    return q if (x >= 0) == (y >= 0) else -q
+
+
 def _fold_const(op: str, a, b, dtype: DataType, loc: SourceLoc):
     if dtype.is_float:
         a, b = float(a), float(b)
@@ -129,8 +136,9 @@ def _fold_const(op: str, a, b, dtype: DataType, loc: SourceLoc):
     fn = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
           "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow,
           "shl": operator.lshift, "shr": operator.rshift, "and": operator.and_,
-          "or": operator.or_, "xor": operator.xor, "min": min, "max": max}[op]
-    if op in ("floordiv", "mod") and b == 0:
+          "or": operator.or_, "xor": operator.xor, "min": min, "max": max,
+          "cdiv": _c_div, "cmod": lambda x, y: x - _c_div(x, y) * y}[op]
+    if op in ("floordiv", "mod", "cdiv", "cmod") and b == 0:
         raise ConstantRangeError("division by zero in a compile-time expression", loc)
     if op in ("shl", "shr") and b < 0:
         raise ConstantRangeError("negative shift count", loc)

@@ -1,0 +1,175 @@
+"""Semantic analysis of the img2col load: ``load_data(dst, src, LoadData3DParamsV2(...))`` and
+the records ``LoadData3DParamsV1``, ``LoadData3DParamsV2``, ``LoadData3DParamsV2Pro`` (pyasc's
+names and positional order). Semantics: ``ops/load3d.py``; lowering: ``codegen/lower_load3d.py``.
+
+``sema/cube.py``'s ``load_data`` hands a 3D record here. Constant fields are checked at compile
+time (range, C0 alignment, the K span); run-time values by the library.
+"""
+from __future__ import annotations
+
+from ...dsl.types import Memory, bool_, int32, int64
+from .. import ir
+from ..errors import DtypeError, KernelTypeError, KernelValueError, OperandKindError
+from ..ops.load3d import (LOAD3D_TYPES_A, LOAD3D_TYPES_B, LOAD3D_V2_FIELDS, c0_of,
+                          output_size)
+from . import scalars as S
+from .builtins import bind_args, function, want_int
+from .values import ConstV, LocalTensorV, NoneV, RtV, StructV, SVal, TupleV
+
+#: LoadData3DParamsV2 in pyasc's positional order, with defaults
+V2_PARAMS = (("pad_list", None), ("l1_h", 1), ("l1_w", 1), ("channel_size", 1),
+             ("k_extension", 1), ("m_extension", 1), ("k_start_pt", 0), ("m_start_pt", 0),
+             ("stride_w", 1), ("stride_h", 1), ("filter_w", 1), ("filter_h", 1),
+             ("dilation_filter_w", 1), ("dilation_filter_h", 1), ("en_transpose", False),
+             ("pad_value", 0), ("filter_size_w", False), ("filter_size_h", False),
+             ("f_matrix_ctrl", False))
+V1_PARAMS = ("pad_list", "l1_h", "l1_w", "c1_index", "fetch_filter_w", "fetch_filter_h",
+             "left_top_w", "left_top_h", "stride_w", "stride_h", "filter_w", "filter_h",
+             "dilation_filter_w", "dilation_filter_h", "jump_stride", "repeat_mode",
+             "repeat_time", "c_size", "pad_value")
+V2PRO_PARAMS = ("channel_size", "en_transpose", "en_small_k", "filter_size_w", "filter_size_h",
+                "f_matrix_ctrl", "ext_config", "filter_config")
+_BOOLS = {"en_transpose", "filter_size_w", "filter_size_h", "f_matrix_ctrl"}
+_LIMITS = {n: (lo, hi) for n, lo, hi in LOAD3D_V2_FIELDS}
+_UNMODELLED = {"en_transpose": "LoadData3DParamsV2.en_transpose is not modelled",
+               "f_matrix_ctrl": "LoadData3DParamsV2.f_matrix_ctrl (the right matrix's fmatrix) "
+                                "is not modelled"}
+
+
+def _pads(v: SVal, loc) -> tuple:
+    if isinstance(v, NoneV):
+        return tuple(ConstV(0, int32) for _ in range(4))
+    if not isinstance(v, TupleV) or len(v.items) != 4:
+        raise KernelTypeError(f"LoadData3DParamsV2.pad_list must be a list or tuple of 4 "
+                              f"integers (left, right, top, bottom), got {v.describe()}", loc)
+    return v.items
+
+
+@function("LoadData3DParamsV2")
+def _v2(an, args, kwargs, loc) -> SVal:
+    names = tuple(n for n, _ in V2_PARAMS)
+    defaults = {n: (NoneV() if d is None else ConstV(d, bool_ if isinstance(d, bool) else int32))
+                for n, d in V2_PARAMS}
+    b = bind_args("asc.LoadData3DParamsV2()", names, args, kwargs, loc, defaults)
+    fields = []
+    for (name, _lo, _hi), v in zip(LOAD3D_V2_FIELDS[:4], _pads(b["pad_list"], loc)):
+        fields.append((name, v))
+    for name in names[1:]:
+        v = b[name]
+        if name == "pad_value":
+            if not isinstance(S.numeric(v), (ConstV, RtV)):
+                raise KernelTypeError(f"LoadData3DParamsV2.pad_value must be a number, got "
+                                      f"{v.describe()}", loc)
+            fields.append((name, S.numeric(v)))
+            continue
+        if name in _BOOLS:
+            v = S.truth(v, loc)
+        else:
+            want_int(v, f"LoadData3DParamsV2.{name}", loc, int64)
+        fields.append((name, v))
+    for name, v in fields:
+        if name == "pad_value":
+            continue
+        if name in _BOOLS and isinstance(v, ConstV) and v.value and name in _UNMODELLED:
+            raise KernelValueError(_UNMODELLED[name], loc)
+        lo, hi = _LIMITS[name]
+        if isinstance(v, ConstV) and name not in _BOOLS and not lo <= int(v.value) <= hi:
+            raise KernelValueError(f"LoadData3DParamsV2.{name} = {v.value} is out of range "
+                                   f"{lo}..{hi}", loc)
+    return StructV("LoadData3DParamsV2", tuple(fields))
+
+
+def _record(kind: str, names: tuple):
+    def construct(an, args, kwargs, loc) -> SVal:
+        b = bind_args(f"asc.{kind}()", names, args, kwargs, loc,
+                      {n: ConstV(0, int32) for n in names})
+        return StructV(kind, tuple((n, b[n]) for n in names))
+    return construct
+
+
+function("LoadData3DParamsV1")(_record("LoadData3DParamsV1", V1_PARAMS))
+function("LoadData3DParamsV2Pro")(_record("LoadData3DParamsV2Pro", V2PRO_PARAMS))
+
+
+def _const(v: SVal):
+    return int(v.value) if isinstance(v, ConstV) else None
+
+
+def _static_checks(rec: StructV, c0: int, loc) -> None:
+    """The C0 alignments and spans whose fields are all constants."""
+    g = {n: _const(rec.get(n)) for n, _, _ in LOAD3D_V2_FIELDS}
+    for name in ("channel_size", "k_start_pt", "k_extension"):
+        if g[name] is not None and g[name] % c0:
+            raise KernelValueError(
+                f"LoadData3DParamsV2.{name} = {g[name]} must be a multiple of C0 = {c0} for "
+                f"this dtype", loc,
+                hint="store the feature map as NC1HWC0 with the channels zero-padded to a "
+                     "multiple of C0 (asc.host.nchw_to_nc1hwc0); the 4-channel small-C forms "
+                     "are not modelled")
+    if None not in (g["filter_h"], g["filter_w"], g["channel_size"], g["k_start_pt"],
+                    g["k_extension"], g["filter_size_w"], g["filter_size_h"]):
+        k = ((g["filter_h"] + 256 * g["filter_size_h"]) * (g["filter_w"] + 256 * g["filter_size_w"])
+             * g["channel_size"])
+        if g["k_start_pt"] + g["k_extension"] > k:
+            raise KernelValueError(
+                f"LoadData3DParamsV2: k_start_pt + k_extension = "
+                f"{g['k_start_pt'] + g['k_extension']} is more than K = filter_h·filter_w·"
+                f"channel_size = {k}", loc)
+    axes = (("l1_h", "pad_top", "pad_bottom", "filter_h", "dilation_filter_h", "stride_h",
+             "filter_size_h"),
+            ("l1_w", "pad_left", "pad_right", "filter_w", "dilation_filter_w", "stride_w",
+             "filter_size_w"))
+    sizes = []
+    for l1, pa, pb, f, d, s, big in axes:
+        if None in (g[l1], g[pa], g[pb], g[f], g[d], g[s], g[big]):
+            return
+        sizes.append(output_size(g[l1], g[pa], g[pb], g[f] + 256 * g[big], g[d], g[s]))
+    if min(sizes) < 1:
+        raise KernelValueError(f"LoadData3DParamsV2: the {g['filter_h']}×{g['filter_w']} kernel "
+                               f"(dilation {g['dilation_filter_h']}×{g['dilation_filter_w']}) "
+                               f"does not fit the padded {g['l1_h']}×{g['l1_w']} map: no "
+                               f"window", loc)
+    if g["m_start_pt"] is not None and g["m_extension"] is not None:
+        limit = -(-sizes[0] * sizes[1] // 16) * 16
+        if g["m_start_pt"] + g["m_extension"] > limit:
+            raise KernelValueError(
+                f"LoadData3DParamsV2: m_start_pt + m_extension = "
+                f"{g['m_start_pt'] + g['m_extension']} is past the {sizes[0]}×{sizes[1]} = "
+                f"{sizes[0] * sizes[1]} windows (at most {limit}, whole fractals)", loc)
+
+
+def load_data_3d(an, dst: SVal, src: SVal, params: StructV, loc) -> SVal:
+    """``load_data(dst_A2_or_B2, src_A1_or_B1, LoadData3DParams*)`` (from sema/cube.py)."""
+    if params.kind == "LoadData3DParamsV1":
+        raise KernelValueError("asc.load_data with LoadData3DParamsV1 (Load3Dv1) does not exist "
+                               "on Ascend 910B (A2/A3): the docs list it for the Atlas training "
+                               "and inference products only", loc,
+                               hint="use asc.LoadData3DParamsV2")
+    if params.kind == "LoadData3DParamsV2Pro":
+        raise KernelValueError("asc.load_data with LoadData3DParamsV2Pro is not modelled: it "
+                               "packs the fields in register words whose bit layout the public "
+                               "docs do not give", loc, hint="use asc.LoadData3DParamsV2")
+    if not isinstance(dst, LocalTensorV) or dst.memory not in (Memory.L0A, Memory.L0B):
+        raise OperandKindError(f"asc.load_data (Load3D) dst must be a LocalTensor at A2 (L0A) "
+                               f"or B2 (L0B), got {dst.describe()}", loc)
+    if not isinstance(src, LocalTensorV) or src.memory != Memory.L1:
+        raise OperandKindError(f"asc.load_data (Load3D) src must be a LocalTensor at A1/B1 "
+                               f"(L1): img2col reads the feature map from L1, got "
+                               f"{src.describe()}", loc)
+    if src.dtype != dst.dtype:
+        raise DtypeError(f"asc.load_data: dst is {dst.dtype.name} but src is {src.dtype.name}",
+                         loc)
+    allowed = LOAD3D_TYPES_A if dst.memory == Memory.L0A else LOAD3D_TYPES_B
+    if dst.dtype not in allowed:
+        where = "A2 (L0A)" if dst.memory == Memory.L0A else "B2 (L0B)"
+        raise DtypeError(f"asc.load_data (Load3Dv2) to {where} does not support "
+                         f"{dst.dtype.name} on Ascend 910B (A2/A3); supported: "
+                         f"{', '.join(d.name for d in allowed)}", loc)
+    _static_checks(params, c0_of(dst.dtype.sizeof()), loc)
+    fields = tuple(S.to_expr(params.get(n), int64) if n in _BOOLS else
+                   want_int(params.get(n), f"LoadData3DParamsV2.{n}", loc, int64)
+                   for n, _, _ in LOAD3D_V2_FIELDS)
+    pad = S.to_expr(params.get("pad_value"), dst.dtype)
+    an.emit(ir.Intrinsic("load_data_3d", (dst.ref(), src.ref()) + fields + (pad,), (), loc,
+                         (("dtype", dst.dtype),)))
+    return NoneV()
