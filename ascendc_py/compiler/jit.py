@@ -197,8 +197,14 @@ class CompiledKernel(Fieldwise):
 # the full O2 pipeline with vectorisation, then linked back in and made internal again. Results
 # cannot differ from any other pipeline: no pass may change an IEEE result without fast-math
 # flags, which codegen never sets. The runtime library's shards keep O3.
+# The kernel function's machine code is selected and allocated at LLVM's codegen level 0
+# (``optnone``, set after its IR is optimised: FastISel, no machine-level optimisation), which
+# halves the object emission of a kernel module; the helpers keep the host's full codegen. Its
+# code only sequences calls into the runtime library, so the run time it adds is a few
+# instructions per call, and IEEE results are the same at every codegen level.
 KERNEL_SPEED_LEVEL = 2
 KERNEL_FUNCTION_LEVEL = 1
+KERNEL_FUNCTION_FAST_CODEGEN = True
 
 
 def emit_object(module_text, speed_level: int = 3) -> tuple[bytes, dict]:
@@ -332,6 +338,10 @@ def emit_kernel_object(kernel_text: str, helper_text: Optional[str],
     times: dict = {}
     mod = optimize_kernel_module(kernel_text, helper_text, internal, entry_name, times)
     t0 = time.perf_counter()
+    if KERNEL_FUNCTION_FAST_CODEGEN:
+        entry = mod.get_function(entry_name)
+        entry.add_function_attribute("noinline")     # (optnone requires it)
+        entry.add_function_attribute("optnone")
     obj = tm.emit_object(mod)
     times["emit"] = time.perf_counter() - t0
     return obj, times
