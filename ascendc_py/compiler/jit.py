@@ -46,9 +46,21 @@ _engines: list = []  # keep MCJIT engines (and their code) alive for the process
 CACHE_FORMAT = 3
 
 
+_llvm_init_lock = ForkSafeLock()
+
+
 def _llvm():
     """llvmlite's binding layer and a TargetMachine for the host CPU (features included,
     so the vectoriser can use AVX2/AVX-512 where the host has them)."""
+    global _target_machine
+    if _target_machine is not None:
+        import llvmlite.binding as llvm
+        return llvm, _target_machine
+    with _llvm_init_lock:       # (prepare_llvm's thread may be doing it)
+        return _init_llvm()
+
+
+def _init_llvm():
     import llvmlite.binding as llvm
     global _target_machine
     if _target_machine is None:
@@ -59,6 +71,23 @@ def _llvm():
             cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
             opt=3, reloc="pic", codemodel="default")  # PIC: also linkable into a .so
     return llvm, _target_machine
+
+
+def prepare_llvm() -> None:
+    """Start LLVM's initialisation (importing llvmlite's binding layer, which loads LLVM's
+    shared library, and creating the target machine) on a daemon thread, so that it overlaps
+    a compile's front end; ``_llvm`` waits for it. Called when a compile starts, never on a
+    cached launch; a no-op once LLVM is initialised."""
+    if _target_machine is not None:
+        return
+
+    def work():
+        try:
+            _llvm()
+        except Exception:  # noqa: BLE001 - the compile's own _llvm() call reports it
+            pass
+
+    threading.Thread(target=work, name="asc-llvm-init", daemon=True).start()
 
 
 _version_cache: Optional[str] = None
@@ -592,6 +621,7 @@ def _compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
 
     times: dict[str, float] = {}
     t0 = time.perf_counter()
+    prepare_llvm()
     try:
         kernel.parsed()
         t1 = time.perf_counter()
