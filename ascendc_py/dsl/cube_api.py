@@ -62,4 +62,6 @@ CUBE_BUILTINS.update({name: _builtin(name, doc) for name, doc in {
     "LoadData3DParamsV1": "LoadData3DParamsV1(...): Load3Dv1, not an A2/A3 interface (an error "
                           "in load_data)",
     "LoadData3DParamsV2Pro": "LoadData3DParamsV2Pro(...): not modelled (an error in load_data)",
+    "set_load_data_boundary": "set_load_data_boundary(boundary): load_data 3D's L1 boundary "
+                              "(bytes; 0 = none, else >= 1024): reads past it wrap to L1's start",
 }.items()})
