@@ -64,4 +64,8 @@ CUBE_BUILTINS.update({name: _builtin(name, doc) for name, doc in {
     "LoadData3DParamsV2Pro": "LoadData3DParamsV2Pro(...): not modelled (an error in load_data)",
     "set_load_data_boundary": "set_load_data_boundary(boundary): load_data 3D's L1 boundary "
                               "(bytes; 0 = none, else >= 1024): reads past it wrap to L1's start",
+    "LoadDataRepeatParam": "LoadDataRepeatParam(repeat_time=1, repeat_stride=0, repeat_mode=0): "
+                           "Load3Dv2's repeat settings for set_load_data_repeat",
+    "set_load_data_repeat": "set_load_data_repeat(LoadDataRepeatParam(...)): Load3Dv2's repeat "
+                            "register (one iteration modelled)",
 }.items()})

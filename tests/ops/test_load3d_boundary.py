@@ -96,3 +96,55 @@ def test_constant_out_of_range_is_a_compile_error_at_the_line():
     with pytest.raises(KernelCompileError, match="0 \\(none\\) or 1024") as e:
         bad[1]()
     assert "asc.set_load_data_boundary(1000)" in str(e.value)
+
+
+# ----------------------------------------------------------------------------- set_load_data_repeat
+@asc.kernel
+def repeat_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n_l0: int, times: int,
+                  SET: asc.ConstExpr[bool]):
+    """z = L0A after a 3x3 img2col (pad 1) of a 5x7 map, after set_load_data_repeat when SET."""
+    xg = asc.GlobalTensor(); xg.set_global_buffer(x)
+    zg = asc.GlobalTensor(); zg.set_global_buffer(z)
+    pipe = asc.TPipe()
+    b1 = asc.TBuf(asc.TPosition.A1)
+    b2 = asc.TBuf(asc.TPosition.A2)
+    pipe.init_buffer(b1, L1_ELEMS * 2)
+    pipe.init_buffer(b2, n_l0 * 2)
+    l1 = b1.get(x.dtype)
+    l0 = b2.get(x.dtype)
+    asc.data_copy(l1, xg, L1_ELEMS)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    if SET:
+        asc.set_load_data_repeat(asc.LoadDataRepeatParam(repeat_time=times, repeat_stride=8,
+                                                         repeat_mode=1))
+    asc.load_data(l0, l1, asc.LoadData3DParamsV2([1, 1, 1, 1], 5, 7, 16, 144, 35, 0, 0, 1, 1,
+                                                 3, 3, 1, 1, False, -1.0))
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    for i in range(n_l0):
+        zg.set_value(i, l0.get_value(i))
+
+
+def test_one_repeat_is_the_plain_load_and_more_are_an_error_at_the_load():
+    x = np.random.default_rng(3).standard_normal(L1_ELEMS).astype(np.float16)
+    want, n_l0 = _expected(x[:5 * 7 * 16], 5, 7)
+    for set_it in (False, True):
+        z = np.zeros(n_l0, np.float16)
+        repeat_kernel[1](x, z, n_l0, 1, set_it)
+        assert np.array_equal(z.view(np.uint16), want.view(np.uint16))
+    with pytest.raises(CubeParamError, match="repeat_time.*not modelled") as e:
+        repeat_kernel[1](x, np.zeros(n_l0, np.float16), n_l0, 4, True)
+    assert "asc.load_data(l0, l1" in str(e.value)
+
+
+def test_repeat_param_constant_out_of_range_is_a_compile_error():
+    @asc.kernel
+    def bad():
+        asc.set_load_data_repeat(asc.LoadDataRepeatParam(1, 8, 2))
+    with pytest.raises(KernelCompileError, match="repeat_mode = 2 is out of range 0..1"):
+        bad[1]()
+
+    @asc.kernel
+    def not_a_record():
+        asc.set_load_data_repeat(4)
+    with pytest.raises(KernelCompileError, match="LoadDataRepeatParam"):
+        not_a_record[1]()

@@ -18,7 +18,7 @@ from ...dsl.types import Memory
 from ...simulator import abi
 from ...simulator import timing_params as TP
 from .. import ir
-from ..ops.load3d import BOUNDARY_MIN, LOAD3D_RULES, LOAD3D_V2_FIELDS
+from ..ops.load3d import BOUNDARY_MIN, LOAD3D_RULES, LOAD3D_V2_FIELDS, REPEAT_FIELDS
 from . import runtime_lib
 from .core import Codegen, FnBuilder, lowering
 from .intrinsics import call_checked, operand
@@ -37,9 +37,10 @@ DETAIL_FIELDS = LOAD3D_V2_FIELDS + tuple((f"rule:{name.split(':', 1)[1]}:{text}"
 _RULE = {name: len(LOAD3D_V2_FIELDS) + i for i, (name, _) in enumerate(LOAD3D_RULES)}
 
 
-@rt("dst_mem", "dst_a", "src_a", "esize", *_NAMES, "pad_bits", "path", "op", "boundary")
+@rt("dst_mem", "dst_a", "src_a", "esize", *_NAMES, "pad_bits", "path", "op", "boundary",
+    "repeat_time")
 def cube_load3d(fb: FnBuilder, site, dst_mem, dst_a, src_a, esize, pad_bits, path, op,
-                boundary, **f):
+                boundary, repeat_time, **f):
     """img2col of the NC1HWC0 map at L1 ``src_a`` into L0A (ZZ) / L0B (ZN) at ``dst_a``;
     with a non-zero ``boundary`` (set_load_data_boundary) reads at L1 offsets at or past it
     wrap to the start of L1."""
@@ -83,6 +84,8 @@ def cube_load3d(fb: FnBuilder, site, dst_mem, dst_a, src_a, esize, pad_bits, pat
     c1 = b.sdiv(f["channel_size"], c0)
     l1h, l1w = f["l1_h"], f["l1_w"]
     fmap = b.mul(b.mul(b.mul(c1, l1h), l1w), i64(32))
+    rule("repeat:set_load_data_repeat's repeat_time", b.icmp_signed("!=", repeat_time, i64(1)),
+         repeat_time)
     l1_base = fb.ld(abi.MEM_BASE + int(Memory.L1))
     bounded = b.icmp_signed("!=", boundary, i64(0))
     rule("boundary:set_load_data_boundary",
@@ -166,6 +169,26 @@ def _boundary(cg: Codegen):
     return reg
 
 
+def _repeat(cg: Codegen) -> dict:
+    """The Load3Dv2 repeat register's allocas (entry block, once: LoadDataRepeatParam's
+    defaults)."""
+    regs = getattr(cg, "_load3d_repeat", None)
+    if regs is None:
+        regs = cg._load3d_repeat = {}
+        for name, default, _lo, _hi in REPEAT_FIELDS:
+            regs[name] = cg.alloca_builder.alloca(I64, name=f"load3d.{name}")
+            cg.alloca_builder.store(cg.i64(default), regs[name])
+    return regs
+
+
+@lowering("set_load_data_repeat")
+def lower_set_load_data_repeat(cg: Codegen, s: ir.Intrinsic) -> None:
+    regs = _repeat(cg)
+    for (name, *_), e in zip(REPEAT_FIELDS, s.args):
+        cg.b.store(cg._as_i64(cg.expr(e)), regs[name])
+    cg.scalar_cost(1)
+
+
 @lowering("set_load_data_boundary")
 def lower_set_load_data_boundary(cg: Codegen, s: ir.Intrinsic) -> None:
     cg.b.store(cg._as_i64(cg.expr(s.args[0])), _boundary(cg))
@@ -182,6 +205,6 @@ def lower_load_data_3d(cg: Codegen, s: ir.Intrinsic) -> None:
     args = [dmem, da, sa, cg.i64(dtype.sizeof())] + values + [
         _bits(cg, s.args[2 + len(_NAMES)], dtype),
         cg.i64(TP.path_index(Memory.L1, dst.memory)), cg.i64(TP.OP_INDEX["load_data_3d"]),
-        cg.b.load(_boundary(cg))]
+        cg.b.load(_boundary(cg)), cg.b.load(_repeat(cg)["repeat_time"])]
     call_checked(cg, runtime_lib.declare_rt(cg.module, "cube_load3d"), args, "load_data",
                  ("dst", "src", ("LoadData3DParamsV2",) + DETAIL_FIELDS), operands=s.args[:2])
