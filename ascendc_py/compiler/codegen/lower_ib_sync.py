@@ -38,9 +38,14 @@ E = abi.ErrorCode
 
 # ----------------------------------------------------------------------------- codegen
 def _lower(cg: Codegen, s: ir.Intrinsic) -> None:
-    gm, word_e, blk_e, cores_e = s.args
+    gm, word_e, blk_e, cores_e, ub_size = s.args
     kind = s.attr("kind")
     b = cg.b
+    size = cg._as_i64(cg.expr(ub_size))
+    small = b.and_(b.icmp_signed(">=", size, cg.i64(0)),
+                   b.icmp_signed("<", size, cg.i64(SLOT_ELEMS)))
+    cg.fail_if(small, E.VALUE_RANGE, "value", size, cg.i64(SLOT_ELEMS), cg.i64((1 << 31) - 1),
+               (f"the {s.op} ub_workspace size (int32 elements; at least 32 bytes)",))
     _, a, off = operand(cg, gm)
     word = cg._as_i64(cg.expr(word_e))
     blk = cg._as_i64(cg.expr(blk_e))

@@ -11,7 +11,9 @@ from .builtins import bind_args, function, want_int
 from .values import ConstV, GmTensorV, LocalTensorV, NoneV, SVal
 
 
-def _workspaces(op: str, b: dict, loc: SourceLoc) -> ir.GlobalRef:
+def _workspaces(op: str, b: dict, loc: SourceLoc) -> tuple[ir.GlobalRef, ir.Expr]:
+    """The GM workspace and the UB workspace's size in elements (-1: unknown, not checked;
+    a size known only at run time is checked then)."""
     gm, ub = b["gm_workspace"], b["ub_workspace"]
     if not isinstance(gm, GmTensorV) or gm.dtype is None:
         raise KernelTypeError(f"asc.{op} gm_workspace must be a GlobalTensor with "
@@ -29,7 +31,7 @@ def _workspaces(op: str, b: dict, loc: SourceLoc) -> ir.GlobalRef:
     if isinstance(ub.size, ir.Const) and int(ub.size.value) < SLOT_ELEMS:
         raise KernelValueError(f"asc.{op}: ub_workspace has {ub.size.value} int32 elements; "
                                f"it needs at least {SLOT_ELEMS} (32 bytes)", loc)
-    return gm.ref()
+    return gm.ref(), (_i64(ub.size) if ub.bounded else ir.Const(-1, int64))
 
 
 def _i64(e: ir.Expr) -> ir.Expr:
@@ -45,7 +47,7 @@ def _ib(op: str):
         b = bind_args(f"asc.{op}()", ("gm_workspace", "ub_workspace", "block_idx", "event_id",
                                       "is_aiv_only"), args, kwargs, loc,
                       {"is_aiv_only": ConstV(True, bool_)})
-        gm = _workspaces(op, b, loc)
+        gm, ub_size = _workspaces(op, b, loc)
         blk = want_int(b["block_idx"], f"asc.{op} block_idx", loc)
         event = want_int(b["event_id"], f"asc.{op} event_id", loc)
         for name in ("block_idx", "event_id"):
@@ -59,7 +61,7 @@ def _ib(op: str):
         if not flag.value:
             cores = _bin("*", cores, ir.Const(2, int64))
         word = _bin("+", _bin("*", event, cores), blk)
-        an.emit(ir.Intrinsic(op, (gm, word, _i64(blk), cores), (), loc,
+        an.emit(ir.Intrinsic(op, (gm, word, _i64(blk), cores, ub_size), (), loc,
                              (("kind", OPS[op]),)))
         return NoneV()
     return handler
@@ -68,10 +70,10 @@ def _ib(op: str):
 def _neighbour(op: str):
     def handler(an, args, kwargs, loc) -> SVal:
         b = bind_args(f"asc.{op}()", ("gm_workspace", "ub_workspace"), args, kwargs, loc)
-        gm = _workspaces(op, b, loc)
+        gm, ub_size = _workspaces(op, b, loc)
         me = ir.Special("block_idx")
         word = _bin("+", me, ir.Const(1, int64)) if op == "notify_next_block" else me
-        an.emit(ir.Intrinsic(op, (gm, word, me, ir.Special("block_num")), (), loc,
+        an.emit(ir.Intrinsic(op, (gm, word, me, ir.Special("block_num"), ub_size), (), loc,
                              (("kind", OPS[op]),)))
         return NoneV()
     return handler
