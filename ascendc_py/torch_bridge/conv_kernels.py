@@ -76,7 +76,8 @@ def fetch_unit(q_a1: asc.TQue, q_b1: asc.TQue, xg: asc.GlobalTensor, wg: asc.Glo
     cbn = min(cb, c1 - c1a)
     a1 = q_a1.alloc_tensor(dt)
     if ROWS:
-        lo, rows, top, bottom, m_start = tile_rows(m0, mm, h, kh, sh, ph, dh, wo)
+        lo, rows, top, bottom, m_start = tile_rows(m0, min(TM, pixels - m0), h, kh, sh, ph,
+                                                   dh, wo)
         asc.data_copy(a1, xg[((img * c1 + c1a) * h + lo) * wd * C0:],
                       asc.DataCopyParams(cbn, rows * wd, (h - rows) * wd, 0))
     else:
@@ -175,8 +176,9 @@ def conv2d_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, bias: asc.GlobalAd
                            wo, pixels, cb, cout, n_tiles, TM, TN, ROWS)
             c1a = ch * cb
             cbn = min(cb, c1 - c1a)
-            if ROWS:
-                lo, rows, top, bottom, m_start = tile_rows(m0, mm, h, kh, sh, ph, dh, wo)
+            if ROWS:    # m, not mm: a second row of a 1-pixel tile could need one more
+                # padding row than the 255 load3d takes; the fractal is written whole anyway
+                lo, rows, top, bottom, m_start = tile_rows(m0, m, h, kh, sh, ph, dh, wo)
             a1 = q_a1.deque(dt)
             w1 = q_b1.deque(dt)
             k_chunk = cbn * taps * C0
@@ -186,7 +188,7 @@ def conv2d_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, bias: asc.GlobalAd
                 a2 = q_a2.alloc_tensor(dt)
                 if ROWS:    # the tile's rows, a map of their own (fetch_unit)
                     asc.load_data(a2, a1, asc.LoadData3DParamsV2(
-                        [pw, pw, top, bottom], rows, wd, cbn * C0, k, mm, k0, m_start, sw, sh,
+                        [pw, pw, top, bottom], rows, wd, cbn * C0, k, m, k0, m_start, sw, sh,
                         kw, kh, dw, dh, False, 0))
                 else:       # the whole image's place, its rows copied in
                     asc.load_data(a2, a1, asc.LoadData3DParamsV2(

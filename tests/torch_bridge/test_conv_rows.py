@@ -85,6 +85,15 @@ def test_wide_7x7_with_many_output_channels_halves_the_channel_tile():
     _check((1, 3, 20, 600, 160, 7, 1, 3, 1), torch.float16)
 
 
+def test_one_pixel_last_tile_with_large_padding(monkeypatch):
+    # 63x63 outputs of a 1x1 stride-9 padding-250 conv: the last tile has one pixel (the cube
+    # computes two rows); sizing its input rows by two pixels asked load3d for 256 padding
+    # rows below the image (CubeParamError: pad_bottom out of range 0..255)
+    monkeypatch.setattr(CK, "CONV_L1_BUFFER", 62016)
+    assert ops_conv._l1_plan(62, 62, 1, 16, 1, 1, 9, 1, 63, 128, 128)[3] < 62
+    _check((1, 3, 62, 62, 16, 1, 9, 250, 1), torch.float16)
+
+
 def test_too_wide_for_one_row_is_an_error():
     x = torch.zeros(1, 4, 9, 40000, dtype=torch.float16)
     with pytest.raises(OpInputError, match="tiled by rows, not by columns"):
