@@ -59,6 +59,7 @@ class MatmulV(SVal):
     b_seen: bool = False
     quant_seen: bool = False
     counts: list = field(default_factory=list)   # the enclosing `with mm.iterate()` counters
+    hooks: dict = field(default_factory=dict)    # callback data (sema/adv_hooks.py)
 
     def describe(self) -> str:
         return "asc.adv.Matmul"
@@ -515,8 +516,10 @@ def _set_quant_scalar(an, mm: MatmulV, name, args, kwargs, loc):
     """The dequant scale of every element of C (int8 inputs, float16/int8 C): the float32 whose
     bits are the low 32 of ``quant_scalar`` (Ascend C's SetQuantScalar)."""
     b = bind_args("Matmul.set_quant_scalar()", ("quant_scalar",), args, kwargs, loc)
-    _quant_ok(mm, name, loc)
-    _set(an, mm, "quant_scalar", want_int(b["quant_scalar"], "quant_scalar", loc, int64), loc)
+    bits = want_int(b["quant_scalar"], "quant_scalar", loc, int64)
+    if not _quant_ok(mm):
+        return NoneV()
+    _set(an, mm, "quant_scalar", bits, loc)
     _set(an, mm, "quant_mode", ir.Const(1, int64), loc)
     mm.quant_seen = True
     return NoneV()
@@ -527,8 +530,9 @@ def _set_quant_vector(an, mm: MatmulV, name, args, kwargs, loc):
     """One dequant scale per column of C: a uint64 GlobalTensor of N (the low 32 bits of each
     are a float32; Ascend C's SetQuantVector)."""
     b = bind_args("Matmul.set_quant_vector()", ("quant_vector",), args, kwargs, loc)
-    _quant_ok(mm, name, loc)
     t = _gm_operand(b["quant_vector"], "Matmul.set_quant_vector tensor", uint64, loc)
+    if not _quant_ok(mm):
+        return NoneV()
     _set(an, mm, "quant_arg", S.to_expr(RtV(t.arg), int64), loc)
     _set(an, mm, "quant_off", t.offset, loc)
     _set(an, mm, "quant_mode", ir.Const(2, int64), loc)
@@ -536,11 +540,11 @@ def _set_quant_vector(an, mm: MatmulV, name, args, kwargs, loc):
     return NoneV()
 
 
-def _quant_ok(mm: MatmulV, name: str, loc: SourceLoc) -> None:
-    if mm.a.dtype != int8 or mm.c.dtype not in (float16, int8):
-        raise KernelTypeError(f"Matmul.{name}: dequantization needs int8 A/B and a float16 or "
-                              f"int8 C; this Matmul is {mm.a.dtype.name} -> {mm.c.dtype.name}",
-                              loc)
+def _quant_ok(mm: MatmulV) -> bool:
+    """Whether this Matmul's types have a dequant stage (int8 A/B, float16 or int8 C). Other
+    Matmuls accept set_quant_* (checked) and ignore it: the scale belongs to the (de)quant on
+    the way out of L0C, which a float product (or an int32 C) does not have (our choice)."""
+    return mm.a.dtype == int8 and mm.c.dtype in (float16, int8)
 
 
 # ----------------------------------------------------------------------------- batch
@@ -756,3 +760,4 @@ from .structs import _register_constructors, _register_methods  # noqa: E402
 
 _register_methods()
 _register_constructors()
+from . import adv_hooks  # noqa: E402,F401  (registrations)
