@@ -21,7 +21,7 @@ from llvmlite import ir as L
 from ...dsl.kernel_types import MODE_MIX, MODE_VECTOR
 from ...dsl.types import DataType, Memory, bfloat16, float16, float32, int8, int32
 from ...simulator import abi
-from ..ops.matmul import DTYPE_CODES, MATMUL_ARGS
+from ..ops.matmul import A_SCALAR, DTYPE_CODES, MATMUL_ARGS
 from . import blas, runtime_lib
 from .core import Codegen, FnBuilder, counted_loop, lowering
 from .intrinsics import call_checked
@@ -217,9 +217,13 @@ def matmul(fb: FnBuilder, site, **a):
     fb.fail_with(b.icmp_signed("==", fb.ld(abi.KERNEL_MODE), fb.i64(MODE_VECTOR)),
                  E.MEMORY_NOT_ON_CORE, site, fb.i64(int(Memory.L1)), fb.ld(abi.CORE_TYPE))
     # operands the kernel never set (e.g. set_tensor_a only in one branch)
+    a_scalar = b.icmp_signed("==", a["a_arg"], fb.i64(A_SCALAR))   # set_tensor_a(scalar)
     for which, key in ((0, "a_arg"), (1, "b_arg")):
         fb.st(abi.ERR_D, fb.i64(which))
-        fb.fail_with(b.icmp_signed("<", a[key], z), E.MATMUL_OPERAND_MISSING, site)
+        missing = b.icmp_signed("<", a[key], z)
+        if key == "a_arg":
+            missing = b.and_(missing, b.not_(a_scalar))
+        fb.fail_with(missing, E.MATMUL_OPERAND_MISSING, site)
     # an unfilled TCubeTiling (all zeros) would otherwise compute nothing, silently
     bad_base = b.or_(b.or_(b.icmp_signed("<=", a["base_m"], z),
                            b.icmp_signed("<=", a["base_n"], z)),
@@ -276,7 +280,12 @@ def matmul(fb: FnBuilder, site, **a):
     b_ext = b.select(tb, sat_add(sat_mul(b.sub(tn, one), ldb), kk),
                      sat_add(sat_mul(b.sub(kk, one), ldb), tn))
     b_ext = b.select(b.icmp_signed(">", k, z), b_ext, z)
-    pa = _gm_pointer(fb, a["a_arg"], a_first, a_ext, es_in, 0, site)
+    a_slot = fb.alloca_builder.alloca(I64, name="a")
+    b.store(z, a_slot)
+    with b.if_then(b.not_(a_scalar)):
+        b.store(b.ptrtoint(_gm_pointer(fb, a["a_arg"], a_first, a_ext, es_in, 0, site), I64),
+                a_slot)
+    pa = b.inttoptr(b.load(a_slot, typ=I64), PTR)
     pb = _gm_pointer(fb, a["b_arg"], b_first, b_ext, es_in, 1, site)
     has_bias = b.icmp_signed(">=", a["bias_arg"], z)
     bias_slot = fb.alloca_builder.alloca(I64, name="bias")
@@ -395,11 +404,19 @@ def _float_product(fb: FnBuilder, a, pa, pb, pbias, pc, tm, tn, k, lda, ldb, ldc
     fa = b.call(malloc, [b.add(b.mul(b.mul(tm, kk), four), four)])
     fbm = b.call(malloc, [b.add(b.mul(b.mul(kk, tn), four), four)])
     fc = b.call(malloc, [b.add(b.mul(b.mul(tm, tn), four), four)])
+    scalar_a = b.icmp_signed("==", a["a_arg"], fb.i64(A_SCALAR))
     for code, dt in ((0, float16), (1, bfloat16), (2, float32)):
         with b.if_then(b.icmp_signed("==", a["a_dt"], fb.i64(code))):
             pack = _declare(module, _pack_name(dt), _PACK)
-            b.call(pack, [pa, lda, a["trans_a"], tm, kk, fa])
+            with b.if_then(b.not_(scalar_a)):
+                b.call(pack, [pa, lda, a["trans_a"], tm, kk, fa])
             b.call(pack, [pb, ldb, a["trans_b"], kk, tn, fbm])
+    with b.if_then(scalar_a):   # every element of A is the scalar (its float32 bits)
+        value = b.bitcast(b.trunc(a["a_scalar"], I32), F32)
+
+        def fill(i):
+            b.store(value, b.gep(fa, [i], source_etype=F32))
+        counted(fb, b.mul(tm, kk), fill)
     zero_k = b.icmp_signed("==", kk, fb.i64(0))
     with b.if_else(zero_k) as (empty, full):
         with empty:
@@ -421,9 +438,18 @@ def _float_product(fb: FnBuilder, a, pa, pb, pbias, pc, tm, tn, k, lda, ldb, ldc
 
 
 # ----------------------------------------------------------------------------- lowering
+def _i64_arg(cg: Codegen, v) -> L.Value:
+    """An operand as i64: integers widened, a float (``a_scalar``) as its float32 bits."""
+    if not isinstance(v, int) and isinstance(v.type, (L.FloatType, L.HalfType, L.DoubleType)):
+        if not isinstance(v.type, L.FloatType):
+            v = cg.b.fpext(v, F32) if isinstance(v.type, L.HalfType) else cg.b.fptrunc(v, F32)
+        return cg.b.zext(cg.b.bitcast(v, I32), I64)
+    return cg._as_i64(v)
+
+
 @lowering("matmul_iterate_all", "matmul_get_tensor_c")
 def lower_matmul(cg: Codegen, s) -> None:
-    args = [cg._as_i64(cg.expr(e)) for e in s.args]
+    args = [_i64_arg(cg, cg.expr(e)) for e in s.args]
     call_checked(cg, runtime_lib.declare_rt(cg.module, "matmul"), args, s.op,
                  ("a", "b", "bias", "c", "tiling", "quant vector"))
 
