@@ -217,12 +217,11 @@ def matmul(fb: FnBuilder, site, **a):
     fb.fail_with(b.icmp_signed("==", fb.ld(abi.KERNEL_MODE), fb.i64(MODE_VECTOR)),
                  E.MEMORY_NOT_ON_CORE, site, fb.i64(int(Memory.L1)), fb.ld(abi.CORE_TYPE))
     # operands the kernel never set (e.g. set_tensor_a only in one branch)
-    a_scalar = b.icmp_signed("==", a["a_arg"], fb.i64(A_SCALAR))   # set_tensor_a(scalar)
+    scalar = {key: b.icmp_signed("==", a[key], fb.i64(A_SCALAR))    # set_tensor_a/b(scalar)
+              for key in ("a_arg", "b_arg")}
     for which, key in ((0, "a_arg"), (1, "b_arg")):
         fb.st(abi.ERR_D, fb.i64(which))
-        missing = b.icmp_signed("<", a[key], z)
-        if key == "a_arg":
-            missing = b.and_(missing, b.not_(a_scalar))
+        missing = b.and_(b.icmp_signed("<", a[key], z), b.not_(scalar[key]))
         fb.fail_with(missing, E.MATMUL_OPERAND_MISSING, site)
     # an unfilled TCubeTiling (all zeros) would otherwise compute nothing, silently
     bad_base = b.or_(b.or_(b.icmp_signed("<=", a["base_m"], z),
@@ -280,13 +279,15 @@ def matmul(fb: FnBuilder, site, **a):
     b_ext = b.select(tb, sat_add(sat_mul(b.sub(tn, one), ldb), kk),
                      sat_add(sat_mul(b.sub(kk, one), ldb), tn))
     b_ext = b.select(b.icmp_signed(">", k, z), b_ext, z)
-    a_slot = fb.alloca_builder.alloca(I64, name="a")
-    b.store(z, a_slot)
-    with b.if_then(b.not_(a_scalar)):
-        b.store(b.ptrtoint(_gm_pointer(fb, a["a_arg"], a_first, a_ext, es_in, 0, site), I64),
-                a_slot)
-    pa = b.inttoptr(b.load(a_slot, typ=I64), PTR)
-    pb = _gm_pointer(fb, a["b_arg"], b_first, b_ext, es_in, 1, site)
+    ptrs = []
+    for which, key, first, ext in ((0, "a_arg", a_first, a_ext), (1, "b_arg", b_first, b_ext)):
+        slot = fb.alloca_builder.alloca(I64, name=key)
+        b.store(z, slot)
+        with b.if_then(b.not_(scalar[key])):    # a scalar matrix reads no GM
+            b.store(b.ptrtoint(_gm_pointer(fb, a[key], first, ext, es_in, which, site), I64),
+                    slot)
+        ptrs.append(b.inttoptr(b.load(slot, typ=I64), PTR))
+    pa, pb = ptrs
     has_bias = b.icmp_signed(">=", a["bias_arg"], z)
     bias_slot = fb.alloca_builder.alloca(I64, name="bias")
     b.store(z, bias_slot)
@@ -404,19 +405,21 @@ def _float_product(fb: FnBuilder, a, pa, pb, pbias, pc, tm, tn, k, lda, ldb, ldc
     fa = b.call(malloc, [b.add(b.mul(b.mul(tm, kk), four), four)])
     fbm = b.call(malloc, [b.add(b.mul(b.mul(kk, tn), four), four)])
     fc = b.call(malloc, [b.add(b.mul(b.mul(tm, tn), four), four)])
-    scalar_a = b.icmp_signed("==", a["a_arg"], fb.i64(A_SCALAR))
+    mats = ((pa, lda, "trans_a", tm, kk, fa, "a"), (pb, ldb, "trans_b", kk, tn, fbm, "b"))
     for code, dt in ((0, float16), (1, bfloat16), (2, float32)):
         with b.if_then(b.icmp_signed("==", a["a_dt"], fb.i64(code))):
             pack = _declare(module, _pack_name(dt), _PACK)
-            with b.if_then(b.not_(scalar_a)):
-                b.call(pack, [pa, lda, a["trans_a"], tm, kk, fa])
-            b.call(pack, [pb, ldb, a["trans_b"], kk, tn, fbm])
-    with b.if_then(scalar_a):   # every element of A is the scalar (its float32 bits)
-        value = b.bitcast(b.trunc(a["a_scalar"], I32), F32)
+            for src, ld, trans, rows, cols, dst, which in mats:
+                scalar = b.icmp_signed("==", a[f"{which}_arg"], fb.i64(A_SCALAR))
+                with b.if_else(scalar) as (fill, packed):
+                    with fill:      # every element is the scalar (its float32 bits)
+                        value = b.bitcast(b.trunc(a[f"{which}_scalar"], I32), F32)
 
-        def fill(i):
-            b.store(value, b.gep(fa, [i], source_etype=F32))
-        counted(fb, b.mul(tm, kk), fill)
+                        def put(i, dst=dst, value=value):
+                            b.store(value, b.gep(dst, [i], source_etype=F32))
+                        counted(fb, b.mul(rows, cols), put)
+                    with packed:
+                        b.call(pack, [src, ld, a[trans], rows, cols, dst])
     zero_k = b.icmp_signed("==", kk, fb.i64(0))
     with b.if_else(zero_k) as (empty, full):
         with empty:

@@ -77,14 +77,15 @@ register(OpSpec("matmul_get_tensor_c", Family.SYSTEM, PipeID.PIPE_M, CostClass.N
 #: dtype codes: see DTYPE_CODES. ``bias_arg`` -1: no bias. ``c_mem`` 0: GM (c_a = argument),
 #: else a local memory (c_a = byte address). ``seq``: get_tensor_c's en_sequential_write.
 #: ``quant_mode`` 0: none, 1: ``quant_scalar`` (uint64 bits), 2: the uint64 vector at GM argument
-#: ``quant_arg`` + ``quant_off`` (one per column of C). ``a_scalar``: see A_SCALAR.
+#: ``quant_arg`` + ``quant_off`` (one per column of C). ``a/b_scalar``: see A_SCALAR.
 MATMUL_ARGS = ("mode", "a_arg", "a_off", "a_dt", "b_arg", "b_off", "b_dt", "bias_arg", "bias_off",
                "bias_dt", "c_mem", "c_a", "c_off", "c_size", "c_dt", "m", "n", "k", "lda", "ldb",
                "ldc", "trans_a", "trans_b", "tile", "seq", "base_m", "base_n", "base_k",
                "depth_a1", "depth_b1", "step_ka", "step_kb", "order", "db_l0c", "org_m", "org_n",
                "org_k", "cores", "op", "quant_mode", "quant_scalar", "quant_arg", "quant_off",
-               "a_scalar")
-#: ``a_arg`` of a scalar A (``set_tensor_a(scalar)``): every element of A is the float32 whose
-#: bits are ``a_scalar`` (the scalar rounded to A's dtype first)
+               "a_scalar", "b_scalar")
+#: ``a_arg`` / ``b_arg`` of a scalar A or B (``set_tensor_a/b(scalar)``): every element of the
+#: matrix is the float32 whose bits are ``a_scalar`` / ``b_scalar`` (the scalar rounded to the
+#: matrix's dtype first)
 A_SCALAR = -2
 DTYPE_CODES = {float16: 0, bfloat16: 1, float32: 2, int8: 3, int32: 4}

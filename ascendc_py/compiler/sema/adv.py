@@ -41,7 +41,8 @@ _STATE = (("a_arg", int64, -1), ("a_off", int64, 0), ("trans_a", int64, 0),
           ("org_m", int64, -1), ("org_n", int64, -1), ("org_ka", int64, -1),
           ("org_kb", int64, -1), ("batch_a", int64, -1), ("batch_b", int64, -1),
           ("quant_mode", int64, 0), ("quant_scalar", int64, 0), ("quant_arg", int64, -1),
-          ("quant_off", int64, 0), ("a_scalar", float32, 0.0))
+          ("quant_off", int64, 0), ("a_scalar", float32, 0.0),
+          ("b_scalar", float32, 0.0))
 
 
 @dataclass(eq=False)
@@ -307,8 +308,8 @@ def _set_tensor(an, mm: MatmulV, name, args, kwargs, loc):
     which = name[-1]
     b = bind_args(f"Matmul.{name}()", ("tensor", "transpose"), args, kwargs, loc,
                   {"transpose": ConstV(False, bool_)})
-    if which == "a" and isinstance(b["tensor"], (ConstV, RtV)):
-        return _set_scalar_a(an, mm, b["tensor"], loc)
+    if isinstance(b["tensor"], (ConstV, RtV)):
+        return _set_scalar(an, mm, which, b["tensor"], loc)
     t = _gm_operand(b["tensor"], f"Matmul.{name} tensor", getattr(mm, which).dtype, loc)
     _set(an, mm, f"{which}_arg", S.to_expr(RtV(t.arg), int64), loc)
     _set(an, mm, f"{which}_off", t.offset, loc)
@@ -317,21 +318,25 @@ def _set_tensor(an, mm: MatmulV, name, args, kwargs, loc):
     return NoneV()
 
 
-def _set_scalar_a(an, mm: MatmulV, v: SVal, loc: SourceLoc):
-    """``set_tensor_a(scalar)`` (Ascend C's SetTensorA(SrcAT aScalar), half/float A): every
-    element of A is the scalar converted to A's dtype (the docs: a [1, K] row of it; with
-    M > 1 every row is that row, our choice)."""
-    if mm.a.dtype not in (float16, float32):
-        raise DtypeError(f"Matmul.set_tensor_a(scalar) needs a float16 or float32 A (Ascend "
-                         f"C's SetTensorA(aScalar)); this Matmul's A is {mm.a.dtype.name}", loc)
+def _set_scalar(an, mm: MatmulV, which: str, v: SVal, loc: SourceLoc):
+    """``set_tensor_a/b(scalar)`` (Ascend C's SetTensorA(aScalar) / SetTensorB(bScalar),
+    half/float): every element of the matrix is the scalar converted to its dtype (the docs:
+    a [1, K] vector of it, for a reduce-sum of the other matrix along K; with M (N) > 1 every
+    row (column) is that vector, our choice)."""
+    dtype = getattr(mm, which).dtype
+    if dtype not in (float16, float32):
+        raise DtypeError(f"Matmul.set_tensor_{which}(scalar) needs a float16 or float32 "
+                         f"{which.upper()} (Ascend C's SetTensor{which.upper()}({which}Scalar)); "
+                         f"this Matmul's {which.upper()} is {dtype.name}", loc)
     if v.dtype == bool_:
-        raise KernelTypeError("Matmul.set_tensor_a scalar must be a number, got a bool", loc)
-    e = S.to_expr(v, mm.a.dtype)
-    _set(an, mm, "a_scalar", e if e.dtype == float32 else ir.Cast(e, float32), loc)
-    _set(an, mm, "a_arg", ir.Const(A_SCALAR, int64), loc)
-    _set(an, mm, "a_off", ir.Const(0, int64), loc)
-    _set(an, mm, "trans_a", ir.Const(0, int64), loc)
-    mm.a_seen = True
+        raise KernelTypeError(f"Matmul.set_tensor_{which} scalar must be a number, got a bool",
+                              loc)
+    e = S.to_expr(v, dtype)
+    _set(an, mm, f"{which}_scalar", e if e.dtype == float32 else ir.Cast(e, float32), loc)
+    _set(an, mm, f"{which}_arg", ir.Const(A_SCALAR, int64), loc)
+    _set(an, mm, f"{which}_off", ir.Const(0, int64), loc)
+    _set(an, mm, f"trans_{which}", ir.Const(0, int64), loc)
+    setattr(mm, f"{which}_seen", True)
     return NoneV()
 
 
@@ -452,7 +457,7 @@ def _emit(an, mm: MatmulV, op: str, mode: int, c_mem, c_a, c_off, c_size, tile, 
         "cores": _tile(mm, "used_core_num"), "op": ir.Const(list(REGISTRY).index(op), int64),
         "quant_mode": mm.load("quant_mode"), "quant_scalar": mm.load("quant_scalar"),
         "quant_arg": mm.load("quant_arg"), "quant_off": mm.load("quant_off"),
-        "a_scalar": mm.load("a_scalar"),
+        "a_scalar": mm.load("a_scalar"), "b_scalar": mm.load("b_scalar"),
     }
     an.emit(ir.Intrinsic(op, tuple(values[name] for name in MATMUL_ARGS), (), loc,
                          (("dtype", mm.a.dtype),)))
