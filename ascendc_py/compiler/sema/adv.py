@@ -26,7 +26,7 @@ from .. import ast as A
 from .. import ir
 from ..errors import (ArgumentError, DtypeError, KernelTypeError, KernelValueError,
                       OperandKindError, SourceLoc, UnsupportedConstructError)
-from ..ops.matmul import A_SCALAR, BIAS_TYPES, DTYPE_CODES, MATMUL_ARGS, MATMUL_TYPES
+from ..ops.matmul import BIAS_TYPES, DTYPE_CODES, MATMUL_ARGS, MATMUL_TYPES
 from . import scalars as S
 from .builtins import bind_args, function, method, want_dtype, want_enum, want_int
 from .values import (ConstV, EnumV, GmAddrV, GmTensorV, LocalTensorV, NoneV, PipeV, PyObjV,
@@ -60,7 +60,7 @@ class MatmulV(SVal):
     b_seen: bool = False
     quant_seen: bool = False
     counts: list = field(default_factory=list)   # the enclosing `with mm.iterate()` counters
-    hooks: dict = field(default_factory=dict)    # callback data (sema/adv_hooks.py)
+    hooks: dict = field(default_factory=dict)    # callback data (sema/adv_operands.py)
 
     def describe(self) -> str:
         return "asc.adv.Matmul"
@@ -309,33 +309,12 @@ def _set_tensor(an, mm: MatmulV, name, args, kwargs, loc):
     b = bind_args(f"Matmul.{name}()", ("tensor", "transpose"), args, kwargs, loc,
                   {"transpose": ConstV(False, bool_)})
     if isinstance(b["tensor"], (ConstV, RtV)):
-        return _set_scalar(an, mm, which, b["tensor"], loc)
+        from .adv_operands import set_scalar
+        return set_scalar(an, mm, which, b["tensor"], loc)
     t = _gm_operand(b["tensor"], f"Matmul.{name} tensor", getattr(mm, which).dtype, loc)
     _set(an, mm, f"{which}_arg", S.to_expr(RtV(t.arg), int64), loc)
     _set(an, mm, f"{which}_off", t.offset, loc)
     _set(an, mm, f"trans_{which}", _flag(b["transpose"], "transpose", loc), loc)
-    setattr(mm, f"{which}_seen", True)
-    return NoneV()
-
-
-def _set_scalar(an, mm: MatmulV, which: str, v: SVal, loc: SourceLoc):
-    """``set_tensor_a/b(scalar)`` (Ascend C's SetTensorA(aScalar) / SetTensorB(bScalar),
-    half/float): every element of the matrix is the scalar converted to its dtype (the docs:
-    a [1, K] vector of it, for a reduce-sum of the other matrix along K; with M (N) > 1 every
-    row (column) is that vector, our choice)."""
-    dtype = getattr(mm, which).dtype
-    if dtype not in (float16, float32):
-        raise DtypeError(f"Matmul.set_tensor_{which}(scalar) needs a float16 or float32 "
-                         f"{which.upper()} (Ascend C's SetTensor{which.upper()}({which}Scalar)); "
-                         f"this Matmul's {which.upper()} is {dtype.name}", loc)
-    if v.dtype == bool_:
-        raise KernelTypeError(f"Matmul.set_tensor_{which} scalar must be a number, got a bool",
-                              loc)
-    e = S.to_expr(v, dtype)
-    _set(an, mm, f"{which}_scalar", e if e.dtype == float32 else ir.Cast(e, float32), loc)
-    _set(an, mm, f"{which}_arg", ir.Const(A_SCALAR, int64), loc)
-    _set(an, mm, f"{which}_off", ir.Const(0, int64), loc)
-    _set(an, mm, f"trans_{which}", ir.Const(0, int64), loc)
     setattr(mm, f"{which}_seen", True)
     return NoneV()
 
@@ -435,7 +414,7 @@ def _emit(an, mm: MatmulV, op: str, mode: int, c_mem, c_a, c_off, c_size, tile, 
     # row strides of A and B as stored: A is M x Ka (or Ka x M transposed), B is Kb x N (N x Kb)
     lda = ir.Select(ir.Cmp("ne", trans_a, ir.Const(0, int64)), org_m, org_ka, int64)
     ldb = ir.Select(ir.Cmp("ne", trans_b, ir.Const(0, int64)), org_kb, org_n, int64)
-    ldc = org_n if mode == 0 else ir.Select(ir.Cmp("ne", seq, ir.Const(0, int64)),
+    ldc = (n if c_mem else org_n) if mode == 0 else ir.Select(ir.Cmp("ne", seq, ir.Const(0, int64)),
                                             _tile(mm, "base_n"), n if c_mem else org_n, int64)
     code = DTYPE_CODES
     bias_dt = mm.bias.dtype if mm.bias is not None else mm.c.dtype
@@ -483,6 +462,9 @@ def _iterate_all(an, mm: MatmulV, name, args, kwargs, loc):
                   {"en_atomic": ConstV(0, int32), "sync": ConstV(True, bool_),
                    "en_sequential_write": NoneV(), "wait_iterate_all": NoneV(),
                    "fake_msg": NoneV()})
+    if isinstance(b["tensor"], LocalTensorV):
+        from .adv_operands import iterate_all_local
+        return iterate_all_local(an, mm, b, loc)
     _ready(mm, "iterate_all", loc)
     _atomic(b["en_atomic"], loc)
     if mm.c.position != TPosition.GM:
@@ -786,4 +768,4 @@ from .structs import _register_constructors, _register_methods  # noqa: E402
 
 _register_methods()
 _register_constructors()
-from . import adv_hooks  # noqa: E402,F401  (registrations)
+from . import adv_operands  # noqa: E402,F401  (registrations)
