@@ -322,10 +322,12 @@ def _set_tensor(an, mm: MatmulV, name, args, kwargs, loc):
 @method(MatmulV, "set_bias")
 def _set_bias(an, mm: MatmulV, name, args, kwargs, loc):
     b = bind_args("Matmul.set_bias()", ("tensor",), args, kwargs, loc)
-    if mm.bias is None:
-        raise KernelTypeError("Matmul.set_bias: this Matmul was created without a bias type; "
-                              "pass bias=asc.adv.MatmulType(...) to asc.adv.Matmul", loc)
-    t = _gm_operand(b["tensor"], "Matmul.set_bias tensor", mm.bias.dtype, loc)
+    bias = mm.bias or mm.c          # Ascend C's Matmul template: BIAS_TYPE = C_TYPE by default
+    if bias.dtype not in BIAS_TYPES[mm.a.dtype]:
+        raise DtypeError(f"Matmul.set_bias: without a bias type the bias is C's "
+                         f"{bias.dtype.name}, not a bias of {mm.a.dtype.name} inputs; pass "
+                         f"bias=asc.adv.MatmulType(...) to asc.adv.Matmul", loc)
+    t = _gm_operand(b["tensor"], "Matmul.set_bias tensor", bias.dtype, loc)
     _set(an, mm, "bias_arg", S.to_expr(RtV(t.arg), int64), loc)
     _set(an, mm, "bias_off", t.offset, loc)
     return NoneV()
