@@ -70,3 +70,77 @@ def test_c_dtype_that_is_no_bias_is_an_error_at_the_line():
     with pytest.raises(DtypeError, match="bias is C's float16") as info:
         int8_bias[1](np.zeros(16, np.float16))
     assert "mm.set_bias(zg)" in str(info.value)
+
+
+@asc.kernel
+def ub_bias(a: asc.GlobalAddress, b: asc.GlobalAddress, bias: asc.GlobalAddress,
+            c: asc.GlobalAddress, tiling: asc.adv.TCubeTiling, local: bool):
+    """set_bias from a UB LocalTensor (Ascend C's SetBias(LocalTensor)) or from GM."""
+    ag = asc.GlobalTensor()
+    ag.set_global_buffer(a)
+    bg = asc.GlobalTensor()
+    bg.set_global_buffer(b)
+    zg = asc.GlobalTensor()
+    zg.set_global_buffer(bias)
+    cg = asc.GlobalTensor()
+    cg.set_global_buffer(c)
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.VECIN, 1)
+    pipe.init_buffer(que=q, num=1, len=tiling.n * 4)
+    mm = asc.adv.Matmul(a=GM16, b=GM16, c=GM32, bias=GM32)
+    asc.adv.register_matmul(pipe, c, mm, tiling)
+    if asc.get_block_idx() == 0:
+        mm.set_tensor_a(ag)
+        mm.set_tensor_b(bg)
+        if local:
+            t = q.alloc_tensor(asc.float32)
+            asc.data_copy(t, zg, count=tiling.n)
+            q.enque(t)
+            t = q.deque(asc.float32)
+            mm.set_bias(t)
+            mm.iterate_all(cg)
+            q.free_tensor(t)
+        else:
+            mm.set_bias(zg)
+            mm.iterate_all(cg)
+        mm.end()
+
+
+def test_bias_from_ub_is_the_gm_bias():
+    m, n, k = 16, 64, 24
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    bias = rng.standard_normal(n).astype(np.float32)
+    tiling = make_tiling(m, n, k, dim=1, bias=True)
+    c0, c1 = np.zeros((m, n), np.float32), np.zeros((m, n), np.float32)
+    ub_bias[1](a, b, bias, c0, tiling, True)
+    ub_bias[1](a, b, bias, c1, tiling, False)
+    np.testing.assert_array_equal(c0.view(np.uint32), c1.view(np.uint32))
+    np.testing.assert_allclose(c0, matmul_reference(a, b, bias), rtol=1e-4, atol=1e-4)
+
+
+def test_short_ub_bias_stops_at_the_line():
+    @asc.kernel
+    def short_bias(a: asc.GlobalAddress, c: asc.GlobalAddress, tiling: asc.adv.TCubeTiling):
+        ag = asc.GlobalTensor()
+        ag.set_global_buffer(a)
+        cg = asc.GlobalTensor()
+        cg.set_global_buffer(c)
+        pipe = asc.TPipe()
+        q = asc.TQue(asc.TPosition.VECIN, 1)
+        pipe.init_buffer(que=q, num=1, len=64)
+        mm = asc.adv.Matmul(a=GM16, b=GM16, c=GM32, bias=GM32)
+        asc.adv.register_matmul(pipe, c, mm, tiling)
+        if asc.get_block_idx() == 0:
+            mm.set_tensor_a(ag)
+            mm.set_tensor_b(ag)
+            t = q.alloc_tensor(asc.float32)
+            mm.set_bias(t)
+            mm.iterate_all(cg)
+
+    m = n = k = 32
+    with pytest.raises(asc.KernelError) as info:
+        short_bias[1](np.zeros(m * k, np.float16), np.zeros(m * n, np.float32),
+                      make_tiling(m, n, k, dim=1, bias=True))
+    assert "mm.iterate_all(cg)" in str(info.value)

@@ -292,9 +292,21 @@ def matmul(fb: FnBuilder, site, **a):
     bias_slot = fb.alloca_builder.alloca(I64, name="bias")
     b.store(z, bias_slot)
     with b.if_then(has_bias):
-        pbias = _gm_pointer(fb, a["bias_arg"], sat_add(a["bias_off"], c0), tn, es_bias, 2,
-                            site)
-        b.store(b.ptrtoint(pbias, I64), bias_slot)
+        with b.if_else(b.icmp_signed("==", a["bias_mem"], z)) as (gm, local):
+            with gm:
+                pbias = _gm_pointer(fb, a["bias_arg"], sat_add(a["bias_off"], c0), tn, es_bias,
+                                    2, site)
+                b.store(b.ptrtoint(pbias, I64), bias_slot)
+            with local:     # set_bias(LocalTensor): bias_arg is its byte address
+                fb.st(abi.ERR_D, fb.i64(2))
+                fb.fail_with(b.icmp_signed(">", b.add(c0, tn), a["bias_size"]), E.TENSOR_EXTENT,
+                             site, sat_mul(c0, es_bias), sat_mul(b.add(c0, tn), es_bias),
+                             sat_mul(a["bias_size"], es_bias))
+                addr = sat_add(a["bias_arg"], sat_mul(c0, es_bias))
+                call_rt(fb, "check_local", a["bias_mem"], addr, sat_mul(tn, es_bias), one,
+                        fb.i64(2), site)
+                base = fb.ld(b.add(fb.i64(abi.MEM_BASE), a["bias_mem"]))
+                b.store(b.add(base, addr), bias_slot)
     pbias = b.inttoptr(b.load(bias_slot, typ=I64), PTR)
     # C: GM (c_a = argument) or a local memory (c_a = byte address); non-sequential tiles land
     # at their place in C

@@ -83,7 +83,9 @@ MATMUL_ARGS = ("mode", "a_arg", "a_off", "a_dt", "b_arg", "b_off", "b_dt", "bias
                "ldc", "trans_a", "trans_b", "tile", "seq", "base_m", "base_n", "base_k",
                "depth_a1", "depth_b1", "step_ka", "step_kb", "order", "db_l0c", "org_m", "org_n",
                "org_k", "cores", "op", "quant_mode", "quant_scalar", "quant_arg", "quant_off",
-               "a_scalar", "b_scalar")
+               "a_scalar", "b_scalar", "bias_mem", "bias_size")
+#: ``bias_mem`` 0: the bias is GM argument ``bias_arg`` (+ ``bias_off``); else a local memory
+#: (UB / L1): ``bias_arg`` is its byte address, ``bias_size`` the tensor's elements
 #: ``a_arg`` / ``b_arg`` of a scalar A or B (``set_tensor_a/b(scalar)``): every element of the
 #: matrix is the float32 whose bits are ``a_scalar`` / ``b_scalar`` (the scalar rounded to the
 #: matrix's dtype first)

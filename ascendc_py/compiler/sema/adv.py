@@ -42,7 +42,7 @@ _STATE = (("a_arg", int64, -1), ("a_off", int64, 0), ("trans_a", int64, 0),
           ("org_kb", int64, -1), ("batch_a", int64, -1), ("batch_b", int64, -1),
           ("quant_mode", int64, 0), ("quant_scalar", int64, 0), ("quant_arg", int64, -1),
           ("quant_off", int64, 0), ("a_scalar", float32, 0.0),
-          ("b_scalar", float32, 0.0))
+          ("b_scalar", float32, 0.0), ("bias_mem", int64, 0), ("bias_size", int64, 0))
 
 
 @dataclass(eq=False)
@@ -327,9 +327,13 @@ def _set_bias(an, mm: MatmulV, name, args, kwargs, loc):
         raise DtypeError(f"Matmul.set_bias: without a bias type the bias is C's "
                          f"{bias.dtype.name}, not a bias of {mm.a.dtype.name} inputs; pass "
                          f"bias=asc.adv.MatmulType(...) to asc.adv.Matmul", loc)
+    if isinstance(b["tensor"], LocalTensorV):
+        from .adv_operands import set_local_bias
+        return set_local_bias(an, mm, b["tensor"], bias.dtype, loc)
     t = _gm_operand(b["tensor"], "Matmul.set_bias tensor", bias.dtype, loc)
     _set(an, mm, "bias_arg", S.to_expr(RtV(t.arg), int64), loc)
     _set(an, mm, "bias_off", t.offset, loc)
+    _set(an, mm, "bias_mem", ir.Const(0, int64), loc)
     return NoneV()
 
 
@@ -439,6 +443,7 @@ def _emit(an, mm: MatmulV, op: str, mode: int, c_mem, c_a, c_off, c_size, tile, 
         "quant_mode": mm.load("quant_mode"), "quant_scalar": mm.load("quant_scalar"),
         "quant_arg": mm.load("quant_arg"), "quant_off": mm.load("quant_off"),
         "a_scalar": mm.load("a_scalar"), "b_scalar": mm.load("b_scalar"),
+        "bias_mem": mm.load("bias_mem"), "bias_size": mm.load("bias_size"),
     }
     an.emit(ir.Intrinsic(op, tuple(values[name] for name in MATMUL_ARGS), (), loc,
                          (("dtype", mm.a.dtype),)))

@@ -98,3 +98,19 @@ def iterate_all_local(an, mm: MatmulV, b: dict, loc: SourceLoc):
           ir.Const(0, int64), S.to_expr(RtV(t.size), int64), ir.Const(0, int64),
           ir.Const(0, int64), loc)
     return NoneV()
+
+
+def set_local_bias(an, mm: MatmulV, t, dtype, loc: SourceLoc):
+    """``set_bias(local)`` (Ascend C's SetBias(LocalTensor inputBias)): the N bias values read
+    from a UB (VECOUT / VECIN / VECCALC) or TSCM (L1) LocalTensor instead of GM."""
+    if t.memory not in (Memory.UB, Memory.L1):
+        raise KernelTypeError(f"Matmul.set_bias: a local bias is in UB or TSCM (L1), not "
+                              f"{t.describe()}", loc)
+    if t.dtype != dtype:
+        raise DtypeError(f"Matmul.set_bias tensor is {t.dtype.name} but the Matmul's bias type "
+                         f"is {dtype.name}", loc)
+    _set(an, mm, "bias_arg", S.to_expr(RtV(t.addr), int64), loc)
+    _set(an, mm, "bias_off", ir.Const(0, int64), loc)
+    _set(an, mm, "bias_mem", ir.Const(int(t.memory), int64), loc)
+    _set(an, mm, "bias_size", S.to_expr(RtV(t.size), int64), loc)
+    return NoneV()
