@@ -176,6 +176,11 @@ _SYSTEM_BUILTINS = {
                 "of every sub-core)",
     "static_range": "range unrolled at compile time (bounds must be compile-time values)",
     "static_assert": "static_assert(cond[, msg]): checked at compile time",
+    "number": "number(value, dtype): the scalar value as dtype (pyasc's typed constant: a "
+              "constant is converted at compile time as a store would, a run-time value cast)",
+    "inline": "inline(code, args=None, before_function=False): pyasc's verbatim C++ insertion; "
+              "the simulator cannot run C++ text, so a kernel that uses it is refused at the "
+              "call (write the code with asc builtins, or load a C++ kernel with asc.cpp)",
     "printf": "printf(fmt, *args): C-style formatted output, printed after the launch in "
               "block order (and on report.output)",
     "dump_tensor": "dump_tensor(tensor, desc, dump_size): print a tensor's first dump_size "

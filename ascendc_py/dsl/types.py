@@ -59,6 +59,8 @@ bfloat16 = DataType("bfloat16", 16, "bfloat")
 bool_ = DataType("bool", 8, "bool")
 half = float16
 float_ = float32
+double = float64      # pyasc's aliases (asc.language.core.dtype)
+int_ = int32
 
 ALL_DTYPES = (int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32,
               bfloat16, bool_, float64)

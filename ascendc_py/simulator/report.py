@@ -367,8 +367,12 @@ class Report(Fieldwise):
         """The timeline (one lane per pipe that ran instructions) of ``core`` (default: the
         critical core). With ``path``, write the picture there (PNG, or the format of its
         suffix) and return the path; without, return the matplotlib Figure (a notebook
-        displays it inline)."""
-        from .trace import plot_timeline
+        displays it inline). A launch that recorded no trace (``trace=True``) has no timeline:
+        it gets each pipe's busy share instead, titled with how to record one."""
+        from .report_html import traced
+        from .trace import plot_busy, plot_timeline
+        if not traced(self):
+            return plot_busy(self, path)
         return plot_timeline(self, path, self.critical_core if core is None else core)
 
 

@@ -189,6 +189,38 @@ def save_figure(fig, path, dpi: int = 110) -> str:
     return os.fspath(path)
 
 
+def plot_busy(report, path=None):
+    """What ``Report.plot()`` draws for a launch that recorded no trace: each pipe's busy share
+    of the critical core, a bar per pipe that ran anything, the title saying how to get the
+    timeline. With ``path`` write it there and return the path; without, return the Figure."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ImportError("plotting needs matplotlib: pip install matplotlib "
+                          "(or the ascendc_py[plot] extra)") from None
+    pipes = [name for name in report.pipe_busy if report.pipe_busy.get(name)]
+    fig = Figure(figsize=(8, 0.45 * max(len(pipes), 1) + 1.5))
+    ax = fig.subplots()
+    pct = [report.pipe_busy_pct.get(name, 0.0) for name in pipes]
+    ax.barh(range(len(pipes)), pct, color=["#d9534f" if name == report.bottleneck else
+                                           "#4e79a7" for name in pipes])
+    for y, (name, p) in enumerate(zip(pipes, pct)):
+        ax.text(p + 1, y, f"{p:.1f} %  {report.pipe_busy[name]:,} cycles", va="center")
+    ax.set_yticks(range(len(pipes)))
+    ax.set_yticklabels(pipes)
+    ax.set_ylim(len(pipes) - 0.5, -0.5)
+    ax.set_xlim(0, 130)
+    ax.set_xlabel(f"busy share of {report.cycles:,} cycles (critical core {report.critical_core})")
+    ax.set_title(f"{report.kernel}[{report.block_dim}] on {report.platform}: pipe busy\n"
+                 "(no timeline: launch with trace=True, or ASCENDC_PY_TRACE=1, to draw one)",
+                 fontsize=10)
+    fig.tight_layout()
+    if path is None:
+        from .report_html import display_ready
+        return display_ready(fig)
+    return save_figure(fig, path)
+
+
 def _draw(lanes: dict, title: str, unit: str, path):
     """Write the timeline to ``path``; with no path return the Figure (``Report.plot()``)."""
     fig = timeline_figure(lanes, title, unit)

@@ -3,6 +3,7 @@ HTML page of a launch and of a profile, and the timeline's lanes and the vector 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from html.parser import HTMLParser
 
 import numpy as np
@@ -183,3 +184,17 @@ def test_op_table_pipe_is_where_the_op_ran(traced):
     assert plain["data_copy"] == ("MTE (by path)", None)
     assert plain["enque"] == ("S", None)
     assert "<td class='n'>—</td>" in launch()._repr_html_()
+
+
+def test_plot_of_an_untraced_launch_draws_pipe_busy(tmp_path):
+    """Regression: report.plot() of a launch without trace=True raised a bare ValueError from
+    inside the package; it draws the pipe-busy bars and says how to record a timeline."""
+    pytest.importorskip("matplotlib")
+    r = launch()
+    fig = r.plot()
+    ax = fig.axes[0]
+    assert "trace=True" in ax.get_title()
+    assert [t.get_text() for t in ax.get_yticklabels()] == [
+        name for name in r.pipe_busy if r.pipe_busy[name]]
+    path = r.plot(tmp_path / "busy.png")
+    assert Path(path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -19,7 +19,7 @@ from ...dsl.types import (DataType, HardEvent, Memory, PipeID, TPosition, bool_,
 from .. import ast as A
 from .. import ir
 from ..errors import (ConstantRangeError, KernelSyntaxError, KernelTypeError, KernelValueError,
-                      SourceLoc)
+                      SourceLoc, UnsupportedConstructError)
 from ..ops import REGISTRY, Family, OpSpec
 from . import scalars as S
 from .values import (BoundMethodV, ConstV, DTypeV, EnumV, GmAddrV, GmTensorV, LocalTensorV,
@@ -444,6 +444,20 @@ def _ceildiv(an, args, kwargs, loc):
     one = ConstV(1, int32)
     num = S.binary("-", S.binary("+", b["a"], b["b"], loc), one, loc)
     return S.binary("//", num, b["b"], loc)
+
+
+@function("number")
+def _number(an, args, kwargs, loc):
+    b = bind_args("asc.number()", ("value", "dtype"), args, kwargs, loc)
+    return S.cast(b["value"], want_dtype(b["dtype"], "asc.number() dtype", loc), loc)
+
+
+@function("inline")
+def _inline(an, args, kwargs, loc):
+    raise UnsupportedConstructError(
+        "asc.inline inserts verbatim C++ into pyasc's generated code; the simulator runs no "
+        "C++ text", loc, hint="write it with asc builtins, or load a whole C++ kernel with "
+                              "asc.cpp.load (README \"C++ kernels\")")
 
 
 @function("static_assert")
