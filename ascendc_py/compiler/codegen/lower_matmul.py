@@ -265,7 +265,18 @@ def matmul(fb: FnBuilder, site, **a):
     kk = smax(k, one)
     # leading dimensions at least the rows they step over (as BLAS requires): the extents
     # below then bound every element the product reads or writes
-    for ld, rows in ((lda, b.select(ta, tm, kk)), (ldb, b.select(tb, kk, tn)), (ldc, tn)):
+    # an NZ C (c_nz): 16-column blocks of ldc rows each, row-major inside a block; the region
+    # starts at (rf, cf) of that layout
+    nz = b.icmp_signed("!=", a["c_nz"], z)
+    placed = b.and_(tiled, b.icmp_signed("==", a["seq"], z))
+    rf, cf = b.select(placed, r0, z), b.select(placed, c0, z)
+    sixteen = fb.i64(16)
+
+    def nz_at(r, c, ldc=ldc):
+        return b.add(b.add(b.mul(b.mul(b.sdiv(c, sixteen), ldc), sixteen), b.mul(r, sixteen)),
+                     b.srem(c, sixteen))
+    c_rows = b.select(nz, b.add(rf, tm), tn)
+    for ld, rows in ((lda, b.select(ta, tm, kk)), (ldb, b.select(tb, kk, tn)), (ldc, c_rows)):
         fb.st(abi.ERR_D, fb.i64(4))
         fb.fail_with(b.icmp_signed("<", ld, rows), E.VALUE_RANGE, site, ld, rows,
                      fb.i64((1 << 63) - 1))
@@ -310,9 +321,12 @@ def matmul(fb: FnBuilder, site, **a):
     pbias = b.inttoptr(b.load(bias_slot, typ=I64), PTR)
     # C: GM (c_a = argument) or a local memory (c_a = byte address); non-sequential tiles land
     # at their place in C
-    c_first = sat_add(a["c_off"], b.select(b.and_(tiled, b.icmp_signed("==", a["seq"], z)),
-                                           sat_add(sat_mul(r0, ldc), c0), z))
-    c_ext = sat_add(sat_mul(b.sub(tm, one), ldc), tn)
+    nz_first = nz_at(rf, cf)
+    c_first = sat_add(a["c_off"], b.select(nz, nz_first, b.select(placed, sat_add(
+        sat_mul(r0, ldc), c0), z)))
+    c_ext = b.select(nz, b.add(b.sub(nz_at(b.add(rf, b.sub(tm, one)), b.add(cf, b.sub(tn, one))),
+                                     nz_first), one),
+                     sat_add(sat_mul(b.sub(tm, one), ldc), tn))
     c_slot = fb.alloca_builder.alloca(I64, name="c")
     with b.if_else(b.icmp_signed("==", a["c_mem"], z)) as (gm, local):
         with gm:
@@ -329,7 +343,13 @@ def matmul(fb: FnBuilder, site, **a):
                     site)
             base = fb.ld(b.add(fb.i64(abi.MEM_BASE), a["c_mem"]))
             b.store(b.add(base, addr), c_slot)
-    pc = b.inttoptr(b.load(c_slot, typ=I64), PTR)
+    pc_out = b.inttoptr(b.load(c_slot, typ=I64), PTR)
+    # NZ: the product goes to an ND scratch (row stride tn), then is scattered into the blocks
+    malloc, free = _malloc(fb.module)
+    scratch = b.call(malloc, [b.select(nz, b.add(b.mul(b.mul(tm, tn), es_c), one), one)])
+    pc = b.select(nz, scratch, pc_out)
+    ldc_nd = ldc
+    ldc = b.select(nz, tn, ldc)
     # the dequant scale vector (set_quant_vector): the uint64 scales of columns c0..c0+tn
     quant_slot = fb.alloca_builder.alloca(I64, name="quant")
     b.store(z, quant_slot)
@@ -364,7 +384,13 @@ def matmul(fb: FnBuilder, site, **a):
             with fl:
                 _float_product(fb, a, pa_r, pb, pbias, pc_r, cm, tn, k, lda, ldb, ldc)
     counted(fb, ceil_div(tm, chunk), rows)
-    _sanitize(fb, a, c_first, tm, tn, ldc, es_c, site)
+    with b.if_else(nz) as (to_nz, to_nd):
+        with to_nz:
+            _scatter_nz(fb, a, scratch, pc_out, c_first, rf, cf, tm, tn, es_c, nz_at, nz_first,
+                        site)
+        with to_nd:
+            _sanitize(fb, a, c_first, tm, tn, ldc_nd, es_c, site)
+    b.call(free, [scratch])
     # books: one instruction, m*n*k MACs; then the timing of the instruction sequence
     counters = fb.ctx_ptr(abi.COUNTERS)
     from ...simulator import timing_params as TP
@@ -383,6 +409,51 @@ def matmul(fb: FnBuilder, site, **a):
             call_rt(fb, "mm_request", *targs, site)
         with own:
             call_tm(fb, "matmul", *targs, site, fb.i64(0))
+
+
+def _scatter_nz(fb: FnBuilder, a, scratch, pc, c_first, rf, cf, tm, tn, es_c, nz_at, nz_first,
+                site) -> None:
+    """Copy the tm x tn ND product (row stride tn) to its NZ places (row r, column c of the
+    region at ``nz_at(rf + r, cf + c) - nz_first`` elements from ``pc``); in sanitize mode
+    record each written row segment of a 16-column block."""
+    from ...dsl.types import PipeID
+    b = fb.b
+    module = fb.module
+    memcpy = module.globals.get("llvm.memcpy.p0.p0.i64") or L.Function(
+        module, L.FunctionType(L.VoidType(), [PTR, PTR, I64, L.IntType(1)]),
+        "llvm.memcpy.p0.p0.i64")
+    sixteen = fb.i64(16)
+
+    def row(r):
+        def col(c):
+            src = b.inttoptr(b.add(b.ptrtoint(scratch, I64), b.mul(b.add(b.mul(r, tn), c), es_c)),
+                             PTR)
+            at = b.sub(nz_at(b.add(rf, r), b.add(cf, c)), nz_first)
+            dst = b.inttoptr(b.add(b.ptrtoint(pc, I64), b.mul(at, es_c)), PTR)
+            b.call(memcpy, [dst, src, es_c, L.Constant(L.IntType(1), 0)])
+        counted(fb, tn, col)
+    counted(fb, tm, row)
+    s_pipe = fb.i64(int(PipeID.PIPE_V))
+    with b.if_then(b.icmp_signed("!=", fb.ld(abi.SANITIZE), fb.i64(0))):
+        call_rt(fb, "san_issue", s_pipe, site)
+        first_blk = b.sdiv(cf, sixteen)
+        blocks = b.add(b.sub(b.sdiv(b.add(cf, b.sub(tn, fb.i64(1))), sixteen), first_blk),
+                       fb.i64(1))
+
+        def srow(r):
+            def blk(j):
+                lo = fb.smax(cf, b.mul(b.add(first_blk, j), sixteen))
+                hi = fb.smin(b.add(cf, tn), b.mul(b.add(b.add(first_blk, j), fb.i64(1)), sixteen))
+                start = b.mul(b.add(c_first, b.sub(nz_at(b.add(rf, r), lo), nz_first)), es_c)
+                nbytes = b.mul(b.sub(hi, lo), es_c)
+                with b.if_else(b.icmp_signed("==", a["c_mem"], fb.i64(0))) as (gm, local):
+                    with gm:
+                        call_rt(fb, "san_gm_write", a["c_a"], start, nbytes, site)
+                    with local:
+                        call_rt(fb, "san_access", s_pipe, a["c_mem"], b.add(a["c_a"], start),
+                                nbytes, fb.i64(1), site)
+            counted(fb, blocks, blk)
+        counted(fb, tm, srow)
 
 
 def _sanitize(fb: FnBuilder, a, c_first, tm, tn, ldc, es_c, site) -> None:

@@ -204,9 +204,10 @@ def _matmul_ctor(an, args, kwargs, loc):
                 f"asc.adv.Matmul: {name} at {t.position.name} is not supported by the simulator; "
                 f"A, B and bias are read from GM (TPosition.GM)", loc)
     for name, t in (("a", ta), ("b", tb), ("c", tc)):
-        if t.format != CubeFormat.ND:
+        if t.format != CubeFormat.ND and not (name == "c" and t.format == CubeFormat.NZ):
             raise UnsupportedConstructError(f"asc.adv.Matmul: {name} format {t.format.name} is "
-                                            f"not supported; use CubeFormat.ND", loc)
+                                            f"not supported; use CubeFormat.ND (C: ND or NZ)",
+                                            loc)
     if tc.position != TPosition.GM and tc.position not in UB_POSITIONS:
         raise UnsupportedConstructError(f"asc.adv.Matmul: c at {tc.position.name} is not "
                                         f"supported; use GM or VECCALC/VECIN/VECOUT (UB)", loc)
@@ -420,8 +421,17 @@ def _emit(an, mm: MatmulV, op: str, mode: int, c_mem, c_a, c_off, c_size, tile, 
     # row strides of A and B as stored: A is M x Ka (or Ka x M transposed), B is Kb x N (N x Kb)
     lda = ir.Select(ir.Cmp("ne", trans_a, ir.Const(0, int64)), org_m, org_ka, int64)
     ldb = ir.Select(ir.Cmp("ne", trans_b, ir.Const(0, int64)), org_kb, org_n, int64)
-    ldc = (n if c_mem else org_n) if mode == 0 else ir.Select(ir.Cmp("ne", seq, ir.Const(0, int64)),
-                                            _tile(mm, "base_n"), n if c_mem else org_n, int64)
+    if mm.c.format == CubeFormat.NZ:    # ldc: the NZ destination's rows, rounded up to 16
+        def r16(e):
+            return ir.Bin("mul", ir.Bin("floordiv", ir.Bin("add", e, ir.Const(15, int64), int64),
+                                        ir.Const(16, int64), int64), ir.Const(16, int64), int64)
+        whole = r16(m if c_mem else org_m)
+        ldc = whole if mode == 0 else ir.Select(ir.Cmp("ne", seq, ir.Const(0, int64)),
+                                                r16(_tile(mm, "base_m")), whole, int64)
+    else:
+        ldc = (n if c_mem else org_n) if mode == 0 else ir.Select(
+            ir.Cmp("ne", seq, ir.Const(0, int64)), _tile(mm, "base_n"), n if c_mem else org_n,
+            int64)
     code = DTYPE_CODES
     bias_dt = mm.bias.dtype if mm.bias is not None else mm.c.dtype
     from ..ops import REGISTRY
@@ -444,6 +454,7 @@ def _emit(an, mm: MatmulV, op: str, mode: int, c_mem, c_a, c_off, c_size, tile, 
         "quant_arg": mm.load("quant_arg"), "quant_off": mm.load("quant_off"),
         "a_scalar": mm.load("a_scalar"), "b_scalar": mm.load("b_scalar"),
         "bias_mem": mm.load("bias_mem"), "bias_size": mm.load("bias_size"),
+        "c_nz": ir.Const(int(mm.c.format == CubeFormat.NZ), int64),
     }
     an.emit(ir.Intrinsic(op, tuple(values[name] for name in MATMUL_ARGS), (), loc,
                          (("dtype", mm.a.dtype),)))
