@@ -47,6 +47,9 @@ class Lowerer(SpecialsMixin, ExprMixin):
         self.adv_fields: dict[str, tuple] = {}   # 'tiling.cube' -> ('tiling', 'cube')
         self.const_cache: dict = {}
         self.evaluating: set = set()
+        self.rt_depth = 0                          # run-time loops/branches being lowered
+        self.adv_params: set = set()               # GM_ADDRs copied into a TCubeTiling
+        self.cube_copies: dict = {}                # TCubeTiling var -> words copied
 
     # ------------------------------------------------------------------ errors, places
     def loc(self, t):
@@ -378,10 +381,12 @@ class Lowerer(SpecialsMixin, ExprMixin):
         saved = self.cur
         self.cur = []
         self.scopes.append({})
+        self.rt_depth += 1
         try:
             self.stmts(items)
             return tuple(self.cur)
         finally:
+            self.rt_depth -= 1
             self.scopes.pop()
             self.cur = saved
 
@@ -481,6 +486,21 @@ class Lowerer(SpecialsMixin, ExprMixin):
             return self.assign(target.children[0], value, loc)
         if d == "name":
             b = self.lookup(str(target.children[0]), target)
+            from .pointers import CtVar, PtrVar, assign_binding
+            if isinstance(b, (CtVar, PtrVar)):
+                return assign_binding(self, b, value, target, loc)
+        elif d in ("deref", "index"):
+            from .pointers import store
+            if d == "deref":
+                ptr = self.expr(target.children[-1])
+            else:
+                ptr = self.expr(target.children[0])
+                if ptr.ref is not None:
+                    ptr = self.binop_e("+", ptr, self.expr(target.children[1]), loc)
+            if ptr.ref is None:
+                raise self.unsupported(target, "pointer dereference (*p)" if d == "deref" else
+                                       "assigning a tensor element (use SetValue)")
+            return store(self, ptr, value, target)
         elif d == "arrow" and getattr(target.children[0], "data", None) == "this":
             b = self.this_member(str(target.children[1]), target)
         elif d in ("member", "arrow"):
@@ -495,8 +515,6 @@ class Lowerer(SpecialsMixin, ExprMixin):
                 v = self.convert(value, field.ct, loc) if field.ct.is_scalar else value
                 self.emit(A.Assign(loc, (field.node,), v.node))
                 return
-        elif d == "index":
-            raise self.unsupported(target, "assigning a tensor element (use SetValue)")
         else:
             raise self.unsupported(target, "assignment to this expression")
         if not isinstance(b, Var):
@@ -542,6 +560,9 @@ class Lowerer(SpecialsMixin, ExprMixin):
 
     def s_for_stmt(self, s) -> None:
         init_t, cond_t, incr_t, body_t = s.children
+        from .pointers import names_pointer, unrolled_for
+        if names_pointer(self, s.children):     # a loop that moves a pointer: unrolled
+            return unrolled_for(self, s)
         self.scopes.append({})
         try:
             if init_t is not None and init_t.data != "empty":
@@ -631,16 +652,19 @@ class Lowerer(SpecialsMixin, ExprMixin):
                 return
             if ct.name == "auto":
                 raise KernelTypeError("an auto variable needs a value", loc)
-            if ct.cls is not None and ct.cls.is_struct:
-                raise self.unsupported(t, "a local struct variable",
-                                       "read the tiling with GET_TILING_DATA or through a "
-                                       "pointer parameter")
+            if ct.cls is not None and ct.cls.is_struct and ct.ptr == 0:
+                self.declare(ident, self.local_struct(ct, ident, t))
+                return
             self.declare(ident, Var(self.fresh(ident), ct))
             return
         e = self.init_value(init, ct, t) if ct.name != "auto" else self.init_value(
             init, UNKNOWN, t)
         if ct.name == "auto":
             ct = e.ct
+        if e.ref is not None and ct.ptr:        # a pointer variable (cpp/pointers.py)
+            from .pointers import PtrVar
+            self.declare(ident, PtrVar(e, self.rt_depth))
+            return
         if isinstance(e.const, Obj):
             raise self.unsupported(t, "copying an object of a class")
         if const and e.is_const and ct.is_scalar:
@@ -654,6 +678,17 @@ class Lowerer(SpecialsMixin, ExprMixin):
         py = self.fresh(ident)
         self.emit(A.Assign(loc, (name(py, loc),), e.node))
         self.declare(ident, Var(py, ct if ct.name != "?" else e.ct))
+
+    def local_struct(self, ct: CT, ident: str, t) -> Obj:
+        """``S s;``: a local struct of the file, one variable per field (unset until
+        assigned)."""
+        members = {}
+        for fname, fct in ct.cls.field_types(self).items():
+            if not fct.is_scalar or fct.ptr:
+                raise self.unsupported(t, f"a local struct with the field '{fname}' of type "
+                                          f"{fct.text()}")
+            members[fname] = Var(self.fresh(f"{ident}.{fname}"), fct)
+        return Obj(ct.cls, members, {}, ident)
 
     def default_construct(self, ct: CT, t):
         loc = self.loc(t)

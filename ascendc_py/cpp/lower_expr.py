@@ -42,6 +42,7 @@ class E:
     st: Optional[str] = None       # the type checker's dtype name, when known
     const: Any = _NO               # the compile-time value, when C knows it
     wraps: bool = False            # computed exactly; C would wrap it to ct
+    ref: Any = None                # a pointer's target (cpp/pointers.py), when it has one
 
     @property
     def is_const(self) -> bool:
@@ -187,12 +188,25 @@ class ExprMixin:
         raise self.unsupported(t, "comma operator")
 
     def x_deref(self, t) -> E:
-        raise self.unsupported(t, "pointer dereference (*p)")
+        e = self.expr(t.children[-1])
+        if e.ref is None:
+            raise self.unsupported(t, "pointer dereference (*p)",
+                                   "only local pointers over a struct and GM pointers in a "
+                                   "tiling copy are modelled")
+        from .pointers import deref
+        return deref(self, e, t)
 
     def x_addr_of(self, t) -> E:
         """``&pipe``: a reference to an Ascend C object (TPipe, queues, tensors) is the
         object itself; any other address is outside the subset."""
-        e = self.expr(t.children[-1])
+        inner = t.children[-1]
+        e = self.expr(inner)
+        if isinstance(e.const, Obj) and e.const.cls.is_struct:   # &localStruct
+            return e
+        if e.ct.name == "TCubeTiling" and getattr(inner, "data", None) == "name" and \
+                isinstance(self.lookup_soft(str(inner.children[0])), Var):
+            return E(e.node, CT(e.ct.name, ptr=1), ref=self.lookup_soft(
+                str(inner.children[0])))
         if e.node is not None and (e.ct.name in ASC_CLASSES or e.ct.name in ADV_CLASSES):
             return E(e.node, CT(e.ct.name, e.ct.args, ptr=1))
         raise self.unsupported(t, "address-of operator (&x)")
@@ -234,6 +248,10 @@ class ExprMixin:
             return E(None, CT(b.cls.name, cls=b.cls), None, b)
         if isinstance(b, Funcs):
             raise self.unsupported(t, "a function used as a value")
+        from .pointers import binding_value
+        e = binding_value(self, b, t)
+        if e is not None:
+            return e
         raise KernelTypeError(f"cannot use {b!r} here", loc)
 
     def x_scoped(self, t) -> E:
@@ -302,6 +320,11 @@ class ExprMixin:
             except C.ConstEvalError as exc:
                 raise KernelTypeError(str(exc), loc) from None
             return self.const_e(value, ct, loc)
+        if a.ref is not None or b.ref is not None:
+            from .pointers import arith
+            r = arith(self, op, a, b, loc)
+            if r is not None:
+                return r
         for side in (a, b):
             if side.node is None:
                 raise KernelTypeError(f"operator '{op}' needs values, got an object of class "
@@ -381,6 +404,10 @@ class ExprMixin:
 
     def pointer_cast(self, ct: CT, operand, loc) -> E:
         e = self.expr(operand)
+        from .pointers import cast, gm_ref
+        r = cast(self, ct, e, loc)
+        if r is not None:
+            return r
         if ct.cls is not None and ct.cls.is_struct:      # (__gm__ TilingData *)tiling
             return self.struct_view(e, ct, loc)
         if not ct.is_scalar and ct.name not in C.INT_BITS and ct.name not in C.FLOATS:
@@ -390,13 +417,16 @@ class ExprMixin:
                                   f"got {e.ct.text()}", loc)
         elem = CT(ct.name)
         node = call(name(GM_CAST, loc), [e.node, dtype_node(elem, loc)], loc)
-        return E(node, CT(ct.name, ptr=1, gm=True))
+        return E(node, CT(ct.name, ptr=1, gm=True), ref=gm_ref(self, ct, e))
 
     def x_sizeof_type(self, t) -> E:
         ct = self.resolve_type(t.children[0])
         loc = self.loc(t)
         if ct.ptr:
             return self.const_e(8, C.UINT64, loc)
+        if ct.name == "TCubeTiling" or ct.cls is not None and ct.cls.is_struct:
+            from .pointers import sizeof_struct
+            return self.const_e(sizeof_struct(self, ct, t), C.UINT64, loc)
         if not ct.is_scalar:
             raise self.unsupported(t, f"sizeof({ct.text()})")
         return self.const_e(max(ct.bits // 8, 1), C.UINT64, loc)
@@ -416,6 +446,9 @@ class ExprMixin:
     def x_index(self, t) -> E:
         base, idx = self.expr(t.children[0]), self.expr(t.children[1])
         loc = self.loc(t)
+        if base.ref is not None:     # p[i] is *(p + i)
+            from .pointers import deref
+            return deref(self, self.binop_e("+", base, idx, loc), t)
         if isinstance(base.const, tuple):       # a constexpr array
             if not idx.is_const:
                 raise self.unsupported(t, "indexing a constexpr array with a run-time index",

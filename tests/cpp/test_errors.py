@@ -69,6 +69,10 @@ CATALOGUE = [
      "not supported: static class member that is not a constexpr constant"),
     ("constexpr float C[2] = {1.0f, 2.0f};", "float f = C[a];", 7,
      "not supported: indexing a constexpr array with a run-time index"),
+    ("", "auto p = reinterpret_cast<__gm__ int32_t *>(x); *p = a;", 7,
+     "not supported: writing GM through a scalar pointer"),
+    ("", "auto p = reinterpret_cast<__gm__ int32_t *>(x);\n    while (a > 0) { p++; a--; }", 8,
+     "not supported: moving a pointer inside a loop or branch whose condition"),
 ]
 
 

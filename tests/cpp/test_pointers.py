@@ -1,0 +1,109 @@
+"""The CopyTiling idiom (cpp/pointers.py): a tiling struct (the file's own or a TCubeTiling)
+copied word by word from a GM_ADDR through a local pointer over the struct; pointer moves
+(``p++``, ``p + i``, ``p[i]``, ``*p``) with C's semantics; misuse refused at the line."""
+import pathlib
+
+import numpy as np
+import pytest
+
+import ascendc_py as asc
+from ascendc_py import cpp
+
+KERNELS = pathlib.Path(__file__).resolve().parent / "kernels"
+
+SCALE = r'''#include "kernel_operator.h"
+using namespace AscendC;
+struct ScaleTilingData { uint32_t totalLength; uint32_t tileNum; float scale; };
+__aicore__ inline void CopyTiling(ScaleTilingData *tiling, GM_ADDR tilingGM)
+{
+    uint32_t *ptr = reinterpret_cast<uint32_t *>(tiling);
+    auto tiling32 = reinterpret_cast<__gm__ uint32_t *>(tilingGM);
+    for (uint32_t i = 0; i < sizeof(ScaleTilingData) / sizeof(uint32_t) - 1; i++, ptr++) {
+        *ptr = *(tiling32 + i);
+    }
+    float *f = reinterpret_cast<float *>(tiling);
+    auto g = reinterpret_cast<__gm__ float *>(tilingGM);
+    {body}
+}
+extern "C" __global__ __aicore__ void scale(GM_ADDR x, GM_ADDR tilingGM)
+{
+    ScaleTilingData t;
+    CopyTiling(&t, tilingGM);
+    uint32_t n = t.totalLength / t.tileNum;
+    GlobalTensor<float> xGm;
+    xGm.SetGlobalBuffer((__gm__ float *)x + GetBlockIdx() * n, n);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, n * sizeof(float));
+    LocalTensor<float> tt = buf.Get<float>();
+    DataCopy(tt, xGm, n);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    Muls(tt, tt, t.scale, n);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    DataCopy(xGm, tt, n);
+}
+'''
+
+
+@pytest.mark.parametrize("body", ["f[2] = g[2];", "*(f + 2) = *(g + 2);",
+                                  "f += 2; g = g + 2; *f = *g;"])
+def test_copy_tiling_of_the_files_struct(body):
+    m = cpp.load(SCALE.replace("{body}", body), name="scale.cpp")
+    x = np.ones(1024, np.float32)
+    m.scale[4](x, m.ScaleTilingData(totalLength=1024, tileNum=4, scale=2.5))
+    assert (x == 2.5).all()
+    y = np.ones(512, np.float32)
+    m.scale[2](y, {"totalLength": 512, "tileNum": 2, "scale": -1.0})
+    assert (y == -1.0).all()
+
+
+def test_copy_tiling_of_a_tcube_tiling_equals_the_parameter_form():
+    import matmul
+    from ascendc_py.compiler.ops.matmul import matmul_reference
+    rng = np.random.default_rng(3)
+    m_, n_, k_ = 150, 70, 48
+    a = rng.uniform(-1, 1, (m_, k_)).astype(np.float16)
+    b = rng.uniform(-1, 1, (k_, n_)).astype(np.float16)
+    tiling = matmul.make_tiling(m_, n_, k_, np.float16, np.float32, False)
+    mod = cpp.load(KERNELS / "matmul_copy_tiling.cpp")
+    c = np.zeros((m_, n_), np.float32)
+    r1 = mod.matmul_copy_tiling[tiling.used_core_num](a, b, c, None, tiling)
+    asc.testing.assert_close(c, matmul_reference(a, b, None, np.float32), **matmul.TOLERANCE)
+    ref = cpp.load(KERNELS / "matmul_class.cpp")
+    c2 = np.zeros_like(c)
+    r2 = ref.matmul_class[tiling.used_core_num](a, b, c2, tiling)
+    assert (c == c2).all() and r1.cycles == r2.cycles
+
+
+def _err(body):
+    with pytest.raises(asc.KernelError) as info:
+        cpp.load(SCALE.replace("{body}", body), name="p.cpp")
+    return str(info.value)
+
+
+@pytest.mark.parametrize("body,message", [
+    ("uint32_t v = *ptr;", "bit reinterpretation"),
+    ("f[2] = *(ptr + 2);", "the pointer is 4 words into a struct of 3 words: outside it"),
+    ("f[2] = g[3];", "word 3 of 'tilingGM' is outside the struct"),
+    ("*g = 1.0f;", "not supported: writing GM through a scalar pointer"),
+    ("for (uint32_t k = 0; k < tiling->tileNum; k++) { f++; }",
+     "not supported: a loop that moves a pointer whose condition is not known"),
+    ("if (tiling->tileNum > 1) { f++; }", "not supported: moving a pointer inside a loop or "
+                                          "branch"),
+    ("f[2] = g[tiling->tileNum];", "not supported: pointer dereference (*p) of this pointer"),
+    ("ptr = ptr + tiling->tileNum;", "pointer offset must be known at compile time"),
+    ("f[2] = *(g * 2);", "operator '*' on a pointer"),
+])
+def test_pointer_misuse_is_refused_at_its_line(body, message):
+    text = _err(body)
+    assert message in text, text
+    assert "p.cpp:13" in text and "^" in text, text
+
+
+def test_a_tcube_tiling_copied_in_part_is_refused():
+    text = (KERNELS / "matmul_copy_tiling.cpp").read_text().replace(
+        "i < sizeof(TCubeTiling) / sizeof(uint32_t)", "i < 5")
+    with pytest.raises(asc.KernelError, match=r"TCubeTiling copied only in part \(5 of"):
+        cpp.load(text, name="part.cpp")
