@@ -141,6 +141,8 @@ def inline_call(lw, funcs, this: Obj, targs, args, t) -> E:
     lw._incr = None
     lw.frames.append(Frame(f, ret_py, ret_ct))
     try:
+        for mi in getattr(f, "mem_inits", ()):      # K(...) : member(value), ... { body }
+            _member_init(lw, this, mi)
         lw.stmts(list(f.body.children))
     finally:
         lw.frames.pop()
@@ -149,6 +151,18 @@ def inline_call(lw, funcs, this: Obj, targs, args, t) -> E:
         return E(None, CT("void"))
     st = ret_ct.name if ret_ct.is_scalar else None
     return E(name(ret_py, loc), ret_ct, st)
+
+
+def _member_init(lw, obj: Obj, mi) -> None:
+    ident, args_t = str(mi.children[0]), mi.children[1]
+    args = [a for a in args_t.children if a is not None] if args_t is not None else []
+    b = obj.members.get(ident)
+    if isinstance(b, Var) and b.ct.is_scalar and not args:      # a(): value-initialised
+        lw.assign_member(obj, ident, lw.const_e(0, b.ct, lw.loc(mi)), mi)
+    elif len(args) == 1:
+        lw.assign_member(obj, ident, lw.expr(args[0]), mi)
+    else:
+        raise lw.unsupported(mi, f"initialising the member '{ident}' from {len(args)} values")
 
 
 __all__ = ["inline_call"]

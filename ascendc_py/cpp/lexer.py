@@ -398,7 +398,31 @@ def retag(toks: list[Tok]) -> list[Tok]:
                 toks[k + 1].type = "TLT"
                 toks[close].type = "TGT"
         k += 1
+    _mark_ctor_names(toks)
     return toks
+
+
+def _mark_ctor_names(toks: list[Tok]) -> None:
+    """``K::K(`` / ``K<T>::K(``: the second ``K`` names a constructor defined outside its
+    class (a CTOR_NAME token, so the grammar tells it from a qualified type name)."""
+    for k in range(1, len(toks) - 2):
+        if toks[k].type != "SCOPE" or toks[k + 1].type not in ("TYPE", "IDENT") or \
+                toks[k + 2].type != "LPAR":
+            continue
+        j = k - 1
+        if toks[j].type == "TGT":
+            depth = 0
+            while j > 0:
+                if toks[j].type == "TGT":
+                    depth += 1
+                elif toks[j].type == "TLT":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                j -= 1
+            j -= 1
+        if j >= 0 and toks[j].type in ("TYPE", "IDENT") and toks[j].value == toks[k + 1].value:
+            toks[k + 1].type = "CTOR_NAME"
 
 
 def check_unsupported_words(toks: list[Tok], file: str) -> None:

@@ -637,12 +637,28 @@ class Lowerer(SpecialsMixin, ExprMixin):
             ident, init = _declarator(dcl, self.unsupported)
             self.declare_var(ident, ct, init, dcl, const="constexpr" in specs or ct.const)
 
+    def s_obj_decl(self, s) -> None:
+        """``K op(x, y);``: an object built by the constructor that takes these arguments, or
+        a scalar initialised from one value (``int32_t n(4);``)."""
+        type_tree, ident, args_t = s.children
+        ct = self.resolve_type(type_tree)
+        args = [a for a in args_t.children if a is not None] if args_t is not None else []
+        if ct.cls is not None and not ct.cls.is_struct and ct.ptr == 0:
+            self.declare(str(ident), self.make_object(ct, str(ident), s, args))
+            return
+        if ct.is_scalar and len(args) == 1:
+            from lark import Tree
+            return self.declare_var(str(ident), ct, Tree("init_assign", [args[0]]), s)
+        raise self.unsupported(s, f"constructing a {ct.text()} with arguments in a "
+                                  f"declaration")
+
     def declare_var(self, ident: str, ct: CT, init, t, const=False) -> None:
         loc = self.loc(t)
         if ct.cls is not None and not ct.cls.is_struct and ct.ptr == 0:
-            if init is not None:
+            if init is not None and init.data != "brace_list":
                 raise self.unsupported(t, "initialising an object of a class from a value")
-            self.declare(ident, self.make_object(ct, ident, t))
+            args = [a for a in init.children if a is not None] if init is not None else None
+            self.declare(ident, self.make_object(ct, ident, t, args))
             return
         if init is None:
             if ct.name in _CONSTRUCTED or ct.name == "Matmul":
@@ -700,7 +716,7 @@ class Lowerer(SpecialsMixin, ExprMixin):
             args = []
         return call(asc_attr(ct.name, loc), args, loc)
 
-    def make_object(self, ct: CT, cname: str, t) -> Obj:
+    def make_object(self, ct: CT, cname: str, t, args=None) -> Obj:
         cls = ct.cls
         tenv = {}
         if len(ct.args) > len(cls.tparams):
@@ -751,22 +767,8 @@ class Lowerer(SpecialsMixin, ExprMixin):
                 obj.members[mname] = Var(py, mct)
         finally:
             self.this, self.tenv = saved
-        ctors = [c for c in cls.ctors if not c.params]
-        if cls.ctors and not ctors:
-            raise self.unsupported(t, "a constructor with parameters (declare the object "
-                                      "and call Init)")
-        if ctors and ctors[0].body is not None:
-            for mi in getattr(ctors[0], "mem_inits", []):
-                saved = (self.this, self.tenv)
-                self.this, self.tenv = obj, tenv
-                try:
-                    ident, args_t = str(mi.children[0]), mi.children[1]
-                    args = list(args_t.children) if args_t is not None else []
-                    if len(args) == 1:
-                        self.assign_member(obj, ident, self.expr(args[0]), mi)
-                finally:
-                    self.this, self.tenv = saved
-            self.inline_call(ctors, obj, None, [], t)
+        if cls.ctors:     # the constructor that takes these arguments, its initialisers first
+            self.inline_call(cls.ctors, obj, None, list(args or ()), t)
         return obj
 
     def assign_member(self, obj: Obj, ident: str, value: E, t) -> None:

@@ -149,7 +149,8 @@ def collect(tree, file: str, unsupported) -> Unit:
             elif d == "ctor_def":
                 params = next(c for c in m.children if hasattr(c, "data") and
                               c.data == "params")
-                body = m.children[-1]
+                body = m.children[-1] if getattr(m.children[-1], "data", None) == "block" \
+                    else None
                 inits = [c for c in m.children if hasattr(c, "data") and c.data == "mem_init"]
                 f = FuncInfo(name, None, params_of(params), body, m, info)
                 f.mem_inits = inits
@@ -198,6 +199,22 @@ def collect(tree, file: str, unsupported) -> Unit:
                     decls[k] = f
                     return
             decls.append(f)
+            return
+        if d == "ctor_out":        # K::K(...) : a(x) { ... }: a constructor's definition
+            cls_name = next(str(c) for c in t.children if _tok(c) and c.type == "TYPE")
+            info = unit.classes.get(cls_name)
+            if info is None:
+                raise unsupported(t, f"a constructor of '{cls_name}', a class this file does "
+                                     f"not define")
+            params = next(c for c in t.children if hasattr(c, "data") and c.data == "params")
+            f = FuncInfo(cls_name, None, params_of(params, unsupported), t.children[-1], t,
+                         info)
+            f.mem_inits = [c for c in t.children if hasattr(c, "data") and c.data == "mem_init"]
+            for k, g in enumerate(info.ctors):
+                if g.body is None and len(g.params) == len(f.params):
+                    info.ctors[k] = f
+                    return
+            info.ctors.append(f)
             return
         if d == "func_def":
             f = func_info(t, None, tparams)
