@@ -16,6 +16,7 @@ from .ctypes_c import CT, UNKNOWN
 from .lexer import unsupported as _unsupported
 from .lower_expr import E, Const, ExprMixin, Funcs, Obj, TypeB, Var, asc_attr, call, name
 from .names import ADV_CLASSES, ASC_CLASSES, C_DTYPES
+from .control import ControlMixin
 from .specials import SpecialsMixin
 from .unit import ClassInfo, FuncInfo, Unit, loc_of
 
@@ -31,7 +32,7 @@ class Frame:
         self.func, self.ret_py, self.ret_ct = func, ret_py, ret_ct
 
 
-class Lowerer(SpecialsMixin, ExprMixin):
+class Lowerer(ControlMixin, SpecialsMixin, ExprMixin):
     """Lowers the entries of one Unit (a fresh Lowerer per entry)."""
 
     def __init__(self, unit: Unit):
@@ -215,31 +216,6 @@ class Lowerer(SpecialsMixin, ExprMixin):
                                               "constant")
                 items.append(C.wrap(e.const, ct) if ct.is_scalar else e.const)
         return E(None, ct, None, tuple(items))
-
-    def s_unroll_for(self, s) -> None:
-        """``#pragma unroll`` before ``for (int i = a; i < b; i++)`` with constant bounds:
-        the body once per value of ``i`` (a compile-time constant in each copy)."""
-        from .loops import range_form
-        init_t, cond_t, incr_t, body_t = s.children[1].children
-        form = range_form(self, init_t, cond_t, incr_t, body_t) \
-            if init_t is not None and init_t.data == "var_decl" else None
-        if form is None or not (form[2].is_const and form[3].is_const):
-            raise self.unsupported(s, "#pragma unroll on a loop without constant bounds")
-        name_, ct, start, stop, step = form
-        if len(range(start.const, stop.const, step)) > 4096:
-            raise self.unsupported(s, "#pragma unroll of more than 4096 iterations")
-        for v in range(start.const, stop.const, step):
-            self.scopes.append({name_: Const(v, ct)})
-            saved = getattr(self, "_incr", None)
-            self._incr = None
-            try:
-                for st in self.body_of(body_t):
-                    if isinstance(st, (A.Break, A.Continue)):
-                        raise self.unsupported(s, "break/continue in an unrolled loop")
-                    self.emit(st)
-            finally:
-                self._incr = saved
-                self.scopes.pop()
 
     # ------------------------------------------------------------------ types
     def resolve_type(self, tree, tenv=None) -> CT:
@@ -544,20 +520,6 @@ class Lowerer(SpecialsMixin, ExprMixin):
         cond_t, body_t = s.children
         self.loop(None, cond_t, None, body_t, s)
 
-    def s_do_stmt(self, s) -> None:
-        body_t, cond_t = s.children
-        loc = self.loc(s)
-        saved = self.cur
-        self.cur = []
-        cond = self.truth(self.expr(cond_t), loc)
-        check = self.cur + [A.If(loc, A.UnaryOp(loc, "not", cond.node), (A.Break(loc),), ())]
-        self.cur = saved
-        saved_incr = getattr(self, "_incr", None)
-        self._incr = check
-        body = self.body_of(body_t)
-        self._incr = saved_incr
-        self.emit(A.While(loc, A.Constant(loc, True), body + tuple(check), ()))
-
     def s_for_stmt(self, s) -> None:
         init_t, cond_t, incr_t, body_t = s.children
         from .pointers import names_pointer, unrolled_for
@@ -637,21 +599,6 @@ class Lowerer(SpecialsMixin, ExprMixin):
             ident, init = _declarator(dcl, self.unsupported)
             self.declare_var(ident, ct, init, dcl, const="constexpr" in specs or ct.const)
 
-    def s_obj_decl(self, s) -> None:
-        """``K op(x, y);``: an object built by the constructor that takes these arguments, or
-        a scalar initialised from one value (``int32_t n(4);``)."""
-        type_tree, ident, args_t = s.children
-        ct = self.resolve_type(type_tree)
-        args = [a for a in args_t.children if a is not None] if args_t is not None else []
-        if ct.cls is not None and not ct.cls.is_struct and ct.ptr == 0:
-            self.declare(str(ident), self.make_object(ct, str(ident), s, args))
-            return
-        if ct.is_scalar and len(args) == 1:
-            from lark import Tree
-            return self.declare_var(str(ident), ct, Tree("init_assign", [args[0]]), s)
-        raise self.unsupported(s, f"constructing a {ct.text()} with arguments in a "
-                                  f"declaration")
-
     def declare_var(self, ident: str, ct: CT, init, t, const=False) -> None:
         loc = self.loc(t)
         if ct.cls is not None and not ct.cls.is_struct and ct.ptr == 0:
@@ -694,17 +641,6 @@ class Lowerer(SpecialsMixin, ExprMixin):
         py = self.fresh(ident)
         self.emit(A.Assign(loc, (name(py, loc),), e.node))
         self.declare(ident, Var(py, ct if ct.name != "?" else e.ct))
-
-    def local_struct(self, ct: CT, ident: str, t) -> Obj:
-        """``S s;``: a local struct of the file, one variable per field (unset until
-        assigned)."""
-        members = {}
-        for fname, fct in ct.cls.field_types(self).items():
-            if not fct.is_scalar or fct.ptr:
-                raise self.unsupported(t, f"a local struct with the field '{fname}' of type "
-                                          f"{fct.text()}")
-            members[fname] = Var(self.fresh(f"{ident}.{fname}"), fct)
-        return Obj(ct.cls, members, {}, ident)
 
     def default_construct(self, ct: CT, t):
         loc = self.loc(t)
