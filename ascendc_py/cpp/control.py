@@ -3,11 +3,28 @@
 local structs and local arrays of scalars. ``self`` is a ``lower.Lowerer``."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..compiler import ast as A
 from ..compiler.errors import KernelTypeError
 from . import ctypes_c as C
 from .ctypes_c import CT
-from .lower_expr import Const, Obj, Var
+from .lower_expr import E, Const, Obj, Var, name
+
+#: the most elements a local array indexed at run time may have (a compare per element)
+MAX_SELECT = 256
+
+
+@dataclass
+class Arr:
+    """A local array of scalars: one kernel variable per element."""
+    elems: list
+    ct: CT
+
+
+@dataclass(frozen=True)
+class ArrRef:
+    arr: Arr
 
 
 class ControlMixin:
@@ -77,3 +94,121 @@ class ControlMixin:
                                           f"{fct.text()}")
             members[fname] = Var(self.fresh(f"{ident}.{fname}"), fct)
         return Obj(ct.cls, members, {}, ident)
+
+    # ------------------------------------------------------------------ local arrays
+    def declare_array(self, ident: str, ct: CT, dcl, const: bool) -> None:
+        """``T a[N] = {...};`` / ``T a[N];`` / ``T a[] = {...};`` with T a scalar type: a
+        constexpr/const array with constant values is a compile-time table; any other is
+        one variable per element (a brace list's missing elements are zero, as in C; an
+        array without one starts at zero, as we chose: C leaves it indeterminate)."""
+        kids = dcl.children
+        after = kids[[k for k, c in enumerate(kids) if getattr(c, "type", "") == "IDENT"][0]
+                     + 1:]
+        dim_trees, init = after[:-1], after[-1]
+        if not ct.is_scalar or ct.ptr:
+            raise self.unsupported(dcl, f"a local array of {ct.text()}")
+        sizes = []
+        for k, d in enumerate(dim_trees):
+            if d is None:
+                if k or init is None:
+                    raise self.unsupported(dcl, "an array dimension without a size")
+                sizes.append(None)
+                continue
+            e = self.expr(d)
+            if not e.is_const or not isinstance(e.const, int) or e.const <= 0:
+                raise self.unsupported(d, "an array size that is not a positive compile-time "
+                                          "constant")
+            sizes.append(e.const)
+        if init is not None and init.data == "init_assign":
+            init = init.children[0]
+        if init is not None and getattr(init, "data", None) != "brace_list":
+            raise self.unsupported(dcl, "initialising an array from a value")
+        if const and init is not None:
+            self._array_init = True
+            try:
+                e = self.array_value(init, ct)
+            finally:
+                self._array_init = False
+            self.declare(ident, Const(self.pad(e.const, sizes, ct, dcl), ct))
+            return
+        if len(sizes) != 1:
+            raise self.unsupported(dcl, "a local array of more than one dimension that is "
+                                        "not a constexpr table")
+        items = [a for a in init.children if a is not None] if init is not None else []
+        n = sizes[0] if sizes[0] is not None else len(items)
+        if len(items) > n:
+            raise KernelTypeError(f"{len(items)} values for an array of {n}", self.loc(dcl))
+        if n > MAX_SELECT:
+            raise self.unsupported(dcl, f"a local array of more than {MAX_SELECT} elements "
+                                        f"(use a LocalTensor)")
+        loc = self.loc(dcl)
+        arr = Arr([], ct)
+        for k in range(n):
+            if k < len(items) and getattr(items[k], "data", None) == "brace_list":
+                raise self.unsupported(items[k], "a nested brace list in a one-dimensional "
+                                                 "array")
+            v = self.convert(self.expr(items[k]), ct, loc) if k < len(items) else \
+                self.const_e(0, ct, loc)
+            py = self.fresh(f"{ident}[{k}]")
+            self.emit(A.Assign(loc, (name(py, loc),), v.node))
+            arr.elems.append(Var(py, ct))
+        self.declare(ident, arr)
+
+    def pad(self, value, sizes, ct, t):
+        if not sizes:
+            return value
+        n = sizes[0] if sizes[0] is not None else len(value)
+        if not isinstance(value, tuple) or len(value) > n:
+            raise KernelTypeError(f"{len(value) if isinstance(value, tuple) else 1} values "
+                                  f"for an array of {n}", self.loc(t))
+        zero = 0.0 if ct.is_float else 0
+        filler = zero if len(sizes) == 1 else self.pad((), sizes[1:], ct, t)
+        return tuple(self.pad(v, sizes[1:], ct, t) for v in value) + \
+            (filler,) * (n - len(value))
+
+    def array_read(self, arr: Arr, idx: E, t) -> E:
+        loc = self.loc(t)
+        if idx.is_const:
+            if not 0 <= idx.const < len(arr.elems):
+                raise KernelTypeError(f"index {idx.const} is outside the array (size "
+                                      f"{len(arr.elems)})", loc)
+            return self.binding_value(arr.elems[idx.const], t)
+        return self.select(idx, [self.binding_value(v, t) for v in arr.elems], t)
+
+    def select(self, idx: E, values: list, t) -> E:
+        """``values[idx]`` for a run-time ``idx``: a chain of compares (C leaves an index
+        outside the array undefined; here it reads the last element)."""
+        loc = self.loc(t)
+        if len(values) > MAX_SELECT:
+            raise self.unsupported(t, f"indexing an array of more than {MAX_SELECT} elements "
+                                      f"with a run-time index")
+        idx = self.observed(idx, loc)
+        out = values[-1]
+        for k in range(len(values) - 2, -1, -1):
+            cond = self.binop_e("==", idx, self.const_e(k, C.INT32, loc), loc)
+            v = values[k]
+            out = E(A.IfExp(loc, cond.node, v.node, out.node), v.ct, v.st or v.ct.name)
+        return out
+
+    def array_store(self, ref: ArrRef, idx_t, value: E, t) -> None:
+        loc = self.loc(t)
+        arr = ref.arr
+        idx = self.expr(idx_t)
+        value = self.convert(value, arr.ct, loc)
+        if idx.is_const:
+            if not 0 <= idx.const < len(arr.elems):
+                raise KernelTypeError(f"index {idx.const} is outside the array (size "
+                                      f"{len(arr.elems)})", loc)
+            self.emit(A.Assign(loc, (name(arr.elems[idx.const].py, loc),), value.node))
+            return
+        if not isinstance(value.node, (A.Name, A.Constant)):    # evaluate the value once
+            py = self.fresh("$elem")
+            self.emit(A.Assign(loc, (name(py, loc),), value.node))
+            value = E(name(py, loc), value.ct, value.st)
+        idx = self.observed(idx, loc)
+        chain = ()
+        for k in range(len(arr.elems) - 1, -1, -1):
+            store = (A.Assign(loc, (name(arr.elems[k].py, loc),), value.node),)
+            cond = self.binop_e("==", idx, self.const_e(k, C.INT32, loc), loc)
+            chain = (A.If(loc, cond.node, store, chain),)
+        self.cur.extend(chain)

@@ -116,6 +116,9 @@ def inline_call(lw, funcs, this: Obj, targs, args, t) -> E:
         if isinstance(v.const, Obj):
             scope[pname] = v.const
             continue
+        if v.ref is not None and v.node is None:     # a local array or word pointer
+            scope[pname] = v
+            continue
         if pct.is_scalar:
             v = lw.convert(v, pct, loc)
         elif pct.ptr and pct.cls is not None:     # a tiling struct pointer

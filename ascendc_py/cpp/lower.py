@@ -471,6 +471,9 @@ class Lowerer(ControlMixin, SpecialsMixin, ExprMixin):
                 ptr = self.expr(target.children[-1])
             else:
                 ptr = self.expr(target.children[0])
+                from .control import ArrRef
+                if isinstance(ptr.ref, ArrRef):
+                    return self.array_store(ptr.ref, target.children[1], value, target)
                 if ptr.ref is not None:
                     ptr = self.binop_e("+", ptr, self.expr(target.children[1]), loc)
             if ptr.ref is None:
@@ -596,7 +599,10 @@ class Lowerer(ControlMixin, SpecialsMixin, ExprMixin):
             raise self.unsupported(s, "static local variable")
         from .unit import _declarator
         for dcl in s.children[1:]:
-            ident, init = _declarator(dcl, self.unsupported)
+            ident, init, dims = _declarator(dcl, self.unsupported, arrays=True)
+            if dims:      # a local array (cpp/control.py)
+                self.declare_array(ident, ct, dcl, "constexpr" in specs or ct.const)
+                continue
             self.declare_var(ident, ct, init, dcl, const="constexpr" in specs or ct.const)
 
     def declare_var(self, ident: str, ct: CT, init, t, const=False) -> None:

@@ -446,12 +446,19 @@ class ExprMixin:
     def x_index(self, t) -> E:
         base, idx = self.expr(t.children[0]), self.expr(t.children[1])
         loc = self.loc(t)
+        from .control import ArrRef
+        if isinstance(base.ref, ArrRef):      # a local array
+            return self.array_read(base.ref.arr, idx, t)
         if base.ref is not None:     # p[i] is *(p + i)
             from .pointers import deref
             return deref(self, self.binop_e("+", base, idx, loc), t)
         if isinstance(base.const, tuple):       # a constexpr array
+            if not idx.is_const and all(not isinstance(v, tuple) for v in base.const):
+                return self.select(idx, [self.const_e(v, base.ct, loc) for v in base.const],
+                                   t)
             if not idx.is_const:
-                raise self.unsupported(t, "indexing a constexpr array with a run-time index",
+                raise self.unsupported(t, "indexing a constexpr array of arrays with a "
+                                          "run-time index",
                                        "put #pragma unroll before the loop, or pass the "
                                        "values as arguments")
             if not 0 <= idx.const < len(base.const):

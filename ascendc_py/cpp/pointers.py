@@ -83,6 +83,9 @@ def binding_value(lw, b, t):
         return b.e
     if isinstance(b, CtVar):
         return lw.const_e(b.value, b.ct, lw.loc(t))
+    from .control import Arr, ArrRef
+    if isinstance(b, Arr):
+        return E(None, CT(b.ct.name, ptr=1), None, ref=ArrRef(b))
     return None
 
 
