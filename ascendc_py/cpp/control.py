@@ -212,3 +212,155 @@ class ControlMixin:
             cond = self.binop_e("==", idx, self.const_e(k, C.INT32, loc), loc)
             chain = (A.If(loc, cond.node, store, chain),)
         self.cur.extend(chain)
+
+    # ------------------------------------------------------------------ switch
+    def s_switch_stmt(self, s) -> None:
+        """``switch`` with C's meaning: execution starts at the matching ``case`` (or
+        ``default``) and falls through until a ``break``. A compile-time value picks the
+        statements at compile time; a run-time one becomes a one-pass loop (so ``break``
+        leaves it) with a flag set from the first matching label on."""
+        value_t, *items = s.children
+        loc = self.loc(s)
+        for it in items:
+            for sub in ([it] + list(it.iter_subtrees()) if hasattr(it, "iter_subtrees")
+                        else []):
+                if sub.data == "return_stmt":
+                    raise self.unsupported(sub, "return inside a switch",
+                                           "set a variable and return after the switch")
+            if hasattr(it, "data") and _continues(it):
+                raise self.unsupported(it, "continue inside a switch")
+        v = self.expr(value_t)
+        if not (v.ct.is_int or v.ct.name == "?"):
+            raise KernelTypeError(f"switch needs an integer value, got {v.ct.text()}", loc)
+        segs, seen, default = [], {}, None
+        for it in items:
+            d = getattr(it, "data", None)
+            if d in ("case_label", "default_label"):
+                if not segs or segs[-1][1]:
+                    segs.append(([], []))
+                if d == "default_label":
+                    if default is not None:
+                        raise KernelTypeError("two default labels in one switch",
+                                              self.loc(it))
+                    default = len(segs) - 1
+                    segs[-1][0].append(None)
+                    continue
+                c = self.expr(it.children[0])
+                if not c.is_const or not isinstance(c.const, int):
+                    raise self.unsupported(it, "a case label that is not an integer constant")
+                if c.const in seen:
+                    raise KernelTypeError(f"case {c.const} appears twice in this switch",
+                                          self.loc(it))
+                seen[c.const] = len(segs) - 1
+                segs[-1][0].append(c.const)
+            elif segs:            # statements before the first label never run
+                segs[-1][1].append(it)
+        self.scopes.append({})
+        try:
+            if v.is_const and self.switch_static(v.const, segs, seen, default):
+                return
+            self.switch_runtime(v, segs, default, loc)
+        finally:
+            self.scopes.pop()
+
+    def switch_static(self, value, segs, seen, default) -> bool:
+        start = seen.get(value, default)
+        if start is None:
+            return True
+        run = []
+        for _, stmts in segs[start:]:
+            for st in stmts:
+                if getattr(st, "data", None) == "break_stmt":
+                    self.stmts(run)
+                    return True
+                if _breaks_out(st):
+                    return False       # a break under a condition: the run-time form
+                run.append(st)
+        self.stmts(run)
+        return True
+
+    def switch_runtime(self, v, segs, default, loc) -> None:
+        v = self.observed(v, loc)
+        if not isinstance(v.node, (A.Name, A.Constant)):     # evaluate the value once
+            py = self.fresh("$switch")
+            self.emit(A.Assign(loc, (name(py, loc),), v.node))
+            v = E(name(py, loc), v.ct, v.st)
+        flag = self.fresh("$matched")
+        labels = [x for lab, _ in segs for x in lab if x is not None]
+        saved, self.cur = self.cur, [A.Assign(loc, (name(flag, loc),), A.Constant(loc, False))]
+        for lab, stmts in segs:
+            tests = [self.binop_e("==", v, self.const_e(x, v.ct if v.ct.is_int else C.INT32,
+                                                         loc), loc).node
+                     for x in lab if x is not None]
+            if None in lab:
+                others = [self.binop_e("!=", v, self.const_e(x, v.ct if v.ct.is_int else
+                                                             C.INT32, loc), loc).node
+                          for x in labels]
+                tests.append(A.BoolOp(loc, "and", tuple(others)) if len(others) > 1 else
+                             others[0] if others else A.Constant(loc, True))
+            cond = A.BoolOp(loc, "or", (name(flag, loc),) + tuple(tests))
+            body = self.block(stmts)
+            self.emit(A.If(loc, cond, (A.Assign(loc, (name(flag, loc),),
+                                                A.Constant(loc, True)),) + body, ()))
+        inner, self.cur = self.cur, saved
+        self.emit(A.While(loc, A.Constant(loc, True), tuple(inner) + (A.Break(loc),), ()))
+
+    # ------------------------------------------------------------------ side effects in expressions
+    def side_effect(self, t) -> None:
+        self.effect(t)
+        self.effects = getattr(self, "effects", 0) + 1
+
+    def x_post_incdec(self, t) -> E:
+        """``i++`` as a value: the old value (kept in a variable), then the increment."""
+        cur = self.expr(t.children[0])
+        loc = self.loc(t)
+        if cur.node is not None and cur.ref is None and not cur.is_const:
+            py = self.fresh("$old")
+            self.emit(A.Assign(loc, (name(py, loc),), cur.node))
+            cur = E(name(py, loc), cur.ct, cur.st, wraps=cur.wraps)
+        self.side_effect(t)
+        return cur
+
+    def x_pre_incdec(self, t) -> E:
+        self.side_effect(t)
+        return self.expr(t.children[1])
+
+    def x_assignment(self, t) -> E:
+        self.side_effect(t)
+        return self.expr(t.children[0])
+
+    x_aug_assignment = x_assignment
+
+    def x_comma(self, t) -> E:
+        self.effect(t.children[0])
+        return self.expr(t.children[1])
+
+    def conditional_operand(self, t) -> E:
+        """An operand C evaluates only sometimes (``&&``/``||``'s right, ``?:``'s branches):
+        ++ or = inside would run unconditionally here, so it is refused."""
+        before = getattr(self, "effects", 0)
+        e = self.expr(t)
+        if getattr(self, "effects", 0) != before:
+            raise self.unsupported(t, "++, -- or = in an operand of &&, || or ?: (C may not "
+                                      "evaluate it)")
+        return e
+
+
+def _continues(t) -> bool:
+    """A ``continue`` that would leave the switch (not inside a loop of its own)."""
+    if t.data == "continue_stmt":
+        return True
+    if t.data in ("for_stmt", "while_stmt", "do_stmt", "unroll_for"):
+        return False
+    return any(_continues(c) for c in t.children if hasattr(c, "data"))
+
+
+def _breaks_out(t) -> bool:
+    """A ``break`` that leaves the switch from inside another statement."""
+    if not hasattr(t, "data"):
+        return False
+    if t.data == "break_stmt":
+        return True
+    if t.data in ("for_stmt", "while_stmt", "do_stmt", "unroll_for", "switch_stmt"):
+        return False
+    return any(_breaks_out(c) for c in t.children)

@@ -184,9 +184,6 @@ class ExprMixin:
     def x_this(self, t) -> E:
         raise self.unsupported(t, "'this' used as a value (write this->member)")
 
-    def x_comma(self, t) -> E:
-        raise self.unsupported(t, "comma operator")
-
     def x_deref(self, t) -> E:
         e = self.expr(t.children[-1])
         if e.ref is None:
@@ -210,16 +207,6 @@ class ExprMixin:
         if e.node is not None and (e.ct.name in ASC_CLASSES or e.ct.name in ADV_CLASSES):
             return E(e.node, CT(e.ct.name, e.ct.args, ptr=1))
         raise self.unsupported(t, "address-of operator (&x)")
-
-    def x_pre_incdec(self, t) -> E:
-        raise self.unsupported(t, "++/-- inside an expression (write it as a statement)")
-
-    x_post_incdec = x_pre_incdec
-
-    def x_assignment(self, t) -> E:
-        raise self.unsupported(t, "assignment inside an expression (write it as a statement)")
-
-    x_aug_assignment = x_assignment
 
     def x_brace_list(self, t) -> E:
         raise self.unsupported(t, "brace initializer list")
@@ -310,7 +297,10 @@ class ExprMixin:
 
     def x_binop(self, t) -> E:
         left, op_tok, right = t.children
-        return self.binop_e(str(op_tok), self.expr(left), self.expr(right), self.loc(t))
+        a = self.expr(left)
+        b = self.conditional_operand(right) if str(op_tok) in ("&&", "||") else \
+            self.expr(right)
+        return self.binop_e(str(op_tok), a, b, self.loc(t))
 
     def binop_e(self, op: str, a: E, b: E, loc) -> E:
         """``a op b`` with C's types and semantics."""
@@ -376,7 +366,8 @@ class ExprMixin:
         return E(A.BinOp(loc, "c%" if mod else "c/", a.node, b.node), ct, st)
 
     def x_ternary(self, t) -> E:
-        c, x, y = (self.expr(k) for k in t.children)
+        c = self.expr(t.children[0])
+        x, y = (self.conditional_operand(k) for k in t.children[1:])
         loc = self.loc(t)
         c = self.truth(c, loc)
         if c.is_const:

@@ -18,7 +18,7 @@ extern "C" __global__ __aicore__ void k(GM_ADDR x, GM_ADDR y, int32_t n)
 
 #: (file-scope code, statement, line, message): constructs outside the subset
 CATALOGUE = [
-    ("", "switch (a) { case 1: break; }", 7, "not supported: switch statement"),
+    ("", "switch (a) { case 1: return; }", 7, "not supported: return inside a switch"),
     ("", "goto done;", 7, "not supported: goto"),
     ("", "int32_t *p = new int32_t[4];", 7, "not supported: new expression"),
     ("", "try { a = 1; } catch (...) {}", 7, "not supported: try/catch"),
@@ -26,9 +26,10 @@ CATALOGUE = [
     ("", "int32_t b[n];", 7, "not supported: an array size that is not a positive"),
     ("", "int32_t b = *x;", 7, "not supported: pointer dereference"),
     ("", "GM_ADDR q = &x;", 7, "not supported: address-of operator"),
-    ("", "int32_t b = a++;", 7, "not supported: ++/-- inside an expression"),
-    ("", "int32_t b = (a = 2);", 7, "not supported: assignment inside an expression"),
-    ("", "int32_t b = (a, 2);", 7, "not supported: comma operator"),
+    ("", "int32_t b = a > 0 && a++ > 1;", 7, "not supported: ++, -- or = in an operand"),
+    ("", "for (;;) { switch (a) { case 1: continue; } }", 7,
+     "not supported: continue inside a switch"),
+    ("", "switch (a) { case a: break; }", 7, "not supported: a case label that is not"),
     ("", "static int32_t s = 0;", 7, "not supported: static local variable"),
     ("", "auto f = [](int v) { return v; };", 7, "not supported: lambda expression"),
     ("", 'printf(a);', 7, "printf needs a string literal format first"),
