@@ -711,6 +711,9 @@ class Lowerer(ControlMixin, SpecialsMixin, ExprMixin):
             self.this, self.tenv = saved
         if cls.ctors:     # the constructor that takes these arguments, its initialisers first
             self.inline_call(cls.ctors, obj, None, list(args or ()), t)
+        else:             # an implicit constructor: the bases' default constructors
+            from .inline import construct_bases
+            construct_bases(self, obj, cls, [], t)
         return obj
 
     def assign_member(self, obj: Obj, ident: str, value: E, t) -> None:
