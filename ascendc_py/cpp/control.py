@@ -95,6 +95,19 @@ class ControlMixin:
             members[fname] = Var(self.fresh(f"{ident}.{fname}"), fct)
         return Obj(ct.cls, members, {}, ident)
 
+    def assign_struct(self, dst: Obj, value: E, t) -> None:
+        """``s = other;`` for a local struct: every field from the other struct's."""
+        loc = self.loc(t)
+        src = value.const if isinstance(value.const, Obj) else None
+        if src is None and (value.node is None or value.ct.cls is not dst.cls):
+            raise KernelTypeError(f"cannot assign {value.ct.text()} to a {dst.cls.name}", loc)
+        if src is not None and src.cls is not dst.cls:
+            raise KernelTypeError(f"cannot assign a {src.cls.name} to a {dst.cls.name}", loc)
+        for fname in dst.members:
+            v = self.binding_value(src.members[fname], t) if src is not None else \
+                self.member_of(value, fname, t)
+            self.assign_member(dst, fname, v, t)
+
     # ------------------------------------------------------------------ local arrays
     def declare_array(self, ident: str, ct: CT, dcl, const: bool) -> None:
         """``T a[N] = {...};`` / ``T a[N];`` / ``T a[] = {...};`` with T a scalar type: a

@@ -496,6 +496,8 @@ class Lowerer(ControlMixin, SpecialsMixin, ExprMixin):
                 return
         else:
             raise self.unsupported(target, "assignment to this expression")
+        if isinstance(b, Obj) and b.cls.is_struct:      # a struct copied field by field
+            return self.assign_struct(b, value, target)
         if not isinstance(b, Var):
             what = "a constant" if isinstance(b, (Const, E)) else "this name"
             raise KernelTypeError(f"cannot assign to {what}", loc)
@@ -698,6 +700,10 @@ class Lowerer(ControlMixin, SpecialsMixin, ExprMixin):
                 full = f"{cname}.{mname}"
                 if mct.cls is not None and not mct.cls.is_struct and mct.ptr == 0:
                     obj.members[mname] = self.make_object(mct, full, tree)
+                    continue
+                if mct.cls is not None and mct.cls.is_struct and mct.ptr == 0 and \
+                        init is None and not mct.cls.inferred:     # a struct member
+                    obj.members[mname] = self.local_struct(mct, full, tree)
                     continue
                 py = self.fresh(full)
                 if mct.name in _CONSTRUCTED or mct.name == "Matmul":

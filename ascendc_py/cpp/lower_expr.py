@@ -200,10 +200,13 @@ class ExprMixin:
         e = self.expr(inner)
         if isinstance(e.const, Obj) and e.const.cls.is_struct:   # &localStruct
             return e
-        if e.ct.name == "TCubeTiling" and getattr(inner, "data", None) == "name" and \
-                isinstance(self.lookup_soft(str(inner.children[0])), Var):
-            return E(e.node, CT(e.ct.name, ptr=1), ref=self.lookup_soft(
-                str(inner.children[0])))
+        if e.ct.name == "TCubeTiling":      # &tiling, &this->tiling: a word copy's target
+            d = getattr(inner, "data", None)
+            b = self.lookup_soft(str(inner.children[0])) if d == "name" else \
+                self.this_member_soft(str(inner.children[1])) if d == "arrow" and \
+                getattr(inner.children[0], "data", None) == "this" else None
+            if isinstance(b, Var):
+                return E(e.node, CT(e.ct.name, ptr=1), ref=b)
         if e.node is not None and (e.ct.name in ASC_CLASSES or e.ct.name in ADV_CLASSES):
             return E(e.node, CT(e.ct.name, e.ct.args, ptr=1))
         raise self.unsupported(t, "address-of operator (&x)")

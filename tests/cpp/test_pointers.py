@@ -59,7 +59,8 @@ def test_copy_tiling_of_the_files_struct(body):
     assert (y == -1.0).all()
 
 
-def test_copy_tiling_of_a_tcube_tiling_equals_the_parameter_form():
+@pytest.mark.parametrize("member", [False, True])
+def test_copy_tiling_of_a_tcube_tiling_equals_the_parameter_form(member):
     import matmul
     from ascendc_py.compiler.ops.matmul import matmul_reference
     rng = np.random.default_rng(3)
@@ -67,7 +68,15 @@ def test_copy_tiling_of_a_tcube_tiling_equals_the_parameter_form():
     a = rng.uniform(-1, 1, (m_, k_)).astype(np.float16)
     b = rng.uniform(-1, 1, (k_, n_)).astype(np.float16)
     tiling = matmul.make_tiling(m_, n_, k_, np.float16, np.float32, False)
-    mod = cpp.load(KERNELS / "matmul_copy_tiling.cpp")
+    text = (KERNELS / "matmul_copy_tiling.cpp").read_text()
+    if member:     # copied into the kernel object's member: CopyTiling(&this->tiling, ...)
+        text = text.replace("    __aicore__ inline void Process()",
+                            "    __aicore__ inline void Load(GM_ADDR t) "
+                            "{ CopyTiling(&this->tiling, t); }\n"
+                            "    __aicore__ inline void Process()")
+        text = text.replace("    op.Init(a, b, c, tiling);",
+                            "    op.Init(a, b, c, tiling);\n    op.Load(tilingGm);")
+    mod = cpp.load(text, name="matmul_copy_tiling.cpp")
     c = np.zeros((m_, n_), np.float32)
     r1 = mod.matmul_copy_tiling[tiling.used_core_num](a, b, c, None, tiling)
     asc.testing.assert_close(c, matmul_reference(a, b, None, np.float32), **matmul.TOLERANCE)
@@ -107,3 +116,61 @@ def test_a_tcube_tiling_copied_in_part_is_refused():
         "i < sizeof(TCubeTiling) / sizeof(uint32_t)", "i < 5")
     with pytest.raises(asc.KernelError, match=r"TCubeTiling copied only in part \(5 of"):
         cpp.load(text, name="part.cpp")
+
+
+MEMBER = r'''
+#include "kernel_operator.h"
+using namespace AscendC;
+struct TilingData { uint32_t totalLength; uint32_t tileNum; };
+__aicore__ inline void InitTilingData(GM_ADDR tiling, TilingData* const tilingData)
+{
+    uint32_t *ptr = reinterpret_cast<uint32_t *>(tilingData);
+    auto tiling32 = reinterpret_cast<__gm__ uint32_t *>(tiling);
+    for (int i = 0; i < sizeof(TilingData) / sizeof(uint32_t); i++, ptr++) {
+        *ptr = *(tiling32 + i);
+    }
+}
+class K {
+public:
+    __aicore__ inline K() {}
+    __aicore__ inline void Init(GM_ADDR out, GM_ADDR tiling)
+    {
+        InitTilingData(tiling, &this->td);
+        o.SetGlobalBuffer((__gm__ int32_t *)out, 8);
+    }
+    __aicore__ inline void Process()
+    {
+        o.SetValue(0, td.totalLength);
+        o.SetValue(1, this->td.tileNum);
+    }
+private:
+    GlobalTensor<int32_t> o;
+    TilingData td;
+};
+extern "C" __global__ __aicore__ void k(GM_ADDR out, GM_ADDR tiling)
+{
+    K op;
+    op.Init(out, tiling);
+    op.Process();
+}
+'''
+
+
+@pytest.mark.parametrize("init", [
+    "InitTilingData(tiling, &this->td);",
+    "InitTilingData(tiling, &td);",
+    "GET_TILING_DATA(tilingData, tiling);\n        this->td = tilingData;",
+    "TilingData local;\n        InitTilingData(tiling, &local);\n        td = local;",
+])
+def test_tiling_copied_into_a_struct_member(init):
+    text = MEMBER.replace("InitTilingData(tiling, &this->td);", init)
+    m = cpp.load(text, name="member.cpp")
+    out = np.zeros(8, np.int32)
+    m.k[1](out, m.TilingData(totalLength=77, tileNum=3))
+    assert list(out[:2]) == [77, 3]
+
+
+def test_struct_assignment_of_another_type_is_refused():
+    text = MEMBER.replace("InitTilingData(tiling, &this->td);", "td = 3;")
+    with pytest.raises(asc.KernelTypeError, match="cannot assign int32_t to a TilingData"):
+        cpp.load(text, name="member.cpp")
