@@ -183,6 +183,35 @@ def time_each(fns: dict, reps: Optional[int] = None, case_seconds: Optional[floa
     return out
 
 
+def time_alternating(fns: dict, seconds: float = 2.0) -> dict:
+    """Time the callables in ``fns`` (name -> zero-argument callable) in alternating calls:
+    one round calls each once, in turn (the order reversed every other round), until
+    ``seconds`` have passed (at least ``MIN_REPS`` rounds). Each is warmed up first
+    (``_warm_up``); the collector is off while timing. For implementations that leave no
+    thread spinning after a call (the module docstring says why the vector cases do not
+    alternate). Returns name -> ``Timing``."""
+    clock = time.perf_counter
+    gc_was_on = gc.isenabled()
+    names = list(fns)
+    samples: dict = {k: [] for k in names}
+    try:
+        gc.collect()
+        for fn in fns.values():
+            _warm_up(fn, WARMUP_CALLS, WARMUP_SECONDS)
+        gc.disable()
+        start, rounds = clock(), 0
+        while rounds < MIN_REPS or clock() - start < seconds:
+            for k in (names if rounds % 2 == 0 else names[::-1]):
+                t0 = clock()
+                fns[k]()
+                samples[k].append(clock() - t0)
+            rounds += 1
+    finally:
+        if gc_was_on:
+            gc.enable()
+    return {k: Timing(v) for k, v in samples.items()}
+
+
 # ----------------------------------------------------------------------------- printing
 def _ms(x: float) -> str:
     return "n/a" if x != x else (f"{x:.3f}" if x < 100 else f"{x:.1f}")

@@ -125,3 +125,4 @@ def module_attribute_error(module: str, name: str, known: Iterable[str]) -> Attr
     """The AttributeError of ``module.name``, with the hint (computed when the message is
     read) when there is one."""
     return _HintedAttributeError(module, name, list(known))
+

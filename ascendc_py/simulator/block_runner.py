@@ -37,7 +37,6 @@ import numpy as np
 from . import abi, runtime, timing_params
 from ..compiler.ops.atomic import runs_blocks_in_order
 from ..forksafe import ForkSafeLock
-from .faults import build_fault
 
 #: a launch runs on the launching thread alone when its blocks last took under this host time
 SERIAL_SECONDS = 100e-6
@@ -545,6 +544,7 @@ def _raise_fault(compiled, buf, lay: _Layout, faults: dict) -> None:
     ctx = faults[block]
     site = int(ctx[abi.ERR_SITE])
     site_info = compiled.sites[site] if 0 <= site < len(compiled.sites) else None
+    from .faults import build_fault   # (only a failing launch imports it)
     fault = build_fault(int(buf[lay.rcs + block]), site_info, int(ctx[abi.ERR_A]),
                         int(ctx[abi.ERR_B]), int(ctx[abi.ERR_C]), compiled, block, ctx)
     fault.output = ""

@@ -20,15 +20,14 @@ import numpy as np
 
 from ..dsl.kernel_types import needs_subcores
 from ..dsl.types import Memory
-from typing import Callable, NamedTuple, Optional
-from _queue import SimpleQueue
+from collections import namedtuple
+from typing import Callable, Optional
 
 from ..compiler.ops.debug import PRINT_BUFFER_BYTES
 from .. import envvars
 from ..fieldwise import Fieldwise, fieldwise_dataclass
 from ..forksafe import ForkSafeLock
 from . import abi, blas, gm_access, interrupts, sanitizer, timing_params
-from .faults import build_fault
 
 _pool = None
 _pool_lock = ForkSafeLock()
@@ -68,6 +67,7 @@ class _Pool:
     ``ThreadPoolExecutor``: importing ``concurrent.futures`` costs a cached first launch 5 ms.)"""
 
     def __init__(self, size: int):
+        from _queue import SimpleQueue   # (a dlopen: only launches that use this pool pay it)
         self.size, self.threads, self.idle = size, 0, 0
         self.tasks = SimpleQueue()
         self.lock = threading.Lock()
@@ -111,18 +111,14 @@ def block_interrupts() -> None:
         pass
 
 
-class GmArg(NamedTuple):
-    """One GM kernel argument: its address and size in bytes (the array stays referenced).
-    ``read_only``: why the kernel may not write it ('' if it may); ``requires_grad``: a torch
-    tensor autograd tracks, which a launch may not write either (``gm_access.py``). Immutable
-    (a named tuple: made on every launch, a frozen dataclass costs 10x more)."""
-
-    name: str
-    address: int
-    nbytes: int
-    owner: object
-    read_only: str = ""
-    requires_grad: bool = False
+GmArg = namedtuple("GmArg", ("name", "address", "nbytes", "owner", "read_only",
+                             "requires_grad"), defaults=("", False))
+GmArg.__doc__ = """One GM kernel argument: ``name`` (str), ``address`` and ``nbytes`` (int) of its
+data, its ``owner`` (the array, kept referenced). ``read_only``: why the kernel may not write
+it ('' if it may); ``requires_grad``: a torch tensor autograd tracks, which a launch may not
+write either (``gm_access.py``). Immutable (a named tuple: made on every launch, a frozen
+dataclass costs 10x more; ``collections.namedtuple``, not a ``typing.NamedTuple`` class, whose
+string annotations a first launch would compile)."""
 
 
 def address_of(array: np.ndarray) -> int:
@@ -728,6 +724,7 @@ def _run(compiled, platform, block_dim, gm_args, scalar_values, trace, trace_cap
         block = min(errors)
         code, site, a, b, c, ctx = errors[block]
         site_info = compiled.sites[site] if 0 <= site < len(compiled.sites) else None
+        from .faults import build_fault   # (only a failing launch imports it)
         fault = build_fault(code, site_info, a, b, c, compiled, block, ctx)
         fault.output = _output(compiled, printed, upto=block)  # printed before the fault
         raise fault

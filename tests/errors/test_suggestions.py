@@ -126,3 +126,12 @@ def test_a_slip_of_case_is_suggested():
     err = _compile_error(k)
     assert err.loc.line == inspect.getsourcelines(k)[1] + 1
     assert "did you mean 'PipeID'?" in str(err)
+
+
+def test_a_misspelt_submodule_import_is_suggested():
+    with pytest.raises(ModuleNotFoundError, match="did you mean 'ascendc_py.testing'"):
+        import ascendc_py.tesing  # noqa: F401
+    with pytest.raises(ModuleNotFoundError, match="did you mean 'ascendc_py.torch_bridge.ops'"):
+        import ascendc_py.torch_bridge.opz  # noqa: F401
+    with pytest.raises(ModuleNotFoundError, match=r"^No module named 'ascendc_py.zzqqxx'$"):
+        import ascendc_py.zzqqxx  # noqa: F401

@@ -48,7 +48,9 @@ print(json.dumps({"origin": r.code_origin, "ok": bool((z == x + y).all()),
 #: modules a cached launch has no use for (the compiler's front end, IR and LLVM included)
 NOT_ON_THE_LAUNCH_PATH = ("signal", "mmap", "glob", "numpy.ma", "lark", "llvmlite",
                           "ascendc_py.compiler.ir", "ascendc_py.compiler.sema.analyzer",
-                          "ascendc_py.simulator.block_timing")
+                          "ascendc_py.simulator.block_timing",
+                          # the Python pool's queue (a dlopen), the fault messages (issue 14)
+                          "_queue", "ascendc_py.simulator.faults")
 
 
 def run(cache: pathlib.Path, extra_env=None) -> tuple[dict, str]:
