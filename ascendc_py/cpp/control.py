@@ -136,7 +136,7 @@ class ControlMixin:
             init = init.children[0]
         if init is not None and getattr(init, "data", None) != "brace_list":
             raise self.unsupported(dcl, "initialising an array from a value")
-        if const and init is not None:
+        if const and init is not None and self.constant_items(init):
             self._array_init = True
             try:
                 e = self.array_value(init, ct)
@@ -166,6 +166,23 @@ class ControlMixin:
             self.emit(A.Assign(loc, (name(py, loc),), v.node))
             arr.elems.append(Var(py, ct))
         self.declare(ident, arr)
+
+    def constant_items(self, init) -> bool:
+        """Whether every value of a brace list is a compile-time constant (a ``const`` array
+        of run-time values is an array of variables)."""
+        saved, self.cur = self.cur, []
+        try:
+            for a in init.children:
+                if a is None:
+                    continue
+                if getattr(a, "data", None) == "brace_list":
+                    if not self.constant_items(a):
+                        return False
+                elif not self.expr(a).is_const:
+                    return False
+            return True
+        finally:
+            self.cur = saved
 
     def pad(self, value, sizes, ct, t):
         if not sizes:

@@ -429,7 +429,21 @@ class ExprMixin:
         inner = t.children[0]
         if getattr(inner, "data", None) == "name":   # sizeof(T) with T parsed as a name
             b = self.lookup(str(inner.children[0]), inner)
-            ct = b.ct if isinstance(b, (TypeB, Var, Const)) else UNKNOWN
+            from .control import Arr
+            count = 1
+            if isinstance(b, Const) and isinstance(b.value, tuple):    # sizeof(array)
+                count, v = len(b.value), b.value
+                while v and isinstance(v[0], tuple):
+                    count, v = count * len(v[0]), v[0]
+            elif isinstance(b, Arr):
+                count = len(b.elems)
+            if count != 1 and b.ct.is_scalar:
+                return self.const_e(count * max(b.ct.bits // 8, 1), C.UINT64, self.loc(t))
+            if isinstance(b, TypeB) and (b.ct.name == "TCubeTiling" or b.ct.cls is not None
+                                         and b.ct.cls.is_struct):
+                from .pointers import sizeof_struct
+                return self.const_e(sizeof_struct(self, b.ct, t), C.UINT64, self.loc(t))
+            ct = b.ct if isinstance(b, (TypeB, Var, Const, Arr)) else UNKNOWN
         else:
             ct = self.expr(inner).ct
         if not ct.is_scalar:

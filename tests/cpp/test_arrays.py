@@ -17,7 +17,8 @@ def _expected(n):
     for i in range(3):
         acc[i + 1] = acc[i] + coef[i] * shape[i % 2]
     acc[n % 4] += 100
-    return acc + [3.0, coef[(n % 4) % 3]]
+    return acc + [3.0, coef[(n % 4) % 3], float(n * [n, n + 1][(n % 4) % 2]),
+                        3 * 100 + 4 * 10 + 4]
 
 
 @pytest.mark.parametrize("n", [1, 3, 6, 8])
@@ -25,7 +26,7 @@ def test_local_arrays(n):
     m = cpp.load(KERNELS / "local_arrays.cpp")
     out = np.zeros(16, np.float32)
     m.k[1](out, n)
-    np.testing.assert_array_equal(out[:6], np.array(_expected(n), np.float32))
+    np.testing.assert_array_equal(out[:8], np.array(_expected(n), np.float32))
 
 
 TEMPLATE = '''#include "kernel_operator.h"

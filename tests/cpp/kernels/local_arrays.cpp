@@ -19,4 +19,8 @@ extern "C" __global__ __aicore__ void k(GM_ADDR out, int32_t n)
     o.SetValue(0, acc[0]); o.SetValue(1, acc[1]); o.SetValue(2, acc[2]); o.SetValue(3, acc[3]);
     o.SetValue(4, (float)tab[1][0] + tab[1][1]);
     o.SetValue(5, coef[j % 3]);
+    const int32_t dims[2] = {n, n + 1};
+    o.SetValue(6, (float)(dims[0] * dims[j % 2]));
+    o.SetValue(7, (float)(sizeof(coef) / sizeof(coef[0]) * 100 + sizeof(acc) / sizeof(float) * 10 +
+                          sizeof(tab) / sizeof(int32_t)));
 }
