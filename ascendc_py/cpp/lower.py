@@ -438,7 +438,14 @@ class Lowerer(ControlMixin, SpecialsMixin, ExprMixin):
             self.effect(t.children[0])
             return
         if d == "assignment":
-            self.assign(t.children[0], self.expr(t.children[1]), loc)
+            from .pointers import word_target
+            saved, self.word_store = getattr(self, "word_store", False), \
+                word_target(self, t.children[0])
+            try:
+                value = self.expr(t.children[1])
+            finally:
+                self.word_store = saved
+            self.assign(t.children[0], value, loc)
             return
         if d == "aug_assignment":
             lhs, op, rhs = t.children

@@ -186,7 +186,7 @@ class ExprMixin:
 
     def x_deref(self, t) -> E:
         e = self.expr(t.children[-1])
-        if e.ref is None:
+        if e.ref is None and not (e.ct.ptr and e.ct.gm and e.node is not None):
             raise self.unsupported(t, "pointer dereference (*p)",
                                    "only local pointers over a struct and GM pointers in a "
                                    "tiling copy are modelled")
@@ -475,6 +475,10 @@ class ExprMixin:
             v = base.const[idx.const]
             return E(None, base.ct, None, v) if isinstance(v, tuple) else \
                 self.const_e(v, base.ct, loc)
+        if base.ct.ptr and base.ct.gm and base.node is not None:    # a __gm__ T * read
+            from .pointers import gm_read
+            return gm_read(self, base.node, CT(base.ct.name), self.observed(idx, loc).node,
+                           loc)
         if base.ct.name not in ("LocalTensor", "GlobalTensor", "?") or base.node is None:
             raise self.unsupported(t, f"indexing a {base.ct.text()} (arrays and pointers)")
         idx = self.observed(idx, loc)

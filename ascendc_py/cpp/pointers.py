@@ -175,8 +175,10 @@ def deref(lw, e: E, t) -> E:
     """``*p``."""
     loc = lw.loc(t)
     r = e.ref
-    if isinstance(r, GmPtr):
+    if isinstance(r, GmPtr) and getattr(lw, "word_store", False):   # a tiling copy's word
         return E(None, r.ct, None, ref=GmWord(r.pname, r.word, r.ct))
+    if e.node is not None and e.ct.ptr and e.ct.gm and not isinstance(r, WordPtr):
+        return gm_read(lw, e.node, CT(e.ct.name), lw.const_e(0, C.INT32, loc).node, loc)
     if not isinstance(r, WordPtr):
         raise lw.unsupported(t, "pointer dereference (*p) of this pointer",
                              "only local pointers over a struct and GM pointers in a tiling "
@@ -193,6 +195,35 @@ def deref(lw, e: E, t) -> E:
         return lw.binding_value(r.target.members[fname], t)
     from .matmul import tiling_field
     return E(attr(name(r.target.py, loc), tiling_field(fname), loc), C.INT32, "int32")
+
+
+def gm_read(lw, pointer, elem: CT, index, loc) -> E:
+    """``p[i]`` / ``*p`` of a ``__gm__ T *``: a scalar read from GM (as ``GlobalTensor<T>``'s
+    ``GetValue`` on a tensor over ``p``)."""
+    from .loops import names_in
+    from .lower_expr import asc_attr, call
+    reads = lw.__dict__.setdefault("gm_reads", {})
+    for pname in names_in(pointer) & set(getattr(lw, "entry_params", {})):
+        reads.setdefault(pname, loc)
+    py = lw.fresh("$gm")
+    lw.emit(A.Assign(loc, (name(py, loc),), call(asc_attr("GlobalTensor", loc), [], loc)))
+    lw.emit(A.ExprStmt(loc, call(attr(name(py, loc), "set_global_buffer", loc), [pointer],
+                                 loc)))
+    return E(call(attr(name(py, loc), "get_value", loc), [index], loc), elem, elem.name)
+
+
+def word_target(lw, t) -> bool:
+    """Is ``t`` (an assignment's left side) ``*p``/``p[k]`` with ``p`` a word pointer over a
+    local struct? Then a GM pointer read on the right is a tiling copy's word."""
+    if getattr(t, "data", None) not in ("deref", "index"):
+        return False
+    while hasattr(t, "data") and t.data in ("deref", "index", "paren", "binop",
+                                            "post_incdec", "pre_incdec"):
+        t = t.children[1] if t.data in ("deref", "pre_incdec") else t.children[0]
+    if getattr(t, "data", None) != "name":
+        return False
+    b = lw.lookup_soft(str(t.children[0]))
+    return isinstance(b, PtrVar) and isinstance(b.e.ref, WordPtr)
 
 
 def store(lw, ptr: E, value: E, t) -> None:
@@ -340,3 +371,13 @@ def unrolled_for(lw, s) -> None:
             raise lw.unsupported(s, f"a TCubeTiling copied only in part ({len(words)} of "
                                     f"{len(TCUBE_TILING_FIELDS)} words)",
                                  "copy sizeof(TCubeTiling) / sizeof(uint32_t) words")
+
+
+def check_gm_reads(lw) -> None:
+    """A GM_ADDR read as data through a pointer cannot also carry a tiling struct."""
+    for pname, loc in getattr(lw, "gm_reads", {}).items():
+        if pname in lw.struct_params or pname in lw.adv_params:
+            raise KernelTypeError(f"'{pname}' carries a tiling struct (copied word by word "
+                                  f"or read as a struct) and is read here as GM data",
+                                  loc, hint="copy the tiling words with constant offsets "
+                                            "into a local struct and read its fields")

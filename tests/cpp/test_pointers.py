@@ -101,7 +101,8 @@ def _err(body):
      "not supported: a loop that moves a pointer whose condition is not known"),
     ("if (tiling->tileNum > 1) { f++; }", "not supported: moving a pointer inside a loop or "
                                           "branch"),
-    ("f[2] = g[tiling->tileNum];", "not supported: pointer dereference (*p) of this pointer"),
+    ("f[2] = g[tiling->tileNum];", "'tilingGM' carries a tiling struct (copied word by word "
+                                   "or read as a struct) and is read here as GM data"),
     ("ptr = ptr + tiling->tileNum;", "pointer offset must be known at compile time"),
     ("f[2] = *(g * 2);", "operator '*' on a pointer"),
 ])
@@ -174,3 +175,34 @@ def test_struct_assignment_of_another_type_is_refused():
     text = MEMBER.replace("InitTilingData(tiling, &this->td);", "td = 3;")
     with pytest.raises(asc.KernelTypeError, match="cannot assign int32_t to a TilingData"):
         cpp.load(text, name="member.cpp")
+
+
+GM_READS = r'''#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void k(GM_ADDR x, GM_ADDR h, GM_ADDR out, int32_t n)
+{
+    __gm__ float *p = (__gm__ float *)x;
+    GlobalTensor<float> o;
+    o.SetGlobalBuffer((__gm__ float *)out, 8);
+    o.SetValue(0, *p);
+    o.SetValue(1, p[3]);
+    o.SetValue(2, *(p + n));
+    p++;
+    o.SetValue(3, *p);
+    o.SetValue(4, p[n]);
+    auto hp = reinterpret_cast<__gm__ half *>(h);
+    o.SetValue(5, (float)hp[n]);
+    o.SetValue(6, (float)*(hp + 1));
+}
+'''
+
+
+@pytest.mark.parametrize("n", [0, 5, 9])
+def test_gm_scalar_pointer_reads(n):
+    m = cpp.load(GM_READS, name="gm.cpp")
+    x = np.arange(16, dtype=np.float32) * 1.5
+    h = np.arange(16, dtype=np.float16) + 0.5
+    out = np.zeros(8, np.float32)
+    m.k[1](x, h, out, n)
+    want = [x[0], x[3], x[n], x[1], x[1 + n], float(h[n]), float(h[1])]
+    np.testing.assert_array_equal(out[:7], np.array(want, np.float32))
