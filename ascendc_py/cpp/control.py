@@ -34,6 +34,9 @@ class ControlMixin:
         """``#pragma unroll`` before ``for (int i = a; i < b; i++)`` with constant bounds:
         the body once per value of ``i`` (a compile-time constant in each copy)."""
         from .loops import range_form
+        from .pointers import names_pointer, unrolled_for
+        if names_pointer(self, s.children[1].children):    # unrolled anyway
+            return unrolled_for(self, s.children[1])
         init_t, cond_t, incr_t, body_t = s.children[1].children
         form = range_form(self, init_t, cond_t, incr_t, body_t) \
             if init_t is not None and init_t.data == "var_decl" else None

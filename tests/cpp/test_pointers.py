@@ -48,7 +48,9 @@ extern "C" __global__ __aicore__ void scale(GM_ADDR x, GM_ADDR tilingGM)
 
 
 @pytest.mark.parametrize("body", ["f[2] = g[2];", "*(f + 2) = *(g + 2);",
-                                  "f += 2; g = g + 2; *f = *g;"])
+                                  "f += 2; g = g + 2; *f = *g;",
+                                  "f += 2;\n#pragma unroll\n    for (int k = 2; k < 3; ++k) "
+                                  "{ *f++ = *(g + k); }"])
 def test_copy_tiling_of_the_files_struct(body):
     m = cpp.load(SCALE.replace("{body}", body), name="scale.cpp")
     x = np.ones(1024, np.float32)
