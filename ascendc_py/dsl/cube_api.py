@@ -36,6 +36,10 @@ _DOCS = {
     "LoadData2dTransposeParams": "LoadData2dTransposeParams(start_index=0, repeat_times=1, "
                                  "src_stride=0, dst_gap=0, dst_frac_gap=0, addr_mode=0): "
                                  "load_data_with_transpose in squares of 1 or 2 fractals",
+    "LoadData2dTransposeParamsV2": "LoadData2dTransposeParamsV2(start_index=0, repeat_times=0, "
+                                   "src_stride=0, dst_gap=0, dst_frac_gap=0, src_frac_gap=0, "
+                                   "addr_mode=0): the Ascend 950 overload of "
+                                   "load_data_with_transpose (refused on A2/A3)",
     "MmadParams": "MmadParams(m=0, n=0, k=0, unit_flag=0, cmatrix_source=False, "
                   "cmatrix_init_val=True)",
     "FixpipeParamsV220": "FixpipeParamsV220(n_size, m_size, src_stride, dst_stride, "
