@@ -70,6 +70,10 @@ def lower_entry(lw, f):
     for pname, info in lw.struct_params.items():
         if kinds[pname].kind == "gm":
             kinds[pname] = EntryParam(pname, "struct", kinds[pname].ct, info)
+    from .pointers import check_gm_reads
+    check_gm_reads(lw)
+    for pname in lw.adv_params:     # a TCubeTiling copied word by word (cpp/pointers.py)
+        kinds[pname] = EntryParam(pname, "adv_struct", CT("TCubeTiling"))
     body = tuple(lw.cur) or (A.Pass(loc),)
     params = tuple(A.Param(lw.loc(p[3]), p[1], None, None) for p in f.params)
     extra = []

@@ -116,6 +116,9 @@ def inline_call(lw, funcs, this: Obj, targs, args, t) -> E:
         if isinstance(v.const, Obj):
             scope[pname] = v.const
             continue
+        if v.ref is not None and v.node is None:     # a local array or word pointer
+            scope[pname] = v
+            continue
         if pct.is_scalar:
             v = lw.convert(v, pct, loc)
         elif pct.ptr and pct.cls is not None:     # a tiling struct pointer
@@ -141,6 +144,11 @@ def inline_call(lw, funcs, this: Obj, targs, args, t) -> E:
     lw._incr = None
     lw.frames.append(Frame(f, ret_py, ret_ct))
     try:
+        if f.ret is None and this is not None and f.cls is not None:     # a constructor
+            construct_bases(lw, this, f.cls, getattr(f, "mem_inits", ()), t)
+        for mi in getattr(f, "mem_inits", ()):      # K(...) : member(value), ... { body }
+            if f.cls is None or str(mi.children[0]) not in {b.name for b in f.cls.bases}:
+                _member_init(lw, this, mi)
         lw.stmts(list(f.body.children))
     finally:
         lw.frames.pop()
@@ -149,6 +157,37 @@ def inline_call(lw, funcs, this: Obj, targs, args, t) -> E:
         return E(None, CT("void"))
     st = ret_ct.name if ret_ct.is_scalar else None
     return E(name(ret_py, loc), ret_ct, st)
+
+
+def construct_bases(lw, obj: Obj, cls, mem_inits, t) -> None:
+    """Run the base classes' constructors (``D(...) : B(args)``, else B's default one)."""
+    for base in cls.bases:
+        mi = next((m for m in mem_inits if str(m.children[0]) == base.name), None)
+        if mi is not None:
+            args = [a for a in mi.children[1].children if a is not None] \
+                if mi.children[1] is not None else []
+        else:
+            args = []
+        if base.ctors:
+            saved = (lw.scopes, lw.this)
+            if mi is None:
+                lw.scopes = [{}]
+            inline_call(lw, base.ctors, obj, None, args, mi if mi is not None else t)
+            lw.scopes, lw.this = saved
+        else:
+            construct_bases(lw, obj, base, [], t)
+
+
+def _member_init(lw, obj: Obj, mi) -> None:
+    ident, args_t = str(mi.children[0]), mi.children[1]
+    args = [a for a in args_t.children if a is not None] if args_t is not None else []
+    b = obj.members.get(ident)
+    if isinstance(b, Var) and b.ct.is_scalar and not args:      # a(): value-initialised
+        lw.assign_member(obj, ident, lw.const_e(0, b.ct, lw.loc(mi)), mi)
+    elif len(args) == 1:
+        lw.assign_member(obj, ident, lw.expr(args[0]), mi)
+    else:
+        raise lw.unsupported(mi, f"initialising the member '{ident}' from {len(args)} values")
 
 
 __all__ = ["inline_call"]

@@ -43,21 +43,22 @@ KEYWORDS = {
     "static", "inline", "void", "return", "if", "else", "for", "while", "do", "break",
     "continue", "extern", "sizeof", "this", "true", "false", "public", "private", "protected",
     "__aicore__", "__global__", "__gm__", "auto", "unsigned", "signed", "typedef", "nullptr",
-    "volatile", "__inline__", "__forceinline__", "enum", "alignas",
+    "volatile", "__inline__", "__forceinline__", "enum", "alignas", "switch", "case",
+    "default",
 }
 
 #: first words of constructs outside the subset -> the construct's name in the message
 UNSUPPORTED_WORDS = {
-    "switch": "switch statement", "case": "switch statement", "goto": "goto",
+    "goto": "goto",
     "new": "new expression", "delete": "delete expression", "try": "try/catch",
     "catch": "try/catch", "throw": "throw", "operator": "operator overloading",
     "virtual": "virtual function", "union": "union", "friend": "friend declaration",
     "const_cast": "const_cast",
     "dynamic_cast": "dynamic_cast", "typeid": "typeid", "decltype": "decltype",
     "asm": "inline assembly", "__asm__": "inline assembly", "register": "register variable",
-    "mutable": "mutable member", "explicit": "explicit constructor", "co_await": "coroutine",
+    "mutable": "mutable member", "co_await": "coroutine",
     "static_assert": "static_assert", "thread_local": "thread_local",
-    "__attribute__": "__attribute__", "default": "switch statement", "noexcept": "noexcept",
+    "__attribute__": "__attribute__", "noexcept": "noexcept",
 }
 
 #: macros CANN's CPU debug build defines (``#ifdef`` sees them)
@@ -398,7 +399,31 @@ def retag(toks: list[Tok]) -> list[Tok]:
                 toks[k + 1].type = "TLT"
                 toks[close].type = "TGT"
         k += 1
+    _mark_ctor_names(toks)
     return toks
+
+
+def _mark_ctor_names(toks: list[Tok]) -> None:
+    """``K::K(`` / ``K<T>::K(``: the second ``K`` names a constructor defined outside its
+    class (a CTOR_NAME token, so the grammar tells it from a qualified type name)."""
+    for k in range(1, len(toks) - 2):
+        if toks[k].type != "SCOPE" or toks[k + 1].type not in ("TYPE", "IDENT") or \
+                toks[k + 2].type != "LPAR":
+            continue
+        j = k - 1
+        if toks[j].type == "TGT":
+            depth = 0
+            while j > 0:
+                if toks[j].type == "TGT":
+                    depth += 1
+                elif toks[j].type == "TLT":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                j -= 1
+            j -= 1
+        if j >= 0 and toks[j].type in ("TYPE", "IDENT") and toks[j].value == toks[k + 1].value:
+            toks[k + 1].type = "CTOR_NAME"
 
 
 def check_unsupported_words(toks: list[Tok], file: str) -> None:
@@ -419,12 +444,13 @@ def check_unsupported_words(toks: list[Tok], file: str) -> None:
 FILTERED = frozenset(
     "LBRACE RBRACE LPAR RPAR LSQB RSQB SEMI COMMA DOT QMARK COLON SCOPE ARROW TLT TGT EQUAL "
     "USING NAMESPACE TEMPLATE RETURN IF ELSE FOR WHILE DO BREAK CONTINUE EXTERN SIZEOF "
-    "TYPEDEF ENUM CLASS STRUCT TYPENAME".split())
+    "TYPEDEF ENUM CLASS STRUCT TYPENAME SWITCH CASE DEFAULT".split())
 
 
 def lex(text: str, file: str, defines: dict | None = None, include_dirs=()) -> list[Tok]:
     """The token stream the grammar parses."""
     toks = preprocess(tokenize(text, file), file, defines, include_dirs)
+    toks = [t for t in toks if not (t.type == "IDENT" and t.value == "explicit")]
     check_unsupported_words(toks, file)
     toks = retag(toks)
     for t in toks:

@@ -16,6 +16,7 @@ from .ctypes_c import CT, UNKNOWN
 from .lexer import unsupported as _unsupported
 from .lower_expr import E, Const, ExprMixin, Funcs, Obj, TypeB, Var, asc_attr, call, name
 from .names import ADV_CLASSES, ASC_CLASSES, C_DTYPES
+from .control import ControlMixin
 from .specials import SpecialsMixin
 from .unit import ClassInfo, FuncInfo, Unit, loc_of
 
@@ -31,7 +32,7 @@ class Frame:
         self.func, self.ret_py, self.ret_ct = func, ret_py, ret_ct
 
 
-class Lowerer(SpecialsMixin, ExprMixin):
+class Lowerer(ControlMixin, SpecialsMixin, ExprMixin):
     """Lowers the entries of one Unit (a fresh Lowerer per entry)."""
 
     def __init__(self, unit: Unit):
@@ -47,6 +48,9 @@ class Lowerer(SpecialsMixin, ExprMixin):
         self.adv_fields: dict[str, tuple] = {}   # 'tiling.cube' -> ('tiling', 'cube')
         self.const_cache: dict = {}
         self.evaluating: set = set()
+        self.rt_depth = 0                          # run-time loops/branches being lowered
+        self.adv_params: set = set()               # GM_ADDRs copied into a TCubeTiling
+        self.cube_copies: dict = {}                # TCubeTiling var -> words copied
 
     # ------------------------------------------------------------------ errors, places
     def loc(self, t):
@@ -213,31 +217,6 @@ class Lowerer(SpecialsMixin, ExprMixin):
                 items.append(C.wrap(e.const, ct) if ct.is_scalar else e.const)
         return E(None, ct, None, tuple(items))
 
-    def s_unroll_for(self, s) -> None:
-        """``#pragma unroll`` before ``for (int i = a; i < b; i++)`` with constant bounds:
-        the body once per value of ``i`` (a compile-time constant in each copy)."""
-        from .loops import range_form
-        init_t, cond_t, incr_t, body_t = s.children[1].children
-        form = range_form(self, init_t, cond_t, incr_t, body_t) \
-            if init_t is not None and init_t.data == "var_decl" else None
-        if form is None or not (form[2].is_const and form[3].is_const):
-            raise self.unsupported(s, "#pragma unroll on a loop without constant bounds")
-        name_, ct, start, stop, step = form
-        if len(range(start.const, stop.const, step)) > 4096:
-            raise self.unsupported(s, "#pragma unroll of more than 4096 iterations")
-        for v in range(start.const, stop.const, step):
-            self.scopes.append({name_: Const(v, ct)})
-            saved = getattr(self, "_incr", None)
-            self._incr = None
-            try:
-                for st in self.body_of(body_t):
-                    if isinstance(st, (A.Break, A.Continue)):
-                        raise self.unsupported(s, "break/continue in an unrolled loop")
-                    self.emit(st)
-            finally:
-                self._incr = saved
-                self.scopes.pop()
-
     # ------------------------------------------------------------------ types
     def resolve_type(self, tree, tenv=None) -> CT:
         saved = self.tenv
@@ -378,10 +357,12 @@ class Lowerer(SpecialsMixin, ExprMixin):
         saved = self.cur
         self.cur = []
         self.scopes.append({})
+        self.rt_depth += 1
         try:
             self.stmts(items)
             return tuple(self.cur)
         finally:
+            self.rt_depth -= 1
             self.scopes.pop()
             self.cur = saved
 
@@ -457,7 +438,14 @@ class Lowerer(SpecialsMixin, ExprMixin):
             self.effect(t.children[0])
             return
         if d == "assignment":
-            self.assign(t.children[0], self.expr(t.children[1]), loc)
+            from .pointers import word_target
+            saved, self.word_store = getattr(self, "word_store", False), \
+                word_target(self, t.children[0])
+            try:
+                value = self.expr(t.children[1])
+            finally:
+                self.word_store = saved
+            self.assign(t.children[0], value, loc)
             return
         if d == "aug_assignment":
             lhs, op, rhs = t.children
@@ -481,6 +469,24 @@ class Lowerer(SpecialsMixin, ExprMixin):
             return self.assign(target.children[0], value, loc)
         if d == "name":
             b = self.lookup(str(target.children[0]), target)
+            from .pointers import CtVar, PtrVar, assign_binding
+            if isinstance(b, (CtVar, PtrVar)):
+                return assign_binding(self, b, value, target, loc)
+        elif d in ("deref", "index"):
+            from .pointers import store
+            if d == "deref":
+                ptr = self.expr(target.children[-1])
+            else:
+                ptr = self.expr(target.children[0])
+                from .control import ArrRef
+                if isinstance(ptr.ref, ArrRef):
+                    return self.array_store(ptr.ref, target.children[1], value, target)
+                if ptr.ref is not None:
+                    ptr = self.binop_e("+", ptr, self.expr(target.children[1]), loc)
+            if ptr.ref is None:
+                raise self.unsupported(target, "pointer dereference (*p)" if d == "deref" else
+                                       "assigning a tensor element (use SetValue)")
+            return store(self, ptr, value, target)
         elif d == "arrow" and getattr(target.children[0], "data", None) == "this":
             b = self.this_member(str(target.children[1]), target)
         elif d in ("member", "arrow"):
@@ -495,10 +501,10 @@ class Lowerer(SpecialsMixin, ExprMixin):
                 v = self.convert(value, field.ct, loc) if field.ct.is_scalar else value
                 self.emit(A.Assign(loc, (field.node,), v.node))
                 return
-        elif d == "index":
-            raise self.unsupported(target, "assigning a tensor element (use SetValue)")
         else:
             raise self.unsupported(target, "assignment to this expression")
+        if isinstance(b, Obj) and b.cls.is_struct:      # a struct copied field by field
+            return self.assign_struct(b, value, target)
         if not isinstance(b, Var):
             what = "a constant" if isinstance(b, (Const, E)) else "this name"
             raise KernelTypeError(f"cannot assign to {what}", loc)
@@ -526,22 +532,11 @@ class Lowerer(SpecialsMixin, ExprMixin):
         cond_t, body_t = s.children
         self.loop(None, cond_t, None, body_t, s)
 
-    def s_do_stmt(self, s) -> None:
-        body_t, cond_t = s.children
-        loc = self.loc(s)
-        saved = self.cur
-        self.cur = []
-        cond = self.truth(self.expr(cond_t), loc)
-        check = self.cur + [A.If(loc, A.UnaryOp(loc, "not", cond.node), (A.Break(loc),), ())]
-        self.cur = saved
-        saved_incr = getattr(self, "_incr", None)
-        self._incr = check
-        body = self.body_of(body_t)
-        self._incr = saved_incr
-        self.emit(A.While(loc, A.Constant(loc, True), body + tuple(check), ()))
-
     def s_for_stmt(self, s) -> None:
         init_t, cond_t, incr_t, body_t = s.children
+        from .pointers import names_pointer, unrolled_for
+        if names_pointer(self, s.children):     # a loop that moves a pointer: unrolled
+            return unrolled_for(self, s)
         self.scopes.append({})
         try:
             if init_t is not None and init_t.data != "empty":
@@ -613,15 +608,19 @@ class Lowerer(SpecialsMixin, ExprMixin):
             raise self.unsupported(s, "static local variable")
         from .unit import _declarator
         for dcl in s.children[1:]:
-            ident, init = _declarator(dcl, self.unsupported)
+            ident, init, dims = _declarator(dcl, self.unsupported, arrays=True)
+            if dims:      # a local array (cpp/control.py)
+                self.declare_array(ident, ct, dcl, "constexpr" in specs or ct.const)
+                continue
             self.declare_var(ident, ct, init, dcl, const="constexpr" in specs or ct.const)
 
     def declare_var(self, ident: str, ct: CT, init, t, const=False) -> None:
         loc = self.loc(t)
         if ct.cls is not None and not ct.cls.is_struct and ct.ptr == 0:
-            if init is not None:
+            if init is not None and init.data != "brace_list":
                 raise self.unsupported(t, "initialising an object of a class from a value")
-            self.declare(ident, self.make_object(ct, ident, t))
+            args = [a for a in init.children if a is not None] if init is not None else None
+            self.declare(ident, self.make_object(ct, ident, t, args))
             return
         if init is None:
             if ct.name in _CONSTRUCTED or ct.name == "Matmul":
@@ -631,16 +630,19 @@ class Lowerer(SpecialsMixin, ExprMixin):
                 return
             if ct.name == "auto":
                 raise KernelTypeError("an auto variable needs a value", loc)
-            if ct.cls is not None and ct.cls.is_struct:
-                raise self.unsupported(t, "a local struct variable",
-                                       "read the tiling with GET_TILING_DATA or through a "
-                                       "pointer parameter")
+            if ct.cls is not None and ct.cls.is_struct and ct.ptr == 0:
+                self.declare(ident, self.local_struct(ct, ident, t))
+                return
             self.declare(ident, Var(self.fresh(ident), ct))
             return
         e = self.init_value(init, ct, t) if ct.name != "auto" else self.init_value(
             init, UNKNOWN, t)
         if ct.name == "auto":
             ct = e.ct
+        if e.ref is not None and ct.ptr:        # a pointer variable (cpp/pointers.py)
+            from .pointers import PtrVar
+            self.declare(ident, PtrVar(e, self.rt_depth))
+            return
         if isinstance(e.const, Obj):
             raise self.unsupported(t, "copying an object of a class")
         if const and e.is_const and ct.is_scalar:
@@ -665,7 +667,7 @@ class Lowerer(SpecialsMixin, ExprMixin):
             args = []
         return call(asc_attr(ct.name, loc), args, loc)
 
-    def make_object(self, ct: CT, cname: str, t) -> Obj:
+    def make_object(self, ct: CT, cname: str, t, args=None) -> Obj:
         cls = ct.cls
         tenv = {}
         if len(ct.args) > len(cls.tparams):
@@ -706,6 +708,10 @@ class Lowerer(SpecialsMixin, ExprMixin):
                 if mct.cls is not None and not mct.cls.is_struct and mct.ptr == 0:
                     obj.members[mname] = self.make_object(mct, full, tree)
                     continue
+                if mct.cls is not None and mct.cls.is_struct and mct.ptr == 0 and \
+                        init is None and not mct.cls.inferred:     # a struct member
+                    obj.members[mname] = self.local_struct(mct, full, tree)
+                    continue
                 py = self.fresh(full)
                 if mct.name in _CONSTRUCTED or mct.name == "Matmul":
                     self.emit(A.Assign(self.loc(tree), (name(py, self.loc(tree)),),
@@ -716,22 +722,11 @@ class Lowerer(SpecialsMixin, ExprMixin):
                 obj.members[mname] = Var(py, mct)
         finally:
             self.this, self.tenv = saved
-        ctors = [c for c in cls.ctors if not c.params]
-        if cls.ctors and not ctors:
-            raise self.unsupported(t, "a constructor with parameters (declare the object "
-                                      "and call Init)")
-        if ctors and ctors[0].body is not None:
-            for mi in getattr(ctors[0], "mem_inits", []):
-                saved = (self.this, self.tenv)
-                self.this, self.tenv = obj, tenv
-                try:
-                    ident, args_t = str(mi.children[0]), mi.children[1]
-                    args = list(args_t.children) if args_t is not None else []
-                    if len(args) == 1:
-                        self.assign_member(obj, ident, self.expr(args[0]), mi)
-                finally:
-                    self.this, self.tenv = saved
-            self.inline_call(ctors, obj, None, [], t)
+        if cls.ctors:     # the constructor that takes these arguments, its initialisers first
+            self.inline_call(cls.ctors, obj, None, list(args or ()), t)
+        else:             # an implicit constructor: the bases' default constructors
+            from .inline import construct_bases
+            construct_bases(self, obj, cls, [], t)
         return obj
 
     def assign_member(self, obj: Obj, ident: str, value: E, t) -> None:

@@ -42,6 +42,7 @@ class E:
     st: Optional[str] = None       # the type checker's dtype name, when known
     const: Any = _NO               # the compile-time value, when C knows it
     wraps: bool = False            # computed exactly; C would wrap it to ct
+    ref: Any = None                # a pointer's target (cpp/pointers.py), when it has one
 
     @property
     def is_const(self) -> bool:
@@ -183,29 +184,32 @@ class ExprMixin:
     def x_this(self, t) -> E:
         raise self.unsupported(t, "'this' used as a value (write this->member)")
 
-    def x_comma(self, t) -> E:
-        raise self.unsupported(t, "comma operator")
-
     def x_deref(self, t) -> E:
-        raise self.unsupported(t, "pointer dereference (*p)")
+        e = self.expr(t.children[-1])
+        if e.ref is None and not (e.ct.ptr and e.ct.gm and e.node is not None):
+            raise self.unsupported(t, "pointer dereference (*p)",
+                                   "only local pointers over a struct and GM pointers in a "
+                                   "tiling copy are modelled")
+        from .pointers import deref
+        return deref(self, e, t)
 
     def x_addr_of(self, t) -> E:
         """``&pipe``: a reference to an Ascend C object (TPipe, queues, tensors) is the
         object itself; any other address is outside the subset."""
-        e = self.expr(t.children[-1])
+        inner = t.children[-1]
+        e = self.expr(inner)
+        if isinstance(e.const, Obj) and e.const.cls.is_struct:   # &localStruct
+            return e
+        if e.ct.name == "TCubeTiling":      # &tiling, &this->tiling: a word copy's target
+            d = getattr(inner, "data", None)
+            b = self.lookup_soft(str(inner.children[0])) if d == "name" else \
+                self.this_member_soft(str(inner.children[1])) if d == "arrow" and \
+                getattr(inner.children[0], "data", None) == "this" else None
+            if isinstance(b, Var):
+                return E(e.node, CT(e.ct.name, ptr=1), ref=b)
         if e.node is not None and (e.ct.name in ASC_CLASSES or e.ct.name in ADV_CLASSES):
             return E(e.node, CT(e.ct.name, e.ct.args, ptr=1))
         raise self.unsupported(t, "address-of operator (&x)")
-
-    def x_pre_incdec(self, t) -> E:
-        raise self.unsupported(t, "++/-- inside an expression (write it as a statement)")
-
-    x_post_incdec = x_pre_incdec
-
-    def x_assignment(self, t) -> E:
-        raise self.unsupported(t, "assignment inside an expression (write it as a statement)")
-
-    x_aug_assignment = x_assignment
 
     def x_brace_list(self, t) -> E:
         raise self.unsupported(t, "brace initializer list")
@@ -234,6 +238,10 @@ class ExprMixin:
             return E(None, CT(b.cls.name, cls=b.cls), None, b)
         if isinstance(b, Funcs):
             raise self.unsupported(t, "a function used as a value")
+        from .pointers import binding_value
+        e = binding_value(self, b, t)
+        if e is not None:
+            return e
         raise KernelTypeError(f"cannot use {b!r} here", loc)
 
     def x_scoped(self, t) -> E:
@@ -292,7 +300,10 @@ class ExprMixin:
 
     def x_binop(self, t) -> E:
         left, op_tok, right = t.children
-        return self.binop_e(str(op_tok), self.expr(left), self.expr(right), self.loc(t))
+        a = self.expr(left)
+        b = self.conditional_operand(right) if str(op_tok) in ("&&", "||") else \
+            self.expr(right)
+        return self.binop_e(str(op_tok), a, b, self.loc(t))
 
     def binop_e(self, op: str, a: E, b: E, loc) -> E:
         """``a op b`` with C's types and semantics."""
@@ -302,6 +313,11 @@ class ExprMixin:
             except C.ConstEvalError as exc:
                 raise KernelTypeError(str(exc), loc) from None
             return self.const_e(value, ct, loc)
+        if a.ref is not None or b.ref is not None:
+            from .pointers import arith
+            r = arith(self, op, a, b, loc)
+            if r is not None:
+                return r
         for side in (a, b):
             if side.node is None:
                 raise KernelTypeError(f"operator '{op}' needs values, got an object of class "
@@ -353,7 +369,8 @@ class ExprMixin:
         return E(A.BinOp(loc, "c%" if mod else "c/", a.node, b.node), ct, st)
 
     def x_ternary(self, t) -> E:
-        c, x, y = (self.expr(k) for k in t.children)
+        c = self.expr(t.children[0])
+        x, y = (self.conditional_operand(k) for k in t.children[1:])
         loc = self.loc(t)
         c = self.truth(c, loc)
         if c.is_const:
@@ -381,6 +398,10 @@ class ExprMixin:
 
     def pointer_cast(self, ct: CT, operand, loc) -> E:
         e = self.expr(operand)
+        from .pointers import cast, gm_ref
+        r = cast(self, ct, e, loc)
+        if r is not None:
+            return r
         if ct.cls is not None and ct.cls.is_struct:      # (__gm__ TilingData *)tiling
             return self.struct_view(e, ct, loc)
         if not ct.is_scalar and ct.name not in C.INT_BITS and ct.name not in C.FLOATS:
@@ -390,13 +411,16 @@ class ExprMixin:
                                   f"got {e.ct.text()}", loc)
         elem = CT(ct.name)
         node = call(name(GM_CAST, loc), [e.node, dtype_node(elem, loc)], loc)
-        return E(node, CT(ct.name, ptr=1, gm=True))
+        return E(node, CT(ct.name, ptr=1, gm=True), ref=gm_ref(self, ct, e))
 
     def x_sizeof_type(self, t) -> E:
         ct = self.resolve_type(t.children[0])
         loc = self.loc(t)
         if ct.ptr:
             return self.const_e(8, C.UINT64, loc)
+        if ct.name == "TCubeTiling" or ct.cls is not None and ct.cls.is_struct:
+            from .pointers import sizeof_struct
+            return self.const_e(sizeof_struct(self, ct, t), C.UINT64, loc)
         if not ct.is_scalar:
             raise self.unsupported(t, f"sizeof({ct.text()})")
         return self.const_e(max(ct.bits // 8, 1), C.UINT64, loc)
@@ -405,7 +429,21 @@ class ExprMixin:
         inner = t.children[0]
         if getattr(inner, "data", None) == "name":   # sizeof(T) with T parsed as a name
             b = self.lookup(str(inner.children[0]), inner)
-            ct = b.ct if isinstance(b, (TypeB, Var, Const)) else UNKNOWN
+            from .control import Arr
+            count = 1
+            if isinstance(b, Const) and isinstance(b.value, tuple):    # sizeof(array)
+                count, v = len(b.value), b.value
+                while v and isinstance(v[0], tuple):
+                    count, v = count * len(v[0]), v[0]
+            elif isinstance(b, Arr):
+                count = len(b.elems)
+            if count != 1 and b.ct.is_scalar:
+                return self.const_e(count * max(b.ct.bits // 8, 1), C.UINT64, self.loc(t))
+            if isinstance(b, TypeB) and (b.ct.name == "TCubeTiling" or b.ct.cls is not None
+                                         and b.ct.cls.is_struct):
+                from .pointers import sizeof_struct
+                return self.const_e(sizeof_struct(self, b.ct, t), C.UINT64, self.loc(t))
+            ct = b.ct if isinstance(b, (TypeB, Var, Const, Arr)) else UNKNOWN
         else:
             ct = self.expr(inner).ct
         if not ct.is_scalar:
@@ -416,9 +454,19 @@ class ExprMixin:
     def x_index(self, t) -> E:
         base, idx = self.expr(t.children[0]), self.expr(t.children[1])
         loc = self.loc(t)
+        from .control import ArrRef
+        if isinstance(base.ref, ArrRef):      # a local array
+            return self.array_read(base.ref.arr, idx, t)
+        if base.ref is not None:     # p[i] is *(p + i)
+            from .pointers import deref
+            return deref(self, self.binop_e("+", base, idx, loc), t)
         if isinstance(base.const, tuple):       # a constexpr array
+            if not idx.is_const and all(not isinstance(v, tuple) for v in base.const):
+                return self.select(idx, [self.const_e(v, base.ct, loc) for v in base.const],
+                                   t)
             if not idx.is_const:
-                raise self.unsupported(t, "indexing a constexpr array with a run-time index",
+                raise self.unsupported(t, "indexing a constexpr array of arrays with a "
+                                          "run-time index",
                                        "put #pragma unroll before the loop, or pass the "
                                        "values as arguments")
             if not 0 <= idx.const < len(base.const):
@@ -427,6 +475,10 @@ class ExprMixin:
             v = base.const[idx.const]
             return E(None, base.ct, None, v) if isinstance(v, tuple) else \
                 self.const_e(v, base.ct, loc)
+        if base.ct.ptr and base.ct.gm and base.node is not None:    # a __gm__ T * read
+            from .pointers import gm_read
+            return gm_read(self, base.node, CT(base.ct.name), self.observed(idx, loc).node,
+                           loc)
         if base.ct.name not in ("LocalTensor", "GlobalTensor", "?") or base.node is None:
             raise self.unsupported(t, f"indexing a {base.ct.text()} (arrays and pointers)")
         idx = self.observed(idx, loc)

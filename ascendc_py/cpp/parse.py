@@ -76,12 +76,6 @@ def parse_tokens(tokens: list[Tok], file: str):
         else:
             where = (tok.line, tok.column)
             found = repr(str(tok))
-            k = next((i for i, s in enumerate(tokens) if s.line == tok.line and
-                      s.column == tok.column), None)
-            if k is not None and k >= 2 and tokens[k].type in ("TYPE", "IDENT") and \
-                    tokens[k - 1].type == "_SCOPE" and tokens[k - 2].value == tokens[k].value:
-                raise error_at(file, where, "not supported: a constructor defined outside its "
-                               "class", "define the constructor inside the class body") from None
         expected = sorted({_TEXT.get(e.lstrip("_"), e.lstrip("_").lower()) for e in (exc.expected or ())
                            if not e.startswith("__")})
         hint = ("expected " + ", ".join(expected[:8]) + (" ..." if len(expected) > 8 else "")) \

@@ -52,6 +52,7 @@ class ClassInfo:
     statics: dict = field(default_factory=dict)    # name -> (type tree, init tree, tree)
     _fields: Optional[dict] = None
     inferred: bool = False       # a tiling struct whose declaration the file does not have
+    bases: list = field(default_factory=list)      # ClassInfo of base classes, in order
 
     def field_types(self, lowerer) -> dict:
         """name -> CT of a plain struct's fields (resolved once)."""
@@ -122,12 +123,14 @@ def collect(tree, file: str, unsupported) -> Unit:
     def class_info(t, tparams=()) -> ClassInfo:
         name = next(str(c) for c in t.children if _tok(c) and c.type == "TYPE")
         info = ClassInfo(name, t, _declared_struct(file, name), list(tparams))
+        bases = []
         for m in t.children:
             if not hasattr(m, "data"):
                 continue
             d = m.data
             if d == "type":
-                raise unsupported(m, "class inheritance")
+                bases.append(m)
+                continue
             if d == "var_decl":
                 type_tree = m.children[0]
                 if "static" in specs_of(type_tree) or "constexpr" in specs_of(type_tree):
@@ -149,7 +152,8 @@ def collect(tree, file: str, unsupported) -> Unit:
             elif d == "ctor_def":
                 params = next(c for c in m.children if hasattr(c, "data") and
                               c.data == "params")
-                body = m.children[-1]
+                body = m.children[-1] if getattr(m.children[-1], "data", None) == "block" \
+                    else None
                 inits = [c for c in m.children if hasattr(c, "data") and c.data == "mem_init"]
                 f = FuncInfo(name, None, params_of(params), body, m, info)
                 f.mem_inits = inits
@@ -161,6 +165,8 @@ def collect(tree, file: str, unsupported) -> Unit:
                 raise unsupported(m, "member template")
             elif d in ("using_alias", "typedef"):
                 raise unsupported(m, "type alias inside a class")
+        for b in bases:
+            _inherit(info, b, unit, unsupported)
         return info
 
     def top(t, tparams=()):
@@ -199,6 +205,22 @@ def collect(tree, file: str, unsupported) -> Unit:
                     return
             decls.append(f)
             return
+        if d == "ctor_out":        # K::K(...) : a(x) { ... }: a constructor's definition
+            cls_name = next(str(c) for c in t.children if _tok(c) and c.type == "TYPE")
+            info = unit.classes.get(cls_name)
+            if info is None:
+                raise unsupported(t, f"a constructor of '{cls_name}', a class this file does "
+                                     f"not define")
+            params = next(c for c in t.children if hasattr(c, "data") and c.data == "params")
+            f = FuncInfo(cls_name, None, params_of(params, unsupported), t.children[-1], t,
+                         info)
+            f.mem_inits = [c for c in t.children if hasattr(c, "data") and c.data == "mem_init"]
+            for k, g in enumerate(info.ctors):
+                if g.body is None and len(g.params) == len(f.params):
+                    info.ctors[k] = f
+                    return
+            info.ctors.append(f)
+            return
         if d == "func_def":
             f = func_info(t, None, tparams)
             if f.is_global:
@@ -234,6 +256,33 @@ def collect(tree, file: str, unsupported) -> Unit:
     for t in tree.children:
         top(t)
     return unit
+
+
+def _inherit(info: ClassInfo, base_t, unit: Unit, unsupported) -> None:
+    """``class D : public B``: D gets B's members, constants and the methods it does not
+    declare itself (C++ hides a base's overloads by name); B's constructors run first."""
+    named = next((c for c in base_t.children if getattr(c, "data", None) == "named_type"), None)
+    if named is None or len(named.children) != 2 or named.children[1] is not None:
+        raise unsupported(base_t, "a template or qualified base class")
+    base = unit.classes.get(str(named.children[0]))
+    if base is None:
+        raise unsupported(base_t, f"a base class '{named.children[0]}' this file does not "
+                                  f"define")
+    if base.tparams:
+        raise unsupported(base_t, "a template base class")
+    inherited = {m[1] for m in base.members}
+    for m in info.members:
+        if m[1] in inherited:
+            raise unsupported(m[3], f"a member '{m[1]}' that hides one of the base class "
+                                    f"{base.name}")
+    info.members[:0] = base.members
+    for k, v in base.statics.items():
+        info.statics.setdefault(k, v)
+    for k, fs in base.methods.items():
+        info.methods.setdefault(k, fs)         # the base's list: later definitions show
+    info.bases.append(base)
+    if base.methods or base.ctors:
+        info.is_struct = False
 
 
 def _declared_struct(file: str, name: str) -> bool:

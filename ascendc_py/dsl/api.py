@@ -292,3 +292,7 @@ from . import aipp_api  # noqa: E402  (AIPP: ops/aipp.py)
 BUILTINS.update(aipp_api.builtins())
 from . import sysctl_api  # noqa: E402  (pyasc-lang: cache/profiling/system calls)
 BUILTINS.update(sysctl_api.builtins())
+# inter-block synchronisation through GM flags (compiler/ops/ib_sync.py)
+for _ib in ("ib_set", "ib_wait", "notify_next_block", "wait_pre_block"):
+    from ..compiler.ops import REGISTRY as _REG  # noqa: E402
+    BUILTINS[_ib] = Builtin(_ib, _REG[_ib].doc)

@@ -36,6 +36,10 @@ _DOCS = {
     "LoadData2dTransposeParams": "LoadData2dTransposeParams(start_index=0, repeat_times=1, "
                                  "src_stride=0, dst_gap=0, dst_frac_gap=0, addr_mode=0): "
                                  "load_data_with_transpose in squares of 1 or 2 fractals",
+    "LoadData2dTransposeParamsV2": "LoadData2dTransposeParamsV2(start_index=0, repeat_times=0, "
+                                   "src_stride=0, dst_gap=0, dst_frac_gap=0, src_frac_gap=0, "
+                                   "addr_mode=0): the Ascend 950 overload of "
+                                   "load_data_with_transpose (refused on A2/A3)",
     "MmadParams": "MmadParams(m=0, n=0, k=0, unit_flag=0, cmatrix_source=False, "
                   "cmatrix_init_val=True)",
     "FixpipeParamsV220": "FixpipeParamsV220(n_size, m_size, src_stride, dst_stride, "
@@ -62,4 +66,10 @@ CUBE_BUILTINS.update({name: _builtin(name, doc) for name, doc in {
     "LoadData3DParamsV1": "LoadData3DParamsV1(...): Load3Dv1, not an A2/A3 interface (an error "
                           "in load_data)",
     "LoadData3DParamsV2Pro": "LoadData3DParamsV2Pro(...): not modelled (an error in load_data)",
+    "set_load_data_boundary": "set_load_data_boundary(boundary): load_data 3D's L1 boundary "
+                              "(bytes; 0 = none, else >= 1024): reads past it wrap to L1's start",
+    "LoadDataRepeatParam": "LoadDataRepeatParam(repeat_time=1, repeat_stride=0, repeat_mode=0): "
+                           "Load3Dv2's repeat settings for set_load_data_repeat",
+    "set_load_data_repeat": "set_load_data_repeat(LoadDataRepeatParam(...)): Load3Dv2's repeat "
+                            "register (one iteration modelled)",
 }.items()})

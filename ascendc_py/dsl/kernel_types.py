@@ -145,6 +145,8 @@ AIC_MEMORIES = frozenset({Memory.L1, Memory.L0A, Memory.L0B, Memory.L0C, Memory.
 AIV_MEMORIES = frozenset({Memory.UB})
 #: ops that synchronise sub-cores (they need the sub-core runtime even in vector kernels)
 SUBCORE_SYNC_OPS = ("cross_core_set_flag", "cross_core_wait_flag", "sync_all")
+#: inter-block sync through GM flags (compiler/ops/ib_sync.py): every block runs at once
+IB_SYNC_OPS = ("ib_set", "ib_wait", "notify_next_block", "wait_pre_block")
 
 
 def needs_subcores(kernel_type: str, memories, ops) -> bool:
@@ -153,9 +155,10 @@ def needs_subcores(kernel_type: str, memories, ops) -> bool:
     Plain vector kernels take the runtime's fast path."""
     if layout(kernel_type).kind != "vector" or set(memories) & AIC_MEMORIES:
         return True
-    return any(op in SUBCORE_SYNC_OPS or op.startswith("matmul_") for op in ops)
+    return any(op in SUBCORE_SYNC_OPS or op in IB_SYNC_OPS or op.startswith("matmul_")
+               for op in ops)
 
 
 __all__ = ["KernelType", "SubcoreLayout", "layout", "parse_kernel_type", "MODE_VECTOR",
            "MODE_CUBE", "MODE_MIX", "options_key",
-           "AIC_MEMORIES", "AIV_MEMORIES", "SUBCORE_SYNC_OPS", "needs_subcores"]
+           "AIC_MEMORIES", "AIV_MEMORIES", "SUBCORE_SYNC_OPS", "IB_SYNC_OPS", "needs_subcores"]

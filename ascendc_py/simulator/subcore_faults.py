@@ -3,7 +3,7 @@ the cross-core and core-memory errors (the others come from ``faults.build_fault
 from __future__ import annotations
 
 from ..compiler import errors as err
-from ..dsl.kernel_types import SubcoreLayout
+from ..dsl.kernel_types import IB_SYNC_OPS, SubcoreLayout
 from ..dsl.types import Memory
 from . import abi
 from . import xcore_layout as X
@@ -42,6 +42,8 @@ def _unit_name(group, u: int, lay: SubcoreLayout) -> str:
 
 def _what(site, a: int) -> str:
     op = site.op if site is not None else "cross_core_wait_flag"
+    if op in IB_SYNC_OPS:
+        return f"{op} (GM flag word {a})" if op == "ib_wait" else op
     if op == "sync_all" or a in (X.SYNC_AIV_FLAG, X.SYNC_ALL_FLAG):
         return "sync_all"
     return f"{op}(flag {a})"
@@ -58,6 +60,8 @@ def _others(group, lay: SubcoreLayout) -> str:
         if group.state[base + X.U_STATE] == 1:     # blocked (also when it gave up)
             f = int(group.state[base + X.U_WFLAG])
             waiting.append(f"{name} (flag {f})" if f < X.USER_FLAGS else f"{name} (sync_all)")
+        elif group.state[base + X.U_STATE] == X.U_GM_WAIT:
+            waiting.append(f"{name} (a GM flag)")
         elif group.state[base + X.U_DONE]:
             finished.append(name)
     parts = []
@@ -109,7 +113,7 @@ def build(compiled, code: int, site_id: int, a: int, b: int, c: int, ctx, block:
                  "e.g. with a flag back from the consumer that the producer waits for")
     if code == E.XCORE_MODE:
         return _mode_error(op, a, b, lay, loc, where)
-    if code == E.XCORE_DEADLOCK:
+    if code == E.XCORE_DEADLOCK and op not in IB_SYNC_OPS:
         others = _others(group, lay)
         return err.CrossCoreDeadlockError(
             f"{_what(site, a)} on the {label} of block {block} can never be satisfied: every "
@@ -120,7 +124,17 @@ def build(compiled, code: int, site_id: int, a: int, b: int, c: int, ctx, block:
                  "of its AI Core, mode 2 on both AIVs releases one on the AIC, modes 0 and 1 are "
                  "barriers every participant must set; sync_all must be reached by every "
                  "sub-core it synchronises")
-    if code == E.LOOP_LIMIT and op in ("cross_core_wait_flag", "sync_all") and ctx is not None \
+    if code == E.XCORE_DEADLOCK and op in IB_SYNC_OPS:
+        others = _others(group, lay)
+        return err.CrossCoreDeadlockError(
+            f"{_what(site, a)} on the {label} of block {block} can never be satisfied: every "
+            f"block of the launch has finished or is waiting{' (' + others + ')' if others else ''}"
+            f"; this would hang on hardware", loc,
+            hint="every ib_wait needs an ib_set with the same block_idx and event_id on the same "
+                 "gm_workspace (initialised to 0), and every block must call notify_next_block "
+                 "as often as the next block calls wait_pre_block")
+    if code == E.LOOP_LIMIT and op in ("cross_core_wait_flag", "sync_all") + IB_SYNC_OPS \
+            and ctx is not None \
             and ctx[abi.LOOP_BUDGET] < abi.WATCHDOG_BUDGET // 2:
         return err.LoopLimitError(
             f"{op}: the launch ran longer than {abi.launch_timeout():g} s while the {label} of "

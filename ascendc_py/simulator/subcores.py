@@ -33,7 +33,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..compiler.ops.debug import PRINT_BUFFER_BYTES
-from ..dsl.kernel_types import (AIC_MEMORIES, AIV_MEMORIES, SUBCORE_SYNC_OPS,
+from ..dsl.kernel_types import (AIC_MEMORIES, AIV_MEMORIES, IB_SYNC_OPS, SUBCORE_SYNC_OPS,
                                  SubcoreLayout, layout as layout_of, needs_subcores)
 from ..dsl.types import Memory
 from . import abi, sanitizer, timing_params
@@ -42,7 +42,7 @@ from .runtime import (LENIENT_SLACK, WORKERS, BlockTiming, LaunchResult, LaunchS
                       _WATCHDOG, _block_timing, block_interrupts, local_memory_sizes,
                       pack_scalars, run_and_wait, runs_blocks_itself)
 
-XCORE_OPS = SUBCORE_SYNC_OPS
+XCORE_OPS = SUBCORE_SYNC_OPS + IB_SYNC_OPS
 E = abi.ErrorCode
 
 
@@ -69,7 +69,8 @@ def plan_for(compiled) -> Optional[Plan]:
     sites = list(compiled.sites)
     uses = any(s.op in XCORE_OPS for s in sites)
     glob = [i for i, s in enumerate(sites)
-            if s.op == "sync_all" or (s.op == "cross_core_set_flag" and s.detail
+            if s.op == "sync_all" or s.op in IB_SYNC_OPS
+            or (s.op == "cross_core_set_flag" and s.detail
                                       and s.detail[0] == 0)]
     plan = None
     # (an explicit vector kernel using cube memories or Matmul runs here too: it faults)

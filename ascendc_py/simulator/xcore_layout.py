@@ -50,7 +50,8 @@ LATENCY = 9          # cycles from a cross-core set to the wait it satisfies (ti
 HEADER_SLOTS = 16
 
 # per sub-core record
-U_STATE = 0          # 0 running, 1 blocked in a cross-core wait
+U_STATE = 0          # 0 running, 1 blocked in a cross-core wait, 2 blocked on a GM flag word
+                     # (ib_wait / wait_pre_block: U_WFLAG holds the word's address)
 U_DONE = 1           # 1 once its kernel returned (written by the host)
 U_WFLAG = 2          # the flag it waits on while blocked
 U_TYPE = 3           # 0 AIV, 1 AIC
@@ -74,12 +75,23 @@ UNIT_SLOTS = U_MM_ARGS + MM_NARGS
 CROSS_CORE_LATENCY = 20
 
 
+#: GM flag words of ib_set/ib_wait and notify_next_block/wait_pre_block (``ops/ib_sync.py``):
+#: after the units, one cycle stamp per flag word index (the simulated time of its last set);
+#: a word whose index is at least IB_STAMPS shares the stamp of its index modulo IB_STAMPS
+IB_STAMPS = 1024
+U_GM_WAIT = 2        # U_STATE of a sub-core blocked on a GM flag word
+
+
 def unit_base(u: int) -> int:
     return HEADER_SLOTS + u * UNIT_SLOTS
 
 
-def state_size(nunits: int) -> int:
+def stamps_base(nunits: int) -> int:
     return HEADER_SLOTS + nunits * UNIT_SLOTS
+
+
+def state_size(nunits: int) -> int:
+    return HEADER_SLOTS + nunits * UNIT_SLOTS + IB_STAMPS
 
 
 __all__ = ["state_size", "unit_base", "CROSS_CORE_LATENCY", "NFLAGS", "USER_FLAGS"]

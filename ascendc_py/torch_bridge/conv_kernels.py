@@ -15,7 +15,9 @@ channels of one image; blocks take tiles block, block + block_num, … in the or
 image, channel tile), so the short last pixel tiles share the last round. A tile is worked in
 channel chunks of CB channel blocks: the chunk's input rows and weight rows go GM → L1 (one
 strided copy each, ``fetch_unit``) while the previous chunk computes; inside a chunk, K steps
-of TK. The output is NHWC (``channels_last``): row m of a tile is pixel m, its Cout values
+of TK. With ``ROWS`` (an image whose channel block does not fit L1) the input rows are packed
+as a map of their own and load3d gets the image-edge rows as padding (``tile_rows``); without
+it they sit at their place in an image-sized buffer. The output is NHWC (``channels_last``): row m of a tile is pixel m, its Cout values
 contiguous.
 
 ``affine_kernel`` (vector): ``y = x·scale + shift`` per channel of an NHWC tensor (batch norm
@@ -32,18 +34,36 @@ CONV_TILES = {2: (256, 128, 64), 4: (128, 128, 32)}
 #: TM when the large tiles would leave cores idle (fewer tiles than AI Cores)
 CONV_TM_SMALL = 128
 #: L1 bytes one chunk may take: its feature-map rows plus its weight rows (two chunks in L1,
-#: plus the bias)
+#: plus the bias); ``ops_conv._l1_plan`` sizes chunks and row tiles by it
 CONV_L1_BUFFER = 250 * 1024
+
+
+@asc.kernel
+def tile_rows(m0: int, mm: int, h: int, kh: int, sh: int, ph: int, dh: int, wo: int):
+    """The input rows of the img2col tile of pixels ``m0 .. m0 + mm`` as a map of their own:
+    ``(lo, rows, top, bottom, m_start)``: image rows ``lo .. lo + rows`` (at least one), the
+    padding rows above and below them, and the tile's first window in that map. Its output
+    row 0 starts at virtual row ``o`` (the first output row's ``r0·sh − ph`` or, when that is
+    below the image, the last one of its stride class that is not)."""
+    r0 = m0 // wo
+    v0 = r0 * sh - ph
+    v1 = ((m0 + mm - 1) // wo) * sh - ph + dh * (kh - 1)
+    kd = asc.ceildiv(max(v0 - (h - 1), 0), sh)
+    o = v0 - kd * sh
+    lo = max(o, 0)
+    hi = max(min(v1, h - 1), lo)
+    return lo, hi - lo + 1, lo - o, max(v1 - hi, 0), m0 - (r0 - kd) * wo
 
 
 @asc.kernel
 def fetch_unit(q_a1: asc.TQue, q_b1: asc.TQue, xg: asc.GlobalTensor, wg: asc.GlobalTensor,
                u: int, n_img: int, c1: int, h: int, wd: int, kh: int, kw: int, sh: int,
                ph: int, dh: int, wo: int, pixels: int, cb: int, cout: int, n_tiles: int,
-               TM: int, TN: int):
+               TM: int, TN: int, ROWS: bool):
     """Copy unit ``u`` of this block (its tile, channel chunk) into L1, one strided copy each:
-    the input rows the tile's windows touch, of the chunk's channel blocks (A1), and the
-    chunk's FracZ weight rows for the tile's output channels (B1); enque both."""
+    the input rows the tile's windows touch, of the chunk's channel blocks (A1; with ``ROWS``
+    packed as a map of their own, ``tile_rows``, else at their place in the image), and
+    the chunk's FracZ weight rows for the tile's output channels (B1); enque both."""
     dt = xg.dtype
     C0 = 32 // dt.sizeof()
     chunks = asc.ceildiv(c1, cb)
@@ -52,15 +72,21 @@ def fetch_unit(q_a1: asc.TQue, q_b1: asc.TQue, xg: asc.GlobalTensor, wg: asc.Glo
     img = (t // n_tiles) % n_img
     m0 = (t // (n_tiles * n_img)) * TM
     mm = max(min(TM, pixels - m0), 2)
-    h_lo = max((m0 // wo) * sh - ph, 0)
-    h_hi = min(((m0 + mm - 1) // wo) * sh - ph + dh * (kh - 1), h - 1)
     c1a = ch * cb
     cbn = min(cb, c1 - c1a)
     a1 = q_a1.alloc_tensor(dt)
-    if h_hi >= h_lo:
-        rows = h_hi - h_lo + 1
-        asc.data_copy(a1[h_lo * wd * C0:], xg[((img * c1 + c1a) * h + h_lo) * wd * C0:],
-                      asc.DataCopyParams(cbn, rows * wd, (h - rows) * wd, (h - rows) * wd))
+    if ROWS:
+        lo, rows, top, bottom, m_start = tile_rows(m0, min(TM, pixels - m0), h, kh, sh, ph,
+                                                   dh, wo)
+        asc.data_copy(a1, xg[((img * c1 + c1a) * h + lo) * wd * C0:],
+                      asc.DataCopyParams(cbn, rows * wd, (h - rows) * wd, 0))
+    else:
+        h_lo = max((m0 // wo) * sh - ph, 0)
+        h_hi = min(((m0 + mm - 1) // wo) * sh - ph + dh * (kh - 1), h - 1)
+        if h_hi >= h_lo:
+            rows = h_hi - h_lo + 1
+            asc.data_copy(a1[h_lo * wd * C0:], xg[((img * c1 + c1a) * h + h_lo) * wd * C0:],
+                          asc.DataCopyParams(cbn, rows * wd, (h - rows) * wd, (h - rows) * wd))
     q_a1.enque(a1)
     n0 = (t % n_tiles) * TN
     n1 = asc.ceildiv(min(TN, cout - n0), 16)
@@ -75,8 +101,9 @@ def fetch_unit(q_a1: asc.TQue, q_b1: asc.TQue, xg: asc.GlobalTensor, wg: asc.Glo
 def conv2d_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, bias: asc.GlobalAddress,
                   y: asc.GlobalAddress, n_img: int, c1: int, h: int, wd: int, cout: int,
                   kh: int, kw: int, sh: int, sw: int, ph: int, pw: int, dh: int, dw: int,
-                  ho: int, wo: int, cb: int, TM: asc.ConstExpr[int], TN: asc.ConstExpr[int],
-                  TK: asc.ConstExpr[int], QUANT: asc.ConstExpr[int], RELU: asc.ConstExpr[bool]):
+                  ho: int, wo: int, cb: int, rows_l1: int, TM: asc.ConstExpr[int], TN: asc.ConstExpr[int],
+                  TK: asc.ConstExpr[int], QUANT: asc.ConstExpr[int], RELU: asc.ConstExpr[bool],
+                  ROWS: asc.ConstExpr[bool] = False):
     if asc.ascend_is_aic():
         dt = x.dtype
         C0 = 32 // dt.sizeof()
@@ -93,8 +120,9 @@ def conv2d_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, bias: asc.GlobalAd
         q_c = asc.TQue(asc.TPosition.CO1, 1)
         q_bias1 = asc.TQue(asc.TPosition.C1, 1)
         q_bias2 = asc.TQue(asc.TPosition.C2, 1)
-        pipe.init_buffer(q_a1, 2, cb * h * wd * 32)
-        pipe.init_buffer(q_b1, 2, cb * kh * kw * C0 * TN * dt.sizeof())
+        pipe.init_buffer(q_a1, 2, cb * rows_l1 * wd * 32)
+        n1_all = asc.ceildiv(cout, 16)
+        pipe.init_buffer(q_b1, 2, cb * kh * kw * 32 * min(TN, n1_all * 16))
         pipe.init_buffer(q_a2, 2, TM * TK * dt.sizeof())
         pipe.init_buffer(q_b2, 2, TN * TK * dt.sizeof())
         pipe.init_buffer(q_c, 1, TM * TN * 4)
@@ -103,7 +131,6 @@ def conv2d_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, bias: asc.GlobalAd
         pixels = ho * wo
         m_tiles = asc.ceildiv(pixels, TM)
         n_tiles = asc.ceildiv(cout, TN)
-        n1_all = asc.ceildiv(cout, 16)
         taps = kh * kw
         chunks = asc.ceildiv(c1, cb)
         tiles = n_img * m_tiles * n_tiles
@@ -114,7 +141,7 @@ def conv2d_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, bias: asc.GlobalAd
         units = mine * chunks       # (tile, channel chunk) pairs: the next one's rows are
         if units > 0:               # copied in while this one computes
             fetch_unit(q_a1, q_b1, xg, wg, 0, n_img, c1, h, wd, kh, kw, sh, ph, dh, wo,
-                       pixels, cb, cout, n_tiles, TM, TN)
+                       pixels, cb, cout, n_tiles, TM, TN, ROWS)
         first = True
         acc = q_c.alloc_tensor(asc.float32)
         bt = q_bias2.alloc_tensor(asc.float32)
@@ -146,9 +173,12 @@ def conv2d_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, bias: asc.GlobalAd
                 first = True
             if u + 1 < units:          # after the bias: MTE2 runs its copies in order
                 fetch_unit(q_a1, q_b1, xg, wg, u + 1, n_img, c1, h, wd, kh, kw, sh, ph, dh,
-                           wo, pixels, cb, cout, n_tiles, TM, TN)
+                           wo, pixels, cb, cout, n_tiles, TM, TN, ROWS)
             c1a = ch * cb
             cbn = min(cb, c1 - c1a)
+            if ROWS:    # m, not mm: a second row of a 1-pixel tile could need one more
+                # padding row than the 255 load3d takes; the fractal is written whole anyway
+                lo, rows, top, bottom, m_start = tile_rows(m0, m, h, kh, sh, ph, dh, wo)
             a1 = q_a1.deque(dt)
             w1 = q_b1.deque(dt)
             k_chunk = cbn * taps * C0
@@ -156,9 +186,14 @@ def conv2d_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, bias: asc.GlobalAd
                 k0 = ks * TK
                 k = min(TK, k_chunk - k0)
                 a2 = q_a2.alloc_tensor(dt)
-                asc.load_data(a2, a1, asc.LoadData3DParamsV2(
-                    [pw, pw, ph, ph], h, wd, cbn * C0, k, mm, k0, m0, sw, sh, kw, kh, dw,
-                    dh, False, 0))
+                if ROWS:    # the tile's rows, a map of their own (fetch_unit)
+                    asc.load_data(a2, a1, asc.LoadData3DParamsV2(
+                        [pw, pw, top, bottom], rows, wd, cbn * C0, k, m, k0, m_start, sw, sh,
+                        kw, kh, dw, dh, False, 0))
+                else:       # the whole image's place, its rows copied in
+                    asc.load_data(a2, a1, asc.LoadData3DParamsV2(
+                        [pw, pw, ph, ph], h, wd, cbn * C0, k, mm, k0, m0, sw, sh, kw, kh, dw,
+                        dh, False, 0))
                 q_a2.enque(a2)
                 b2 = q_b2.alloc_tensor(dt)
                 asc.load_data(b2, w1[(k0 // C0) * n1 * FRACTAL:],

@@ -113,29 +113,55 @@ def _launch(x: Tensor, w: Tensor, bias: Tensor, geom, relu: bool) -> Tensor:
     wf = HL.oihw_to_fracz(w)
     c1 = xs.shape[1]
     tm, tn, tk = CK.CONV_TILES[x.element_size()]
-    block_bytes = h * wd * 32 + kh * kw * 32 * tn      # one channel block: image + weights
-    if block_bytes > CK.CONV_L1_BUFFER:
-        raise OpInputError(f"ascendc::conv2d: one channel block of a {h}x{wd} image and its "
-                           f"{kh}x{kw} weights ({block_bytes} bytes) do not fit the kernel's L1 "
-                           f"chunk ({CK.CONV_L1_BUFFER} bytes); input row tiling is not "
-                           f"implemented")
-    cb = max(1, min(c1, CK.CONV_L1_BUFFER // block_bytes))
-    b = torch.zeros(-(-cout // tn) * tn, dtype=torch.float32)
-    b[:cout] = bias
-    from ..dsl.cube_api import QuantModes
     from ..simulator.config import current_platform
-    quant = {torch.float16: QuantModes.F322F16, torch.bfloat16: QuantModes.F322BF16,
-             torch.float32: QuantModes.NoQuant}[x.dtype]
     cores = current_platform().aic_cores
     if n * -(-ho * wo // tm) * -(-cout // tn) < cores:    # too few tiles: halve them
         tm = CK.CONV_TM_SMALL
+    tm, tn, cb, rows = _l1_plan(h, wd, c1, cout, kh, kw, stride[0], dilation[0], wo, tm,
+                                tn)
+    b = torch.zeros(-(-cout // tn) * tn, dtype=torch.float32)
+    b[:cout] = bias
+    from ..dsl.cube_api import QuantModes
+    quant = {torch.float16: QuantModes.F322F16, torch.bfloat16: QuantModes.F322BF16,
+             torch.float32: QuantModes.NoQuant}[x.dtype]
     tiles = n * -(-ho * wo // tm) * -(-cout // tn)
     blocks = min(tiles, cores)
     report = CK.conv2d_kernel[blocks](
         xs, wf, b, y, n, c1, h, wd, cout, kh, kw, stride[0], stride[1], padding[0],
-        padding[1], dilation[0], dilation[1], ho, wo, cb, tm, tn, tk, int(quant), relu)
+        padding[1], dilation[0], dilation[1], ho, wo, cb, rows, tm, tn, tk, int(quant), relu,
+        rows < h)
     LAST_REPORTS.setdefault("_pending", []).append(report)
     return y
+
+
+def _l1_plan(h, wd, c1, cout, kh, kw, sh, dh, wo, tm, tn):
+    """(TM, TN, channel blocks per chunk, input rows per channel block in L1) of a launch.
+
+    A chunk (its input rows and its weight rows, double-buffered) takes at most
+    ``CONV_L1_BUFFER`` bytes of L1. When one channel block of the whole image and its weights
+    fit, a chunk holds whole images (the chunking, so the K order, of the kernel before row
+    tiling); otherwise each tile loads only the rows its TM output pixels' windows touch
+    (halo and stride included), and the larger of the two halves (TM or TN, down to 16)
+    until one channel block does fit."""
+    if h * wd * 32 + kh * kw * 32 * tn <= CK.CONV_L1_BUFFER:
+        return tm, tn, max(1, min(c1, CK.CONV_L1_BUFFER // (h * wd * 32 + kh * kw * 32 * tn))), h
+    while True:
+        span = -(-(tm - 1) // wo) + 1                   # output rows TM pixels can touch
+        rows = min(h, max((span - 1) * sh + dh * (kh - 1) + 1, sh))
+        w_bytes = kh * kw * 32 * min(tn, -(-cout // 16) * 16)
+        block_bytes = rows * wd * 32 + w_bytes
+        if block_bytes <= CK.CONV_L1_BUFFER:
+            return tm, tn, max(1, min(c1, CK.CONV_L1_BUFFER // block_bytes)), rows
+        if tm == 16 and tn == 16:
+            raise OpInputError(
+                f"ascendc::conv2d: one channel block of the {rows} input rows a {wd}-wide "
+                f"output row needs and its {kh}x{kw} weights ({block_bytes} bytes) do not fit "
+                f"the kernel's L1 chunk ({CK.CONV_L1_BUFFER} bytes); the input is tiled by "
+                f"rows, not by columns")
+        if tn > 16 and (tm == 16 or w_bytes > rows * wd * 32):
+            tn //= 2
+        else:
+            tm //= 2
 
 
 def _conv_nhwc(x, w, bias, stride, padding, dilation, groups, relu=False) -> Tensor:

@@ -114,8 +114,9 @@ def register_without_tiling_struct(a: asc.GlobalAddress, n: int):
 def set_bias_without_type(a: asc.GlobalAddress, c: asc.GlobalAddress):
     cg = asc.GlobalTensor()
     cg.set_global_buffer(c)
-    mm = asc.adv.Matmul(a=MT(asc.TPosition.GM, F16), b=MT(asc.TPosition.GM, F16),
-                        c=MT(asc.TPosition.GM, F32))
+    # no bias type: the bias is C's (BIAS_TYPE = C_TYPE), and float16 is no bias of int8 inputs
+    mm = asc.adv.Matmul(a=MT(asc.TPosition.GM, asc.int8), b=MT(asc.TPosition.GM, asc.int8),
+                        c=MT(asc.TPosition.GM, F16))
     mm.set_bias(cg)  # <-
 
 

@@ -90,7 +90,8 @@ def test_register_matmul_needs_a_tiling_struct():
 
 
 def test_set_bias_without_a_bias_type():
-    _raises(E.set_bias_without_type, asc.KernelTypeError, ["without a bias type"], F16, F32)
+    _raises(E.set_bias_without_type, asc.KernelTypeError, ["without a bias type",
+                                                            "C's float16"], F16, F16)
 
 
 def test_c_out_of_bounds_names_c_and_the_line():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import ascendc_py as asc
-from ascendc_py.compiler.errors import KernelTypeError, KernelValueError
+from ascendc_py.compiler.errors import KernelValueError
 from ascendc_py.compiler.ops.matmul import matmul_reference
 
 from kernels_matmul import make_tiling
@@ -91,8 +91,7 @@ def test_static_errors():
     tiling = make_tiling(16, 16, 16, "int8", "float16", dim=1)
     with pytest.raises(KernelValueError, match="set_quant_scalar"):
         no_scale[1](np.zeros(256, np.int8), np.zeros(256, np.float16), tiling)
-    with pytest.raises(KernelTypeError, match="dequantization needs int8"):
-        float_quant[1](np.zeros(16, np.float16))
+    float_quant[1](np.zeros(16, np.float16))   # accepted and ignored: test_matmul_hooks.py
 
 
 def test_sanitize_mode_is_clean():

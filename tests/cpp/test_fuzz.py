@@ -21,7 +21,9 @@ TOKENS = ["{", "}", "(", ")", "[", "]", ";", ",", "<", ">", "<<", ">>", "::", "-
           "for", "while", "do", "return", "break", "continue", "class", "struct", "template",
           "typename", "sizeof", "this", "__aicore__", "__gm__", "#define Z 1\n", "\n#if\n",
           "#pragma unroll\n", "GM_ADDR", "LocalTensor<T>", "DataCopy", "TQue", "static",
-          "new", "switch", "'c'", '"s"', "0x7fffffff", "4294967295u", "GET_TILING_DATA"]
+          "new", "switch", "'c'", '"s"', "0x7fffffff", "4294967295u", "GET_TILING_DATA",
+          "case 1:", "default:", "[2]", "= {1, 2}", "ptr++", "*ptr", "&", "uint32_t *",
+          "reinterpret_cast<uint32_t *>", ": public KernelBase", "K::K("]
 
 
 @st.composite

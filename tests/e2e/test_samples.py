@@ -11,6 +11,8 @@ import pytest
 
 SAMPLES_DIR = pathlib.Path(__file__).resolve().parents[2] / "samples"
 SAMPLE_NAMES = sorted(p.stem for p in SAMPLES_DIR.glob("*.py") if p.stem != "run_all")
+#: runners of the sample folders (samples/cpp/run_cpp.py runs the C++ kernels; tests/cpp tests them)
+FOLDER_RUNNERS = sorted(f"{p.parent.name}.{p.stem}" for p in SAMPLES_DIR.glob("*/run_*.py"))
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -22,7 +24,8 @@ def samples_on_path():
 
 def test_run_all_lists_every_sample():
     run_all = importlib.import_module("run_all")
-    assert sorted(run_all.SAMPLES) == SAMPLE_NAMES
+    assert sorted(run_all.SAMPLES) == sorted(SAMPLE_NAMES + FOLDER_RUNNERS)
+    assert "cpp.run_cpp" in FOLDER_RUNNERS
     assert {"add_tque", "add_flags", "leaky_relu", "sepia"} <= set(SAMPLE_NAMES)
 
 

@@ -49,6 +49,26 @@ def handoff(x: asc.GlobalAddress, n: int):
         asc.cross_core_wait_flag(3)
 
 
+@asc.kernel
+def ib_handoff(x: asc.GlobalAddress, n: int):
+    """Block 0 counts for a long time before its ib_set; the others wait in ib_wait (the flag
+    words sit after the blocks' counters)."""
+    b = asc.get_block_idx()
+    nb = asc.get_block_num()
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x + b * 8, 8)
+    ws = asc.GlobalTensor()
+    ws.set_global_buffer(x + nb * 8, nb * 8)
+    ub = asc.LocalTensor(dtype=asc.int32, pos=asc.TPosition.VECCALC, addr=0, tile_size=8)
+    if b == 0:
+        for i in range(n):
+            xg.set_value(0, i)
+        asc.ib_set(ws, ub, 0, 0)
+    else:
+        asc.ib_wait(ws, ub, 0, 0)
+        xg.set_value(0, n - 1)
+
+
 case = sys.argv[1]
 if case.endswith("_pool"):       # every block of the launch offered to the host pool too
     from ascendc_py.simulator import block_runner
@@ -67,9 +87,9 @@ if case == "matmul":
                             np.zeros((64, 64), np.float32), np.zeros(64, np.float32), small)
     launch = lambda: sample.matmul_kernel[1](a, bm, x, np.zeros(n, np.float32), tiling)
 else:
-    blocks = {"one_block": 1, "four_blocks": 4, "many_waves": 64, "mix": 3}[case]
-    x = np.zeros(8 * blocks, np.int32)
-    kernel = handoff if case == "mix" else spin
+    blocks = {"one_block": 1, "four_blocks": 4, "many_waves": 64, "mix": 3, "ib": 3}[case]
+    x = np.zeros(8 * blocks * (2 if case == "ib" else 1), np.int32)
+    kernel = {"mix": handoff, "ib": ib_handoff}.get(case, spin)
     kernel[blocks](x, 10)                                   # compiled before the clock starts
     launch = lambda: kernel[blocks](x, 1 << 40)
 fired = []
@@ -134,6 +154,12 @@ def interrupted_within(case: str, tmp_path, limit: float = 0.5) -> dict:
 def test_ctrl_c_stops_every_block_and_the_process_launches_again(case, blocks, tmp_path):
     r = interrupted_within(case, tmp_path)
     assert r["again"] == [9] * blocks, r
+
+
+def test_ctrl_c_stops_blocks_waiting_in_ib_wait(tmp_path):
+    """Blocks polling a GM flag (ops/ib_sync.py) leave their wait on Ctrl-C."""
+    r = interrupted_within("ib", tmp_path)
+    assert r["again"] == [9] * 3 + [1, 0, 0], r
 
 
 def test_ctrl_c_stops_a_long_single_instruction(tmp_path):

@@ -17,12 +17,11 @@ from .. import ir
 from ..ops.deq import UNSET_HALF
 from . import runtime_lib
 from .core import Codegen, lowering
-from .footprint import check_strides, lane_span, operand_end
 from .intrinsics import call_checked
-from .lower_convert import (_begin, _check, _end, _for_active_lanes, _lane_address,
-                            _loop_function, _mask_state, _ptr, _reset_mask, _signature, _timing)
+from .lower_convert import _begin, _check, _end, _loop_function, _ptr, _reset_mask, _signature, _timing
 from .lower_deq import _register
-from .types import F32, I1, I16, I32, I64, PTR
+from .lower_fused_cast import masked_three_operands
+from .types import F32, I16, I32, I64, PTR
 
 E = abi.ErrorCode
 OP = "add_deq_relu"
@@ -70,29 +69,9 @@ def define_library(module: L.Module) -> list[str]:
     _end(fb)
     # masked form
     fb, a = _begin(module, "asc_adr_masked", MASKED_PARAMS)
-    b, site = fb.b, a["site"]
+    site = a["site"]
     _unset(fb, a)
-    counter, lo, hi, total, repeats, full = _mask_state(fb, a, EPR)
-    ops = (("dst", ED, 0), ("src0", ES, 1), ("src1", ES, 2))
-    check_strides(fb, site, [(w, a[f"{n}_blk"], a[f"{n}_rep"]) for n, _, w in ops])
-    span = lane_span(fb, counter, lo, hi, total, repeats, EPR)
-    contiguous = L.Constant(I1, 1)
-    for name, esize, which in ops:
-        blk, rep = a[f"{name}_blk"], a[f"{name}_rep"]
-        _check(fb, a[name], operand_end(fb, repeats, blk, rep, span, esize), which, site)
-        contiguous = b.and_(contiguous, b.and_(b.icmp_signed("==", blk, fb.i64(1)),
-                                               b.icmp_signed("==", rep,
-                                                             fb.i64(EPR * esize // 32))))
-    count = b.select(counter, total, b.mul(repeats, fb.i64(EPR)))
-    with b.if_else(b.and_(contiguous, b.or_(counter, full))) as (fast, slow):
-        with fast:
-            b.call(loop, [_ptr(fb, a[n]) for n, _, _ in ops] + [count, a["half"]])
-        with slow:
-            def lane(r, j):
-                ptrs = [_ptr(fb, _lane_address(fb, a[n], a[f"{n}_blk"], a[f"{n}_rep"], r, j, e))
-                        for n, e, _ in ops]
-                b.call(loop, ptrs + [fb.i64(1), a["half"]])
-            _for_active_lanes(fb, counter, lo, hi, total, repeats, EPR, lane)
+    count = masked_three_operands(fb, a, EPR, ED, ES, loop, [a["half"]])
     _timing(fb, OP, int32, count, ES, a["src0"], a["src1"], site)
     _end(fb)
     return [LOOP, "asc_adr_count", "asc_adr_masked"]

@@ -262,6 +262,33 @@ def xc_signal(fb: FnBuilder, flag, mode, site):
 
 
 # ----------------------------------------------------------------------------- take (wait)
+def all_stuck(fb: FnBuilder, s: _State) -> L.Value:
+    """Under the lock: whether every sub-core of the group has finished or is blocked on
+    something nobody can change any more: a cross-core counter that is 0, or a GM flag word
+    (``U_STATE == U_GM_WAIT``, ``ops/ib_sync.py``) that is not positive."""
+    b = fb.b
+    dead = fb.alloca_builder.alloca(I1, name="dead")
+    b.store(L.Constant(I1, 1), dead)
+
+    def look(v):
+        finished = b.icmp_signed("!=", b.load_atomic(s.ptr(s.unit(v, X.U_DONE)), "acquire", 8,
+                                                     typ=I64), fb.i64(0))
+        state = s.ld(s.unit(v, X.U_STATE))
+        blocked = b.icmp_signed("==", state, fb.i64(1))
+        on_gm = b.icmp_signed("==", state, fb.i64(X.U_GM_WAIT))
+        waits_on = s.ld(s.unit(v, X.U_WFLAG))
+        flag = b.select(blocked, waits_on, fb.i64(0))
+        empty = b.icmp_signed("==", s.count(s.cnt_ring(v, flag)), fb.i64(0))
+        stuck = b.or_(b.or_(finished, b.and_(blocked, empty)), on_gm)
+        b.store(b.and_(b.load(dead, typ=I1), stuck), dead)
+        with b.if_then(on_gm):
+            word = b.load_atomic(b.inttoptr(waits_on, PTR), "monotonic", 4, typ=I32)
+            b.store(b.and_(b.load(dead, typ=I1), b.icmp_signed("<=", word, L.Constant(I32, 0))),
+                    dead)
+    counted(fb, s.ld(X.NUNITS), look)
+    return b.load(dead, typ=I1)
+
+
 @rt("flag")
 def xc_take(fb: FnBuilder, flag, site):
     """Block until this sub-core's counter of ``flag`` is non-zero, take one; its stamp goes
@@ -312,21 +339,10 @@ def xc_take(fb: FnBuilder, flag, site):
     b.branch(done)
 
     b.position_at_end(scan)       # every sub-core finished or blocked on an empty counter?
-    dead = fb.alloca_builder.alloca(I1, name="dead")
-    b.store(L.Constant(I1, 1), dead)
-
-    def look(v):
-        finished = b.icmp_signed("!=", b.load_atomic(s.ptr(s.unit(v, X.U_DONE)), "acquire", 8,
-                                                     typ=I64), fb.i64(0))
-        blocked = b.icmp_signed("==", s.ld(s.unit(v, X.U_STATE)), fb.i64(1))
-        waits_on = s.ld(s.unit(v, X.U_WFLAG))
-        empty = b.icmp_signed("==", s.count(s.cnt_ring(v, waits_on)), fb.i64(0))
-        stuck = b.or_(finished, b.and_(blocked, empty))
-        b.store(b.and_(b.load(dead, typ=I1), stuck), dead)
-    counted(fb, s.ld(X.NUNITS), look)
+    dead = all_stuck(fb, s)
     s.unlock()
     b.store(fb.i64(int(E.XCORE_DEADLOCK)), rc)
-    b.cbranch(b.load(dead, typ=I1), stop, head)
+    b.cbranch(dead, stop, head)
 
     b.position_at_end(stop)       # ------------------------------------------ give up
     code = b.load(rc, typ=I64)
@@ -440,4 +456,4 @@ def xc_wait(tb: _TB, pipe, op, site):
              when=b.icmp_signed(">", stall, tb.i64(0)))
 
 
-__all__ = ["lower_set", "lower_wait", "lower_sync_all"]
+__all__ = ["lower_set", "lower_wait", "lower_sync_all", "all_stuck"]

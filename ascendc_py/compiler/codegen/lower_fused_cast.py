@@ -76,6 +76,19 @@ def _define(module, op, src, dst, loop) -> list[str]:
     epr = 256 // es
     fb, a = _begin(module, inst_name(op, src, dst, True), MASKED_PARAMS)
     b, site = fb.b, a["site"]
+    count = masked_three_operands(fb, a, epr, ed, es, loop, [])
+    _timing(fb, op, src, count, es, a["src0"], a["src1"], site)
+    _end(fb)
+    return [inst_name(op, src, dst, False), inst_name(op, src, dst, True)]
+
+
+def masked_three_operands(fb, a, epr: int, ed: int, es: int, loop, extra: list):
+    """The body of a masked (dst, src0, src1) form whose repeat is ``epr`` elements of each
+    source (``ed``/``es``: element sizes): strides and each operand's extent checked, then one
+    call of ``loop(dst, src0, src1, n, *extra)`` over the whole run when every operand is
+    contiguous and the mask full (or in counter mode), else one per active lane. Returns the
+    element count the timing charges."""
+    b, site = fb.b, a["site"]
     counter, lo, hi, total, repeats, full = _mask_state(fb, a, epr)
     ops = (("dst", ed, 0), ("src0", es, 1), ("src1", es, 2))
     check_strides(fb, site, [(w, a[f"{n}_blk"], a[f"{n}_rep"]) for n, _, w in ops])
@@ -90,16 +103,14 @@ def _define(module, op, src, dst, loop) -> list[str]:
     count = b.select(counter, total, b.mul(repeats, fb.i64(epr)))
     with b.if_else(b.and_(contiguous, b.or_(counter, full))) as (fast, slow):
         with fast:
-            b.call(loop, [_ptr(fb, a[n]) for n, _, _ in ops] + [count])
+            b.call(loop, [_ptr(fb, a[n]) for n, _, _ in ops] + [count] + extra)
         with slow:
             def lane(r, j):
                 ptrs = [_ptr(fb, _lane_address(fb, a[n], a[f"{n}_blk"], a[f"{n}_rep"], r, j, e))
                         for n, e, _ in ops]
-                b.call(loop, ptrs + [fb.i64(1)])
+                b.call(loop, ptrs + [fb.i64(1)] + extra)
             _for_active_lanes(fb, counter, lo, hi, total, repeats, epr, lane)
-    _timing(fb, op, src, count, es, a["src0"], a["src1"], site)
-    _end(fb)
-    return [inst_name(op, src, dst, False), inst_name(op, src, dst, True)]
+    return count
 
 
 @runtime_lib.library_definer(shard="lib.fusedcast")

@@ -18,7 +18,7 @@ from ...dsl.types import Memory
 from ...simulator import abi
 from ...simulator import timing_params as TP
 from .. import ir
-from ..ops.load3d import LOAD3D_RULES, LOAD3D_V2_FIELDS
+from ..ops.load3d import BOUNDARY_MIN, LOAD3D_RULES, LOAD3D_V2_FIELDS, REPEAT_FIELDS
 from . import runtime_lib
 from .core import Codegen, FnBuilder, lowering
 from .intrinsics import call_checked, operand
@@ -27,6 +27,7 @@ from .lower_movement import _bits, _fill
 from .rtfuncs import call_rt, call_tm, counted, rt
 from .sanitize import READ_ANY, WRITE, path_pipe
 from .timing import _TB, _issue, tm
+from .types import I64
 
 E = abi.ErrorCode
 _NAMES = tuple(n for n, _, _ in LOAD3D_V2_FIELDS)
@@ -36,9 +37,13 @@ DETAIL_FIELDS = LOAD3D_V2_FIELDS + tuple((f"rule:{name.split(':', 1)[1]}:{text}"
 _RULE = {name: len(LOAD3D_V2_FIELDS) + i for i, (name, _) in enumerate(LOAD3D_RULES)}
 
 
-@rt("dst_mem", "dst_a", "src_a", "esize", *_NAMES, "pad_bits", "path", "op")
-def cube_load3d(fb: FnBuilder, site, dst_mem, dst_a, src_a, esize, pad_bits, path, op, **f):
-    """img2col of the NC1HWC0 map at L1 ``src_a`` into L0A (ZZ) / L0B (ZN) at ``dst_a``."""
+@rt("dst_mem", "dst_a", "src_a", "esize", *_NAMES, "pad_bits", "path", "op", "boundary",
+    "repeat_time")
+def cube_load3d(fb: FnBuilder, site, dst_mem, dst_a, src_a, esize, pad_bits, path, op,
+                boundary, repeat_time, **f):
+    """img2col of the NC1HWC0 map at L1 ``src_a`` into L0A (ZZ) / L0B (ZN) at ``dst_a``;
+    with a non-zero ``boundary`` (set_load_data_boundary) reads at L1 offsets at or past it
+    wrap to the start of L1."""
     b = fb.b
     i64 = fb.i64
     _checks(fb, tuple(f[n] for n in _NAMES), LOAD3D_V2_FIELDS, site)
@@ -79,14 +84,31 @@ def cube_load3d(fb: FnBuilder, site, dst_mem, dst_a, src_a, esize, pad_bits, pat
     c1 = b.sdiv(f["channel_size"], c0)
     l1h, l1w = f["l1_h"], f["l1_w"]
     fmap = b.mul(b.mul(b.mul(c1, l1h), l1w), i64(32))
-    src_base = b.add(fb.ld(abi.MEM_BASE + int(Memory.L1)), src_a)
-    call_rt(fb, "check_local", i64(int(Memory.L1)), src_a, fmap, i64(1), i64(1), site)
+    rule("repeat:set_load_data_repeat's repeat_time", b.icmp_signed("!=", repeat_time, i64(1)),
+         repeat_time)
+    l1_base = fb.ld(abi.MEM_BASE + int(Memory.L1))
+    bounded = b.icmp_signed("!=", boundary, i64(0))
+    rule("boundary:set_load_data_boundary",
+         b.and_(bounded, b.icmp_signed("<", boundary, i64(BOUNDARY_MIN))), boundary)
+    rule("boundary:the feature map's L1 start",
+         b.and_(bounded, b.icmp_signed(">=", src_a, boundary)), src_a)
+    rule("boundary:the feature map's bytes",
+         b.and_(bounded, b.icmp_signed(">", fmap, boundary)), fmap)
+    # the map's bytes up to the boundary, then (wrapped) from the start of L1
+    first = b.select(bounded, b.select(b.icmp_signed(">", b.add(src_a, fmap), boundary),
+                                       b.sub(boundary, src_a), fmap), fmap)
+    wrapped = b.sub(fmap, first)
+    call_rt(fb, "check_local", i64(int(Memory.L1)), src_a, first, i64(1), i64(1), site)
+    # the wrapped part, [0, wrapped), lies below src_a (the map is at most the boundary), so
+    # inside L1; it is outside the operand's tensor by design (Ascend C reads the start of L1)
     call_rt(fb, "check_local", dst_mem, dst_a, written, i64(1), i64(0), site)
     dbase = b.add(fb.ld(b.add(i64(abi.MEM_BASE), dst_mem)), dst_a)
     pipe = path_pipe(fb, path)
     call_rt(fb, "san_issue", pipe, site)
     with _sanitizing(fb):   # the map (windows need not touch every pixel), the fractals
-        _san(fb, pipe, Memory.L1, src_a, fmap, READ_ANY, site)
+        _san(fb, pipe, Memory.L1, src_a, first, READ_ANY, site)
+        with b.if_then(b.icmp_signed(">", wrapped, i64(0))):
+            _san(fb, pipe, Memory.L1, i64(0), wrapped, READ_ANY, site)
         _san(fb, pipe, dst_mem, dst_a, written, WRITE, site)
     to_l0a = b.icmp_signed("==", dst_mem, i64(int(Memory.L0A)))
 
@@ -109,8 +131,11 @@ def cube_load3d(fb: FnBuilder, site, dst_mem, dst_a, src_a, esize, pad_bits, pat
             at = b.add(b.mul(frac, i64(512)), inner)
             with b.if_else(inside) as (pixel, pad):
                 with pixel:
-                    src = b.mul(b.add(b.mul(b.add(b.mul(cb, l1h), h), l1w), w), i64(32))
-                    _memmove(fb, _ptr(fb, dbase, at), _ptr(fb, src_base, src), i64(32))
+                    src = b.add(src_a, b.mul(b.add(b.mul(b.add(b.mul(cb, l1h), h), l1w), w),
+                                             i64(32)))
+                    src = b.select(b.and_(bounded, b.icmp_signed(">=", src, boundary)),
+                                   b.sub(src, boundary), src)
+                    _memmove(fb, _ptr(fb, dbase, at), _ptr(fb, l1_base, src), i64(32))
                 with pad:
                     _fill(fb, dbase, at, b.add(at, i64(32)), pad_bits, esize)
         counted(fb, groups, group)
@@ -134,6 +159,42 @@ def load3d(tb: _TB, path, nbytes, op, site):
     _issue(tb, pipe, occ, lat, op, site)
 
 
+def _boundary(cg: Codegen):
+    """The Load3D boundary register's alloca (made in the entry block once: every block starts
+    with no boundary)."""
+    reg = getattr(cg, "_load3d_boundary", None)
+    if reg is None:
+        reg = cg._load3d_boundary = cg.alloca_builder.alloca(I64, name="load3d.boundary")
+        cg.alloca_builder.store(cg.i64(0), reg)
+    return reg
+
+
+def _repeat(cg: Codegen) -> dict:
+    """The Load3Dv2 repeat register's allocas (entry block, once: LoadDataRepeatParam's
+    defaults)."""
+    regs = getattr(cg, "_load3d_repeat", None)
+    if regs is None:
+        regs = cg._load3d_repeat = {}
+        for name, default, _lo, _hi in REPEAT_FIELDS:
+            regs[name] = cg.alloca_builder.alloca(I64, name=f"load3d.{name}")
+            cg.alloca_builder.store(cg.i64(default), regs[name])
+    return regs
+
+
+@lowering("set_load_data_repeat")
+def lower_set_load_data_repeat(cg: Codegen, s: ir.Intrinsic) -> None:
+    regs = _repeat(cg)
+    for (name, *_), e in zip(REPEAT_FIELDS, s.args):
+        cg.b.store(cg._as_i64(cg.expr(e)), regs[name])
+    cg.scalar_cost(1)
+
+
+@lowering("set_load_data_boundary")
+def lower_set_load_data_boundary(cg: Codegen, s: ir.Intrinsic) -> None:
+    cg.b.store(cg._as_i64(cg.expr(s.args[0])), _boundary(cg))
+    cg.scalar_cost(1)
+
+
 @lowering("load_data_3d")
 def lower_load_data_3d(cg: Codegen, s: ir.Intrinsic) -> None:
     dst, src = s.args[:2]
@@ -143,6 +204,7 @@ def lower_load_data_3d(cg: Codegen, s: ir.Intrinsic) -> None:
     values = [cg._as_i64(cg.expr(e)) for e in s.args[2:2 + len(_NAMES)]]
     args = [dmem, da, sa, cg.i64(dtype.sizeof())] + values + [
         _bits(cg, s.args[2 + len(_NAMES)], dtype),
-        cg.i64(TP.path_index(Memory.L1, dst.memory)), cg.i64(TP.OP_INDEX["load_data_3d"])]
+        cg.i64(TP.path_index(Memory.L1, dst.memory)), cg.i64(TP.OP_INDEX["load_data_3d"]),
+        cg.b.load(_boundary(cg)), cg.b.load(_repeat(cg)["repeat_time"])]
     call_checked(cg, runtime_lib.declare_rt(cg.module, "cube_load3d"), args, "load_data",
                  ("dst", "src", ("LoadData3DParamsV2",) + DETAIL_FIELDS), operands=s.args[:2])

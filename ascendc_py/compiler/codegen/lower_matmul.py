@@ -21,7 +21,7 @@ from llvmlite import ir as L
 from ...dsl.kernel_types import MODE_MIX, MODE_VECTOR
 from ...dsl.types import DataType, Memory, bfloat16, float16, float32, int8, int32
 from ...simulator import abi
-from ..ops.matmul import DTYPE_CODES, MATMUL_ARGS
+from ..ops.matmul import A_SCALAR, DTYPE_CODES, MATMUL_ARGS
 from . import blas, runtime_lib
 from .core import Codegen, FnBuilder, counted_loop, lowering
 from .intrinsics import call_checked
@@ -217,9 +217,12 @@ def matmul(fb: FnBuilder, site, **a):
     fb.fail_with(b.icmp_signed("==", fb.ld(abi.KERNEL_MODE), fb.i64(MODE_VECTOR)),
                  E.MEMORY_NOT_ON_CORE, site, fb.i64(int(Memory.L1)), fb.ld(abi.CORE_TYPE))
     # operands the kernel never set (e.g. set_tensor_a only in one branch)
+    scalar = {key: b.icmp_signed("==", a[key], fb.i64(A_SCALAR))    # set_tensor_a/b(scalar)
+              for key in ("a_arg", "b_arg")}
     for which, key in ((0, "a_arg"), (1, "b_arg")):
         fb.st(abi.ERR_D, fb.i64(which))
-        fb.fail_with(b.icmp_signed("<", a[key], z), E.MATMUL_OPERAND_MISSING, site)
+        missing = b.and_(b.icmp_signed("<", a[key], z), b.not_(scalar[key]))
+        fb.fail_with(missing, E.MATMUL_OPERAND_MISSING, site)
     # an unfilled TCubeTiling (all zeros) would otherwise compute nothing, silently
     bad_base = b.or_(b.or_(b.icmp_signed("<=", a["base_m"], z),
                            b.icmp_signed("<=", a["base_n"], z)),
@@ -262,7 +265,18 @@ def matmul(fb: FnBuilder, site, **a):
     kk = smax(k, one)
     # leading dimensions at least the rows they step over (as BLAS requires): the extents
     # below then bound every element the product reads or writes
-    for ld, rows in ((lda, b.select(ta, tm, kk)), (ldb, b.select(tb, kk, tn)), (ldc, tn)):
+    # an NZ C (c_nz): 16-column blocks of ldc rows each, row-major inside a block; the region
+    # starts at (rf, cf) of that layout
+    nz = b.icmp_signed("!=", a["c_nz"], z)
+    placed = b.and_(tiled, b.icmp_signed("==", a["seq"], z))
+    rf, cf = b.select(placed, r0, z), b.select(placed, c0, z)
+    sixteen = fb.i64(16)
+
+    def nz_at(r, c, ldc=ldc):
+        return b.add(b.add(b.mul(b.mul(b.sdiv(c, sixteen), ldc), sixteen), b.mul(r, sixteen)),
+                     b.srem(c, sixteen))
+    c_rows = b.select(nz, b.add(rf, tm), tn)
+    for ld, rows in ((lda, b.select(ta, tm, kk)), (ldb, b.select(tb, kk, tn)), (ldc, c_rows)):
         fb.st(abi.ERR_D, fb.i64(4))
         fb.fail_with(b.icmp_signed("<", ld, rows), E.VALUE_RANGE, site, ld, rows,
                      fb.i64((1 << 63) - 1))
@@ -276,21 +290,43 @@ def matmul(fb: FnBuilder, site, **a):
     b_ext = b.select(tb, sat_add(sat_mul(b.sub(tn, one), ldb), kk),
                      sat_add(sat_mul(b.sub(kk, one), ldb), tn))
     b_ext = b.select(b.icmp_signed(">", k, z), b_ext, z)
-    pa = _gm_pointer(fb, a["a_arg"], a_first, a_ext, es_in, 0, site)
-    pb = _gm_pointer(fb, a["b_arg"], b_first, b_ext, es_in, 1, site)
+    ptrs = []
+    for which, key, first, ext in ((0, "a_arg", a_first, a_ext), (1, "b_arg", b_first, b_ext)):
+        slot = fb.alloca_builder.alloca(I64, name=key)
+        b.store(z, slot)
+        with b.if_then(b.not_(scalar[key])):    # a scalar matrix reads no GM
+            b.store(b.ptrtoint(_gm_pointer(fb, a[key], first, ext, es_in, which, site), I64),
+                    slot)
+        ptrs.append(b.inttoptr(b.load(slot, typ=I64), PTR))
+    pa, pb = ptrs
     has_bias = b.icmp_signed(">=", a["bias_arg"], z)
     bias_slot = fb.alloca_builder.alloca(I64, name="bias")
     b.store(z, bias_slot)
     with b.if_then(has_bias):
-        pbias = _gm_pointer(fb, a["bias_arg"], sat_add(a["bias_off"], c0), tn, es_bias, 2,
-                            site)
-        b.store(b.ptrtoint(pbias, I64), bias_slot)
+        with b.if_else(b.icmp_signed("==", a["bias_mem"], z)) as (gm, local):
+            with gm:
+                pbias = _gm_pointer(fb, a["bias_arg"], sat_add(a["bias_off"], c0), tn, es_bias,
+                                    2, site)
+                b.store(b.ptrtoint(pbias, I64), bias_slot)
+            with local:     # set_bias(LocalTensor): bias_arg is its byte address
+                fb.st(abi.ERR_D, fb.i64(2))
+                fb.fail_with(b.icmp_signed(">", b.add(c0, tn), a["bias_size"]), E.TENSOR_EXTENT,
+                             site, sat_mul(c0, es_bias), sat_mul(b.add(c0, tn), es_bias),
+                             sat_mul(a["bias_size"], es_bias))
+                addr = sat_add(a["bias_arg"], sat_mul(c0, es_bias))
+                call_rt(fb, "check_local", a["bias_mem"], addr, sat_mul(tn, es_bias), one,
+                        fb.i64(2), site)
+                base = fb.ld(b.add(fb.i64(abi.MEM_BASE), a["bias_mem"]))
+                b.store(b.add(base, addr), bias_slot)
     pbias = b.inttoptr(b.load(bias_slot, typ=I64), PTR)
     # C: GM (c_a = argument) or a local memory (c_a = byte address); non-sequential tiles land
     # at their place in C
-    c_first = sat_add(a["c_off"], b.select(b.and_(tiled, b.icmp_signed("==", a["seq"], z)),
-                                           sat_add(sat_mul(r0, ldc), c0), z))
-    c_ext = sat_add(sat_mul(b.sub(tm, one), ldc), tn)
+    nz_first = nz_at(rf, cf)
+    c_first = sat_add(a["c_off"], b.select(nz, nz_first, b.select(placed, sat_add(
+        sat_mul(r0, ldc), c0), z)))
+    c_ext = b.select(nz, b.add(b.sub(nz_at(b.add(rf, b.sub(tm, one)), b.add(cf, b.sub(tn, one))),
+                                     nz_first), one),
+                     sat_add(sat_mul(b.sub(tm, one), ldc), tn))
     c_slot = fb.alloca_builder.alloca(I64, name="c")
     with b.if_else(b.icmp_signed("==", a["c_mem"], z)) as (gm, local):
         with gm:
@@ -307,7 +343,13 @@ def matmul(fb: FnBuilder, site, **a):
                     site)
             base = fb.ld(b.add(fb.i64(abi.MEM_BASE), a["c_mem"]))
             b.store(b.add(base, addr), c_slot)
-    pc = b.inttoptr(b.load(c_slot, typ=I64), PTR)
+    pc_out = b.inttoptr(b.load(c_slot, typ=I64), PTR)
+    # NZ: the product goes to an ND scratch (row stride tn), then is scattered into the blocks
+    malloc, free = _malloc(fb.module)
+    scratch = b.call(malloc, [b.select(nz, b.add(b.mul(b.mul(tm, tn), es_c), one), one)])
+    pc = b.select(nz, scratch, pc_out)
+    ldc_nd = ldc
+    ldc = b.select(nz, tn, ldc)
     # the dequant scale vector (set_quant_vector): the uint64 scales of columns c0..c0+tn
     quant_slot = fb.alloca_builder.alloca(I64, name="quant")
     b.store(z, quant_slot)
@@ -342,7 +384,13 @@ def matmul(fb: FnBuilder, site, **a):
             with fl:
                 _float_product(fb, a, pa_r, pb, pbias, pc_r, cm, tn, k, lda, ldb, ldc)
     counted(fb, ceil_div(tm, chunk), rows)
-    _sanitize(fb, a, c_first, tm, tn, ldc, es_c, site)
+    with b.if_else(nz) as (to_nz, to_nd):
+        with to_nz:
+            _scatter_nz(fb, a, scratch, pc_out, c_first, rf, cf, tm, tn, es_c, nz_at, nz_first,
+                        site)
+        with to_nd:
+            _sanitize(fb, a, c_first, tm, tn, ldc_nd, es_c, site)
+    b.call(free, [scratch])
     # books: one instruction, m*n*k MACs; then the timing of the instruction sequence
     counters = fb.ctx_ptr(abi.COUNTERS)
     from ...simulator import timing_params as TP
@@ -361,6 +409,51 @@ def matmul(fb: FnBuilder, site, **a):
             call_rt(fb, "mm_request", *targs, site)
         with own:
             call_tm(fb, "matmul", *targs, site, fb.i64(0))
+
+
+def _scatter_nz(fb: FnBuilder, a, scratch, pc, c_first, rf, cf, tm, tn, es_c, nz_at, nz_first,
+                site) -> None:
+    """Copy the tm x tn ND product (row stride tn) to its NZ places (row r, column c of the
+    region at ``nz_at(rf + r, cf + c) - nz_first`` elements from ``pc``); in sanitize mode
+    record each written row segment of a 16-column block."""
+    from ...dsl.types import PipeID
+    b = fb.b
+    module = fb.module
+    memcpy = module.globals.get("llvm.memcpy.p0.p0.i64") or L.Function(
+        module, L.FunctionType(L.VoidType(), [PTR, PTR, I64, L.IntType(1)]),
+        "llvm.memcpy.p0.p0.i64")
+    sixteen = fb.i64(16)
+
+    def row(r):
+        def col(c):
+            src = b.inttoptr(b.add(b.ptrtoint(scratch, I64), b.mul(b.add(b.mul(r, tn), c), es_c)),
+                             PTR)
+            at = b.sub(nz_at(b.add(rf, r), b.add(cf, c)), nz_first)
+            dst = b.inttoptr(b.add(b.ptrtoint(pc, I64), b.mul(at, es_c)), PTR)
+            b.call(memcpy, [dst, src, es_c, L.Constant(L.IntType(1), 0)])
+        counted(fb, tn, col)
+    counted(fb, tm, row)
+    s_pipe = fb.i64(int(PipeID.PIPE_V))
+    with b.if_then(b.icmp_signed("!=", fb.ld(abi.SANITIZE), fb.i64(0))):
+        call_rt(fb, "san_issue", s_pipe, site)
+        first_blk = b.sdiv(cf, sixteen)
+        blocks = b.add(b.sub(b.sdiv(b.add(cf, b.sub(tn, fb.i64(1))), sixteen), first_blk),
+                       fb.i64(1))
+
+        def srow(r):
+            def blk(j):
+                lo = fb.smax(cf, b.mul(b.add(first_blk, j), sixteen))
+                hi = fb.smin(b.add(cf, tn), b.mul(b.add(b.add(first_blk, j), fb.i64(1)), sixteen))
+                start = b.mul(b.add(c_first, b.sub(nz_at(b.add(rf, r), lo), nz_first)), es_c)
+                nbytes = b.mul(b.sub(hi, lo), es_c)
+                with b.if_else(b.icmp_signed("==", a["c_mem"], fb.i64(0))) as (gm, local):
+                    with gm:
+                        call_rt(fb, "san_gm_write", a["c_a"], start, nbytes, site)
+                    with local:
+                        call_rt(fb, "san_access", s_pipe, a["c_mem"], b.add(a["c_a"], start),
+                                nbytes, fb.i64(1), site)
+            counted(fb, blocks, blk)
+        counted(fb, tm, srow)
 
 
 def _sanitize(fb: FnBuilder, a, c_first, tm, tn, ldc, es_c, site) -> None:
@@ -395,11 +488,21 @@ def _float_product(fb: FnBuilder, a, pa, pb, pbias, pc, tm, tn, k, lda, ldb, ldc
     fa = b.call(malloc, [b.add(b.mul(b.mul(tm, kk), four), four)])
     fbm = b.call(malloc, [b.add(b.mul(b.mul(kk, tn), four), four)])
     fc = b.call(malloc, [b.add(b.mul(b.mul(tm, tn), four), four)])
+    mats = ((pa, lda, "trans_a", tm, kk, fa, "a"), (pb, ldb, "trans_b", kk, tn, fbm, "b"))
     for code, dt in ((0, float16), (1, bfloat16), (2, float32)):
         with b.if_then(b.icmp_signed("==", a["a_dt"], fb.i64(code))):
             pack = _declare(module, _pack_name(dt), _PACK)
-            b.call(pack, [pa, lda, a["trans_a"], tm, kk, fa])
-            b.call(pack, [pb, ldb, a["trans_b"], kk, tn, fbm])
+            for src, ld, trans, rows, cols, dst, which in mats:
+                scalar = b.icmp_signed("==", a[f"{which}_arg"], fb.i64(A_SCALAR))
+                with b.if_else(scalar) as (fill, packed):
+                    with fill:      # every element is the scalar (its float32 bits)
+                        value = b.bitcast(b.trunc(a[f"{which}_scalar"], I32), F32)
+
+                        def put(i, dst=dst, value=value):
+                            b.store(value, b.gep(dst, [i], source_etype=F32))
+                        counted(fb, b.mul(rows, cols), put)
+                    with packed:
+                        b.call(pack, [src, ld, a[trans], rows, cols, dst])
     zero_k = b.icmp_signed("==", kk, fb.i64(0))
     with b.if_else(zero_k) as (empty, full):
         with empty:
@@ -421,9 +524,18 @@ def _float_product(fb: FnBuilder, a, pa, pb, pbias, pc, tm, tn, k, lda, ldb, ldc
 
 
 # ----------------------------------------------------------------------------- lowering
+def _i64_arg(cg: Codegen, v) -> L.Value:
+    """An operand as i64: integers widened, a float (``a_scalar``) as its float32 bits."""
+    if not isinstance(v, int) and isinstance(v.type, (L.FloatType, L.HalfType, L.DoubleType)):
+        if not isinstance(v.type, L.FloatType):
+            v = cg.b.fpext(v, F32) if isinstance(v.type, L.HalfType) else cg.b.fptrunc(v, F32)
+        return cg.b.zext(cg.b.bitcast(v, I32), I64)
+    return cg._as_i64(v)
+
+
 @lowering("matmul_iterate_all", "matmul_get_tensor_c")
 def lower_matmul(cg: Codegen, s) -> None:
-    args = [cg._as_i64(cg.expr(e)) for e in s.args]
+    args = [_i64_arg(cg, cg.expr(e)) for e in s.args]
     call_checked(cg, runtime_lib.declare_rt(cg.module, "matmul"), args, s.op,
                  ("a", "b", "bias", "c", "tiling", "quant vector"))
 

@@ -85,6 +85,9 @@ MMAD_FIELDS = (("m", 0, MAX_MNK), ("n", 0, MAX_MNK), ("k", 0, MAX_MNK), ("unit_f
                ("cmatrix_source", 0, 1), ("cmatrix_init_val", 0, 1))
 LOAD2D_T_FIELDS = (("start_index", 0, 65535), ("repeat_times", 0, 255), ("src_stride", 0, 65535),
                    ("dst_gap", 0, 65535), ("dst_frac_gap", 0, 65535), ("addr_mode", 0, 1))
+#: LoadData2dTransposeParamsV2 (its load_data_with_transpose overload exists only on Ascend
+#: 950PR/950DT per the Ascend C documentation: refused on A2/A3, the record is checked)
+LOAD2D_T_V2_FIELDS = LOAD2D_T_FIELDS[:5] + (("src_frac_gap", 0, 65535), ("addr_mode", 0, 1))
 FIXPIPE_FIELDS = (("n_size", 0, 4095), ("m_size", 0, 65535), ("src_stride", 0, 65535),
                   ("dst_stride", 1, 2 ** 32 - 1), ("nd_num", 0, 65535),
                   ("src_nd_stride", 0, 512), ("dst_nd_stride", 0, 65535))

@@ -24,6 +24,17 @@ silent we chose and say so in the README, section "Convolution"):
   (L0B) the transposed block (k × m) forms the right matrix in the ZN layout (fractal
   (g, i//16) at ``(g·M1 + i//16)·512``, M1 = ceil(m_extension / 16)).
 
+``set_load_data_boundary(boundary)`` (Ascend C's SetLoadDataBoundary, the A1/B1 boundary
+register of Load3D; bytes for Load3Dv2, 0 = none, else at least 1024): every block starts with
+it 0; with a boundary set, the feature map must start below it and a read at L1 byte offset
+``a >= boundary`` reads offset ``a − boundary`` (from the start of L1), as the docs say.
+
+``set_load_data_repeat(LoadDataRepeatParam(repeat_time=1, repeat_stride=0, repeat_mode=0))``
+(SetLoadDataRepeat) sets Load3Dv2's repeat register (every block starts with the defaults);
+load_data 3D reads it: one iteration (repeat_time 1, any stride and mode) is the load above;
+other repeat times are a run-time error at the load (the docs do not say which address, source
+or destination, the stride advances, so repeats are not modelled).
+
 Not modelled (errors at the line): Load3Dv1 and LoadData3DParamsV2Pro (V1 is not an A2/A3
 interface; V2Pro packs the same fields in register words whose layout the docs do not give),
 ``en_transpose``, ``f_matrix_ctrl`` (the right-matrix fmatrix), channel sizes that are not a
@@ -54,7 +65,17 @@ LOAD3D_RULES = (
     ("span:k_start_pt + k_extension", "at most K = filter_h·filter_w·channel_size"),
     ("span:output size", "at least one window (Ho, Wo >= 1) for this map, kernel and padding"),
     ("span:m_start_pt + m_extension", "at most Ho·Wo rounded up to 16"),
+    ("boundary:set_load_data_boundary", "0 (none) or at least 1024 bytes"),
+    ("boundary:the feature map's L1 start", "below the boundary set_load_data_boundary set"),
+    ("boundary:the feature map's bytes", "at most the boundary set_load_data_boundary set"),
+    ("repeat:set_load_data_repeat's repeat_time",
+     "1 (one iteration; Load3Dv2 repeats are not modelled)"),
 )
+#: LoadDataRepeatParam in pyasc's order (field, default, lowest, highest; the docs' ranges)
+REPEAT_FIELDS = (("repeat_time", 1, 0, 255), ("repeat_stride", 0, 0, 65535),
+                 ("repeat_mode", 0, 0, 1))
+#: the smallest non-zero Load3Dv2 boundary (bytes; the docs' SetLoadDataBoundary constraint)
+BOUNDARY_MIN = 1024
 #: dtypes Load3Dv2 moves on A2/A3 per destination (int4 not modelled)
 LOAD3D_TYPES_A = (int8, uint8, float16, bfloat16, uint32, int32, float32)
 LOAD3D_TYPES_B = (float16, bfloat16, uint32, int32, float32)
@@ -138,3 +159,16 @@ register(OpSpec(
         "stride_w, stride_h, filter_w, filter_h, dilation_filter_w, dilation_filter_h, "
         "en_transpose, pad_value, filter_size_w, filter_size_h, f_matrix_ctrl)) from an "
         "NC1HWC0 feature map in L1 to ZZ (L0A) / ZN (L0B) fractals.", flops_per_elem=0))
+
+register(OpSpec(
+    "set_load_data_boundary", Family.SYSTEM, PipeID.PIPE_S, CostClass.SCALAR, (),
+    (("boundary",),), None,
+    doc="set_load_data_boundary(boundary): the L1 boundary (bytes; 0 = none, else >= 1024) of "
+        "load_data 3D: reads of the feature map at or past it wrap to the start of L1",
+    flops_per_elem=0))
+register(OpSpec(
+    "set_load_data_repeat", Family.SYSTEM, PipeID.PIPE_S, CostClass.SCALAR, (),
+    (("param",),), None,
+    doc="set_load_data_repeat(LoadDataRepeatParam(repeat_time=1, repeat_stride=0, "
+        "repeat_mode=0)): Load3Dv2's repeat register, read by load_data 3D (one iteration "
+        "modelled)", flops_per_elem=0))

@@ -27,6 +27,19 @@ BIAS_TYPES = {float16: (float32, float16), bfloat16: (float32, bfloat16), float3
               int8: (int32,)}
 
 
+def nz_layout(c: np.ndarray, rows: int = None) -> np.ndarray:
+    """C (m x n, ND) in the NZ format the Matmul writes: ceil(n / 16) blocks of 16 columns, each
+    ``rows`` (default m rounded up to 16) rows of 16 elements, flat; padding stays 0."""
+    m, n = c.shape
+    rows = rows if rows is not None else -(-m // 16) * 16
+    nb = -(-n // 16)
+    out = np.zeros((nb, rows, 16), c.dtype)
+    for j in range(nb):
+        w = min(16, n - 16 * j)
+        out[j, :m, :w] = c[:, 16 * j:16 * j + w]
+    return out.reshape(-1)
+
+
 def matmul_reference(a: np.ndarray, b: np.ndarray, bias=None, out_dtype=np.float32,
                      trans_a: bool = False, trans_b: bool = False, quant=None) -> np.ndarray:
     """C = op(A) @ op(B) (+ bias) as the cube computes it: float32 (int8: int32) accumulation,
@@ -77,10 +90,19 @@ register(OpSpec("matmul_get_tensor_c", Family.SYSTEM, PipeID.PIPE_M, CostClass.N
 #: dtype codes: see DTYPE_CODES. ``bias_arg`` -1: no bias. ``c_mem`` 0: GM (c_a = argument),
 #: else a local memory (c_a = byte address). ``seq``: get_tensor_c's en_sequential_write.
 #: ``quant_mode`` 0: none, 1: ``quant_scalar`` (uint64 bits), 2: the uint64 vector at GM argument
-#: ``quant_arg`` + ``quant_off`` (one per column of C).
+#: ``quant_arg`` + ``quant_off`` (one per column of C). ``a/b_scalar``: see A_SCALAR.
 MATMUL_ARGS = ("mode", "a_arg", "a_off", "a_dt", "b_arg", "b_off", "b_dt", "bias_arg", "bias_off",
                "bias_dt", "c_mem", "c_a", "c_off", "c_size", "c_dt", "m", "n", "k", "lda", "ldb",
                "ldc", "trans_a", "trans_b", "tile", "seq", "base_m", "base_n", "base_k",
                "depth_a1", "depth_b1", "step_ka", "step_kb", "order", "db_l0c", "org_m", "org_n",
-               "org_k", "cores", "op", "quant_mode", "quant_scalar", "quant_arg", "quant_off")
+               "org_k", "cores", "op", "quant_mode", "quant_scalar", "quant_arg", "quant_off",
+               "a_scalar", "b_scalar", "bias_mem", "bias_size", "c_nz")
+#: ``c_nz`` 1: C in NZ format: blocks of 16 columns, each ``ldc`` rows (the destination's
+#: row count rounded up to 16) of 16 elements, one block after another
+#: ``bias_mem`` 0: the bias is GM argument ``bias_arg`` (+ ``bias_off``); else a local memory
+#: (UB / L1): ``bias_arg`` is its byte address, ``bias_size`` the tensor's elements
+#: ``a_arg`` / ``b_arg`` of a scalar A or B (``set_tensor_a/b(scalar)``): every element of the
+#: matrix is the float32 whose bits are ``a_scalar`` / ``b_scalar`` (the scalar rounded to the
+#: matrix's dtype first)
+A_SCALAR = -2
 DTYPE_CODES = {float16: 0, bfloat16: 1, float32: 2, int8: 3, int32: 4}

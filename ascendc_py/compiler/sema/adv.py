@@ -20,8 +20,8 @@ import inspect
 
 from ...adv import (CONFIG_HELPERS, CONFIG_RECORDS, CubeFormat, IterateOrder, LayoutMode,
                     MatmulConfig, MatmulType, Property, QuantConfig)
-from ...dsl.types import (DataType, Memory, TPosition, bool_, float16, int8, int32, int64,
-                          uint64)
+from ...dsl.types import (DataType, Memory, TPosition, bool_, float16, float32, int8, int32,
+                          int64, uint64)
 from .. import ast as A
 from .. import ir
 from ..errors import (ArgumentError, DtypeError, KernelTypeError, KernelValueError,
@@ -41,7 +41,8 @@ _STATE = (("a_arg", int64, -1), ("a_off", int64, 0), ("trans_a", int64, 0),
           ("org_m", int64, -1), ("org_n", int64, -1), ("org_ka", int64, -1),
           ("org_kb", int64, -1), ("batch_a", int64, -1), ("batch_b", int64, -1),
           ("quant_mode", int64, 0), ("quant_scalar", int64, 0), ("quant_arg", int64, -1),
-          ("quant_off", int64, 0))
+          ("quant_off", int64, 0), ("a_scalar", float32, 0.0),
+          ("b_scalar", float32, 0.0), ("bias_mem", int64, 0), ("bias_size", int64, 0))
 
 
 @dataclass(eq=False)
@@ -59,6 +60,7 @@ class MatmulV(SVal):
     b_seen: bool = False
     quant_seen: bool = False
     counts: list = field(default_factory=list)   # the enclosing `with mm.iterate()` counters
+    hooks: dict = field(default_factory=dict)    # callback data (sema/adv_operands.py)
 
     def describe(self) -> str:
         return "asc.adv.Matmul"
@@ -202,9 +204,10 @@ def _matmul_ctor(an, args, kwargs, loc):
                 f"asc.adv.Matmul: {name} at {t.position.name} is not supported by the simulator; "
                 f"A, B and bias are read from GM (TPosition.GM)", loc)
     for name, t in (("a", ta), ("b", tb), ("c", tc)):
-        if t.format != CubeFormat.ND:
+        if t.format != CubeFormat.ND and not (name == "c" and t.format == CubeFormat.NZ):
             raise UnsupportedConstructError(f"asc.adv.Matmul: {name} format {t.format.name} is "
-                                            f"not supported; use CubeFormat.ND", loc)
+                                            f"not supported; use CubeFormat.ND (C: ND or NZ)",
+                                            loc)
     if tc.position != TPosition.GM and tc.position not in UB_POSITIONS:
         raise UnsupportedConstructError(f"asc.adv.Matmul: c at {tc.position.name} is not "
                                         f"supported; use GM or VECCALC/VECIN/VECOUT (UB)", loc)
@@ -306,6 +309,9 @@ def _set_tensor(an, mm: MatmulV, name, args, kwargs, loc):
     which = name[-1]
     b = bind_args(f"Matmul.{name}()", ("tensor", "transpose"), args, kwargs, loc,
                   {"transpose": ConstV(False, bool_)})
+    if isinstance(b["tensor"], (ConstV, RtV)):
+        from .adv_operands import set_scalar
+        return set_scalar(an, mm, which, b["tensor"], loc)
     t = _gm_operand(b["tensor"], f"Matmul.{name} tensor", getattr(mm, which).dtype, loc)
     _set(an, mm, f"{which}_arg", S.to_expr(RtV(t.arg), int64), loc)
     _set(an, mm, f"{which}_off", t.offset, loc)
@@ -317,12 +323,18 @@ def _set_tensor(an, mm: MatmulV, name, args, kwargs, loc):
 @method(MatmulV, "set_bias")
 def _set_bias(an, mm: MatmulV, name, args, kwargs, loc):
     b = bind_args("Matmul.set_bias()", ("tensor",), args, kwargs, loc)
-    if mm.bias is None:
-        raise KernelTypeError("Matmul.set_bias: this Matmul was created without a bias type; "
-                              "pass bias=asc.adv.MatmulType(...) to asc.adv.Matmul", loc)
-    t = _gm_operand(b["tensor"], "Matmul.set_bias tensor", mm.bias.dtype, loc)
+    bias = mm.bias or mm.c          # Ascend C's Matmul template: BIAS_TYPE = C_TYPE by default
+    if bias.dtype not in BIAS_TYPES[mm.a.dtype]:
+        raise DtypeError(f"Matmul.set_bias: without a bias type the bias is C's "
+                         f"{bias.dtype.name}, not a bias of {mm.a.dtype.name} inputs; pass "
+                         f"bias=asc.adv.MatmulType(...) to asc.adv.Matmul", loc)
+    if isinstance(b["tensor"], LocalTensorV):
+        from .adv_operands import set_local_bias
+        return set_local_bias(an, mm, b["tensor"], bias.dtype, loc)
+    t = _gm_operand(b["tensor"], "Matmul.set_bias tensor", bias.dtype, loc)
     _set(an, mm, "bias_arg", S.to_expr(RtV(t.arg), int64), loc)
     _set(an, mm, "bias_off", t.offset, loc)
+    _set(an, mm, "bias_mem", ir.Const(0, int64), loc)
     return NoneV()
 
 
@@ -409,8 +421,17 @@ def _emit(an, mm: MatmulV, op: str, mode: int, c_mem, c_a, c_off, c_size, tile, 
     # row strides of A and B as stored: A is M x Ka (or Ka x M transposed), B is Kb x N (N x Kb)
     lda = ir.Select(ir.Cmp("ne", trans_a, ir.Const(0, int64)), org_m, org_ka, int64)
     ldb = ir.Select(ir.Cmp("ne", trans_b, ir.Const(0, int64)), org_kb, org_n, int64)
-    ldc = org_n if mode == 0 else ir.Select(ir.Cmp("ne", seq, ir.Const(0, int64)),
-                                            _tile(mm, "base_n"), n if c_mem else org_n, int64)
+    if mm.c.format == CubeFormat.NZ:    # ldc: the NZ destination's rows, rounded up to 16
+        def r16(e):
+            return ir.Bin("mul", ir.Bin("floordiv", ir.Bin("add", e, ir.Const(15, int64), int64),
+                                        ir.Const(16, int64), int64), ir.Const(16, int64), int64)
+        whole = r16(m if c_mem else org_m)
+        ldc = whole if mode == 0 else ir.Select(ir.Cmp("ne", seq, ir.Const(0, int64)),
+                                                r16(_tile(mm, "base_m")), whole, int64)
+    else:
+        ldc = (n if c_mem else org_n) if mode == 0 else ir.Select(
+            ir.Cmp("ne", seq, ir.Const(0, int64)), _tile(mm, "base_n"), n if c_mem else org_n,
+            int64)
     code = DTYPE_CODES
     bias_dt = mm.bias.dtype if mm.bias is not None else mm.c.dtype
     from ..ops import REGISTRY
@@ -431,6 +452,9 @@ def _emit(an, mm: MatmulV, op: str, mode: int, c_mem, c_a, c_off, c_size, tile, 
         "cores": _tile(mm, "used_core_num"), "op": ir.Const(list(REGISTRY).index(op), int64),
         "quant_mode": mm.load("quant_mode"), "quant_scalar": mm.load("quant_scalar"),
         "quant_arg": mm.load("quant_arg"), "quant_off": mm.load("quant_off"),
+        "a_scalar": mm.load("a_scalar"), "b_scalar": mm.load("b_scalar"),
+        "bias_mem": mm.load("bias_mem"), "bias_size": mm.load("bias_size"),
+        "c_nz": ir.Const(int(mm.c.format == CubeFormat.NZ), int64),
     }
     an.emit(ir.Intrinsic(op, tuple(values[name] for name in MATMUL_ARGS), (), loc,
                          (("dtype", mm.a.dtype),)))
@@ -456,6 +480,9 @@ def _iterate_all(an, mm: MatmulV, name, args, kwargs, loc):
                   {"en_atomic": ConstV(0, int32), "sync": ConstV(True, bool_),
                    "en_sequential_write": NoneV(), "wait_iterate_all": NoneV(),
                    "fake_msg": NoneV()})
+    if isinstance(b["tensor"], LocalTensorV):
+        from .adv_operands import iterate_all_local
+        return iterate_all_local(an, mm, b, loc)
     _ready(mm, "iterate_all", loc)
     _atomic(b["en_atomic"], loc)
     if mm.c.position != TPosition.GM:
@@ -515,8 +542,10 @@ def _set_quant_scalar(an, mm: MatmulV, name, args, kwargs, loc):
     """The dequant scale of every element of C (int8 inputs, float16/int8 C): the float32 whose
     bits are the low 32 of ``quant_scalar`` (Ascend C's SetQuantScalar)."""
     b = bind_args("Matmul.set_quant_scalar()", ("quant_scalar",), args, kwargs, loc)
-    _quant_ok(mm, name, loc)
-    _set(an, mm, "quant_scalar", want_int(b["quant_scalar"], "quant_scalar", loc, int64), loc)
+    bits = want_int(b["quant_scalar"], "quant_scalar", loc, int64)
+    if not _quant_ok(mm):
+        return NoneV()
+    _set(an, mm, "quant_scalar", bits, loc)
     _set(an, mm, "quant_mode", ir.Const(1, int64), loc)
     mm.quant_seen = True
     return NoneV()
@@ -527,8 +556,9 @@ def _set_quant_vector(an, mm: MatmulV, name, args, kwargs, loc):
     """One dequant scale per column of C: a uint64 GlobalTensor of N (the low 32 bits of each
     are a float32; Ascend C's SetQuantVector)."""
     b = bind_args("Matmul.set_quant_vector()", ("quant_vector",), args, kwargs, loc)
-    _quant_ok(mm, name, loc)
     t = _gm_operand(b["quant_vector"], "Matmul.set_quant_vector tensor", uint64, loc)
+    if not _quant_ok(mm):
+        return NoneV()
     _set(an, mm, "quant_arg", S.to_expr(RtV(t.arg), int64), loc)
     _set(an, mm, "quant_off", t.offset, loc)
     _set(an, mm, "quant_mode", ir.Const(2, int64), loc)
@@ -536,11 +566,11 @@ def _set_quant_vector(an, mm: MatmulV, name, args, kwargs, loc):
     return NoneV()
 
 
-def _quant_ok(mm: MatmulV, name: str, loc: SourceLoc) -> None:
-    if mm.a.dtype != int8 or mm.c.dtype not in (float16, int8):
-        raise KernelTypeError(f"Matmul.{name}: dequantization needs int8 A/B and a float16 or "
-                              f"int8 C; this Matmul is {mm.a.dtype.name} -> {mm.c.dtype.name}",
-                              loc)
+def _quant_ok(mm: MatmulV) -> bool:
+    """Whether this Matmul's types have a dequant stage (int8 A/B, float16 or int8 C). Other
+    Matmuls accept set_quant_* (checked) and ignore it: the scale belongs to the (de)quant on
+    the way out of L0C, which a float product (or an int32 C) does not have (our choice)."""
+    return mm.a.dtype == int8 and mm.c.dtype in (float16, int8)
 
 
 # ----------------------------------------------------------------------------- batch
@@ -756,3 +786,4 @@ from .structs import _register_constructors, _register_methods  # noqa: E402
 
 _register_methods()
 _register_constructors()
+from . import adv_operands  # noqa: E402,F401  (registrations)

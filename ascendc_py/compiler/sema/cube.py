@@ -12,8 +12,8 @@ from ...dsl.types import DataType, Memory, TPosition, bool_, int64
 from .. import ir
 from ..errors import DtypeError, KernelTypeError, KernelValueError, OperandKindError, SourceLoc
 from ..ops.cube import (CUBE_COPY_TYPES, FIXPIPE_FIELDS, FIXPIPE_TYPES, FIXPIPE_UNMODELLED,
-                        LOAD2D_FIELDS, LOAD2D_T_FIELDS, MMAD_FIELDS, MMAD_TYPES, ND2NZ_FIELDS,
-                        TRANSPOSE_TYPES, CO2Layout, QuantModes)
+                        LOAD2D_FIELDS, LOAD2D_T_FIELDS, LOAD2D_T_V2_FIELDS, MMAD_FIELDS,
+                        MMAD_TYPES, ND2NZ_FIELDS, TRANSPOSE_TYPES, CO2Layout, QuantModes)
 from . import scalars as S
 from .builtins import bind_args, function, want_enum, want_int
 from .values import (ConstV, EnumV, GmTensorV, LocalTensorV, NoneV, PyObjV, StructV,
@@ -29,6 +29,9 @@ RECORDS = {
                          ("sid", 0), ("dst_gap", 0), ("if_transpose", False), ("addr_mode", 0)),
     "LoadData2dTransposeParams": (("start_index", 0), ("repeat_times", 1), ("src_stride", 0),
                                   ("dst_gap", 0), ("dst_frac_gap", 0), ("addr_mode", 0)),
+    "LoadData2dTransposeParamsV2": (("start_index", 0), ("repeat_times", 0), ("src_stride", 0),
+                                    ("dst_gap", 0), ("dst_frac_gap", 0), ("src_frac_gap", 0),
+                                    ("addr_mode", 0)),
     "MmadParams": (("m", 0), ("n", 0), ("k", 0), ("unit_flag", 0), ("cmatrix_source", False),
                    ("cmatrix_init_val", True)),
     "FixpipeParamsV220": (("n_size", None), ("m_size", None), ("src_stride", None),
@@ -39,6 +42,7 @@ RECORDS = {
 }
 LIMITS = {"Nd2NzParams": ND2NZ_FIELDS, "LoadData2DParams": LOAD2D_FIELDS,
           "LoadData2dTransposeParams": LOAD2D_T_FIELDS,
+          "LoadData2dTransposeParamsV2": LOAD2D_T_V2_FIELDS,
           "MmadParams": MMAD_FIELDS, "FixpipeParamsV220": FIXPIPE_FIELDS}
 #: MmadParams's other pyasc overload (is_bias, fm_offset, en_ssparse, en_winograd_a/b)
 _MMAD_LEGACY = ("is_bias", "fm_offset", "en_ssparse", "en_winograd_a", "en_winograd_b")
@@ -235,6 +239,12 @@ def load_data_with_transpose(an, args, kwargs, loc) -> SVal:
     op = "load_data_with_transpose"
     dst = _local(b["dst"], op, "dst", (Memory.L0A, Memory.L0B), "A2 (L0A) or B2 (L0B)", loc)
     src = _local(b["src"], op, "src", (Memory.L1,), "A1/B1 (L1)", loc)
+    if isinstance(b["params"], StructV) and b["params"].kind == "LoadData2dTransposeParamsV2":
+        raise KernelTypeError(f"asc.{op} with LoadData2dTransposeParamsV2 is not available on "
+                              f"Ascend 910B (Atlas A2/A3): Ascend C provides that overload on "
+                              f"Ascend 950PR/950DT only", loc,
+                              hint="use asc.LoadData2dTransposeParams(start_index, repeat_times, "
+                                   "src_stride, dst_gap, dst_frac_gap, addr_mode)")
     params = _want_record(b["params"], "LoadData2dTransposeParams", f"asc.{op} params", loc)
     if src.dtype != dst.dtype:
         raise DtypeError(f"asc.{op}: dst is {dst.dtype.name} but src is {src.dtype.name}", loc)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ...dsl.types import Memory, bool_, int32, int64
 from .. import ir
 from ..errors import DtypeError, KernelTypeError, KernelValueError, OperandKindError
-from ..ops.load3d import (LOAD3D_TYPES_A, LOAD3D_TYPES_B, LOAD3D_V2_FIELDS, c0_of,
+from ..ops.load3d import (BOUNDARY_MIN, REPEAT_FIELDS, LOAD3D_TYPES_A, LOAD3D_TYPES_B, LOAD3D_V2_FIELDS, c0_of,
                           output_size)
 from . import scalars as S
 from .builtins import bind_args, function, want_int
@@ -172,4 +172,47 @@ def load_data_3d(an, dst: SVal, src: SVal, params: StructV, loc) -> SVal:
     pad = S.to_expr(params.get("pad_value"), dst.dtype)
     an.emit(ir.Intrinsic("load_data_3d", (dst.ref(), src.ref()) + fields + (pad,), (), loc,
                          (("dtype", dst.dtype),)))
+    return NoneV()
+
+
+@function("set_load_data_boundary")
+def _set_load_data_boundary(an, args, kwargs, loc) -> SVal:
+    b = bind_args("asc.set_load_data_boundary()", ("boundary",), args, kwargs, loc)
+    v = S.numeric(b["boundary"])
+    e = want_int(v, "asc.set_load_data_boundary boundary", loc, int64)
+    if isinstance(v, ConstV) and int(v.value) != 0 and not \
+            BOUNDARY_MIN <= int(v.value) <= 0xFFFFFFFF:
+        raise KernelValueError(
+            f"asc.set_load_data_boundary({v.value}): the boundary is 0 (none) or "
+            f"{BOUNDARY_MIN}..4294967295 bytes for load_data 3D (Load3Dv2)", loc)
+    an.emit(ir.Intrinsic("set_load_data_boundary", (e,), (), loc))
+    return NoneV()
+
+
+@function("LoadDataRepeatParam")
+def _repeat_param(an, args, kwargs, loc) -> SVal:
+    names = tuple(f[0] for f in REPEAT_FIELDS)
+    b = bind_args("asc.LoadDataRepeatParam()", names, args, kwargs, loc,
+                  {n: ConstV(d, int32) for n, d, _, _ in REPEAT_FIELDS})
+    fields = []
+    for name, _d, lo, hi in REPEAT_FIELDS:
+        v = S.numeric(b[name])
+        want_int(v, f"LoadDataRepeatParam.{name}", loc, int64)
+        if isinstance(v, ConstV) and not lo <= int(v.value) <= hi:
+            raise KernelValueError(f"LoadDataRepeatParam.{name} = {v.value} is out of range "
+                                   f"{lo}..{hi}", loc)
+        fields.append((name, v))
+    return StructV("LoadDataRepeatParam", tuple(fields))
+
+
+@function("set_load_data_repeat")
+def _set_load_data_repeat(an, args, kwargs, loc) -> SVal:
+    b = bind_args("asc.set_load_data_repeat()", ("param",), args, kwargs, loc)
+    rec = b["param"]
+    if not isinstance(rec, StructV) or rec.kind != "LoadDataRepeatParam":
+        raise KernelTypeError(f"asc.set_load_data_repeat takes an asc.LoadDataRepeatParam(...), "
+                              f"got {rec.describe()}", loc)
+    ops = tuple(want_int(rec.get(n), f"LoadDataRepeatParam.{n}", loc, int64)
+                for n, *_ in REPEAT_FIELDS)
+    an.emit(ir.Intrinsic("set_load_data_repeat", ops, (), loc))
     return NoneV()
