@@ -13,6 +13,7 @@ import gc
 import hashlib
 import os
 import pickle
+import re
 import threading
 import time
 from dataclasses import field
@@ -388,7 +389,9 @@ def emit_kernel_object(kernel_text: str, helper_text: Optional[str],
     pb.getFunctionPassManager().run(mod.get_function(entry_name), pb)
     helpers = optimized_helper_module(helper_text) if helper_text is not None else None
     t2 = time.perf_counter()
-    obj = _kernel_target_machine.emit_object(mod)
+    kernel_tm = tm if has_scalar_loop(str(mod.get_function(entry_name))) else \
+        _kernel_target_machine
+    obj = kernel_tm.emit_object(mod)
     more = []
     if helpers is not None:
         for f in helpers.functions:
@@ -397,6 +400,57 @@ def emit_kernel_object(kernel_text: str, helper_text: Optional[str],
         more.append(tm.emit_object(helpers))
     times.update(llvm_parse=t1 - t0, optimize=t2 - t1, emit=time.perf_counter() - t2)
     return obj, times, more
+
+
+_LABEL = re.compile(r'^(?:([-\w.$]+)|"([^"]*)"):', re.M)
+_TARGET = re.compile(r'label %(?:([-\w.$]+)|"([^"]*)")')
+
+
+def has_scalar_loop(function_text: str) -> bool:
+    """Whether a function (LLVM IR text) has a loop that calls no function (intrinsics aside):
+    scalar work that FastISel code would slow down (a scalar integer loop ran 31 % slower), so
+    its kernel function keeps full codegen. Loops are the natural loops of the back edges a
+    depth-first walk of the control-flow graph finds."""
+    body = function_text.split("{", 1)[-1]
+    starts = [(m.start(), m.group(1) or m.group(2)) for m in _LABEL.finditer(body)]
+    texts = {"": body[:starts[0][0]] if starts else body}      # the entry block (unnamed)
+    for k, (pos, name) in enumerate(starts):
+        texts[name] = body[pos:starts[k + 1][0] if k + 1 < len(starts) else len(body)]
+    if starts and not texts[""].strip():                        # the entry block is named
+        del texts[""]
+    entry = next(iter(texts))
+    succ = {b: [m.group(1) or m.group(2) for m in _TARGET.finditer(t)] for b, t in texts.items()}
+    pred: dict = {b: [] for b in texts}
+    for b, targets in succ.items():
+        for t in targets:
+            pred.setdefault(t, []).append(b)
+    calls = {b: any(("call " in ln or "invoke " in ln) and "@llvm." not in ln
+                    for ln in t.splitlines()) for b, t in texts.items()}
+    on_stack, done, back = set(), set(), []
+    stack = [(entry, iter(succ.get(entry, ())))]
+    on_stack.add(entry)
+    while stack:                                   # iterative depth-first walk
+        block, it = stack[-1]
+        nxt = next(it, None)
+        if nxt is None:
+            stack.pop()
+            on_stack.discard(block)
+            done.add(block)
+        elif nxt in on_stack:
+            back.append((block, nxt))
+        elif nxt not in done and nxt in texts:
+            on_stack.add(nxt)
+            stack.append((nxt, iter(succ.get(nxt, ()))))
+    for latch, head in back:
+        loop, todo = {head, latch}, [latch]
+        while todo:
+            for p in pred.get(todo.pop(), ()):
+                if p not in loop:
+                    loop.add(p)
+                    todo.append(p)
+        if not any(calls.get(b, False) for b in loop):
+            return True
+    return False
 
 
 def load_object_engine(obj: bytes, more: tuple = ()):
