@@ -13,7 +13,6 @@ import gc
 import hashlib
 import os
 import pickle
-import re
 import threading
 import time
 from dataclasses import field
@@ -43,26 +42,14 @@ def _end_gc_pause_after_fork() -> None:
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_end_gc_pause_after_fork)
 _target_machine = None
-_kernel_target_machine = None   # codegen level 0, for kernel functions (KERNEL_FUNCTION_FAST_CODEGEN)
+_kernel_target_machine = None   # codegen level 0 (see KERNEL_FUNCTION_FAST_CODEGEN)
 _engines: list = []  # keep MCJIT engines (and their code) alive for the process
 CACHE_FORMAT = 3
-
-
-_llvm_init_lock = ForkSafeLock()
 
 
 def _llvm():
     """llvmlite's binding layer and a TargetMachine for the host CPU (features included,
     so the vectoriser can use AVX2/AVX-512 where the host has them)."""
-    global _target_machine
-    if _target_machine is not None:
-        import llvmlite.binding as llvm
-        return llvm, _target_machine
-    with _llvm_init_lock:       # (prepare_llvm's thread may be doing it)
-        return _init_llvm()
-
-
-def _init_llvm():
     import llvmlite.binding as llvm
     global _target_machine, _kernel_target_machine
     if _target_machine is None:
@@ -72,26 +59,9 @@ def _init_llvm():
         cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
         _kernel_target_machine = target.create_target_machine(
             cpu=cpu, features=features, opt=0, reloc="pic", codemodel="default")
-        _target_machine = target.create_target_machine(
-            cpu=cpu, features=features, opt=3, reloc="pic", codemodel="default")  # PIC: also
-    return llvm, _target_machine                                                 # for a .so
-
-
-def prepare_llvm() -> None:
-    """Start LLVM's initialisation (importing llvmlite's binding layer, which loads LLVM's
-    shared library, and creating the target machine) on a daemon thread, so that it overlaps
-    a compile's front end; ``_llvm`` waits for it. Called when a compile starts, never on a
-    cached launch; a no-op once LLVM is initialised."""
-    if _target_machine is not None:
-        return
-
-    def work():
-        try:
-            _llvm()
-        except Exception:  # noqa: BLE001 - the compile's own _llvm() call reports it
-            pass
-
-    threading.Thread(target=work, name="asc-llvm-init", daemon=True).start()
+        _target_machine = target.create_target_machine(    # PIC: also linkable into a .so
+            cpu=cpu, features=features, opt=3, reloc="pic", codemodel="default")
+    return llvm, _target_machine
 
 
 _version_cache: Optional[str] = None
@@ -237,7 +207,8 @@ class CompiledKernel(Fieldwise):
 # module. The kernel function only sequences calls into the runtime library and the helpers, so
 # the run time it adds is small (callgrind, a haswell build, one sepia float32 (4,3,224,224)
 # launch: the kernel function's own instructions 128k -> 162k, +1.4% of the launch's native
-# instructions), and IEEE results are the same at every codegen level. A module that is not
+# instructions), and IEEE results are the same at every codegen level. A kernel function with a
+# loop that calls nothing (``has_scalar_loop``) keeps full codegen, and a module that is not
 # split is one object at full codegen.
 KERNEL_SPEED_LEVEL = 2
 KERNEL_FUNCTION_LEVEL = 1
@@ -389,6 +360,7 @@ def emit_kernel_object(kernel_text: str, helper_text: Optional[str],
     pb.getFunctionPassManager().run(mod.get_function(entry_name), pb)
     helpers = optimized_helper_module(helper_text) if helper_text is not None else None
     t2 = time.perf_counter()
+    from .scalar_loops import has_scalar_loop
     kernel_tm = tm if has_scalar_loop(str(mod.get_function(entry_name))) else \
         _kernel_target_machine
     obj = kernel_tm.emit_object(mod)
@@ -400,57 +372,6 @@ def emit_kernel_object(kernel_text: str, helper_text: Optional[str],
         more.append(tm.emit_object(helpers))
     times.update(llvm_parse=t1 - t0, optimize=t2 - t1, emit=time.perf_counter() - t2)
     return obj, times, more
-
-
-_LABEL = re.compile(r'^(?:([-\w.$]+)|"([^"]*)"):', re.M)
-_TARGET = re.compile(r'label %(?:([-\w.$]+)|"([^"]*)")')
-
-
-def has_scalar_loop(function_text: str) -> bool:
-    """Whether a function (LLVM IR text) has a loop that calls no function (intrinsics aside):
-    scalar work that FastISel code would slow down (a scalar integer loop ran 31 % slower), so
-    its kernel function keeps full codegen. Loops are the natural loops of the back edges a
-    depth-first walk of the control-flow graph finds."""
-    body = function_text.split("{", 1)[-1]
-    starts = [(m.start(), m.group(1) or m.group(2)) for m in _LABEL.finditer(body)]
-    texts = {"": body[:starts[0][0]] if starts else body}      # the entry block (unnamed)
-    for k, (pos, name) in enumerate(starts):
-        texts[name] = body[pos:starts[k + 1][0] if k + 1 < len(starts) else len(body)]
-    if starts and not texts[""].strip():                        # the entry block is named
-        del texts[""]
-    entry = next(iter(texts))
-    succ = {b: [m.group(1) or m.group(2) for m in _TARGET.finditer(t)] for b, t in texts.items()}
-    pred: dict = {b: [] for b in texts}
-    for b, targets in succ.items():
-        for t in targets:
-            pred.setdefault(t, []).append(b)
-    calls = {b: any(("call " in ln or "invoke " in ln) and "@llvm." not in ln
-                    for ln in t.splitlines()) for b, t in texts.items()}
-    on_stack, done, back = set(), set(), []
-    stack = [(entry, iter(succ.get(entry, ())))]
-    on_stack.add(entry)
-    while stack:                                   # iterative depth-first walk
-        block, it = stack[-1]
-        nxt = next(it, None)
-        if nxt is None:
-            stack.pop()
-            on_stack.discard(block)
-            done.add(block)
-        elif nxt in on_stack:
-            back.append((block, nxt))
-        elif nxt not in done and nxt in texts:
-            on_stack.add(nxt)
-            stack.append((nxt, iter(succ.get(nxt, ()))))
-    for latch, head in back:
-        loop, todo = {head, latch}, [latch]
-        while todo:
-            for p in pred.get(todo.pop(), ()):
-                if p not in loop:
-                    loop.add(p)
-                    todo.append(p)
-        if not any(calls.get(b, False) for b in loop):
-            return True
-    return False
 
 
 def load_object_engine(obj: bytes, more: tuple = ()):
@@ -702,7 +623,6 @@ def _compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
 
     times: dict[str, float] = {}
     t0 = time.perf_counter()
-    prepare_llvm()
     try:
         kernel.parsed()
         t1 = time.perf_counter()

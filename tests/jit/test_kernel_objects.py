@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ascendc_py.compiler import jit
+from ascendc_py.compiler.scalar_loops import has_scalar_loop
 from ascendc_py.compiler.codegen.core import generate
 from ascendc_py.compiler.codegen.timing import TimingEmitter
 from ascendc_py.compiler.sema.analyzer import analyze
@@ -67,27 +68,27 @@ done:                                             ; preds = %loop
 
 
 def test_a_kernel_function_with_a_scalar_loop_keeps_full_codegen():
-    assert jit.has_scalar_loop(SCALAR_LOOP)
+    assert has_scalar_loop(SCALAR_LOOP)
     calling = SCALAR_LOOP.replace("  %j = add i64 %i, 1\n",
                                   "  %j = add i64 %i, 1\n  call void @asc_f(ptr %ctx)\n")
-    assert not jit.has_scalar_loop(calling)
+    assert not has_scalar_loop(calling)
     intrinsic = SCALAR_LOOP.replace("%j = add i64 %i, 1",
                                     "%j = call i64 @llvm.smin.i64(i64 %i, i64 1)")
-    assert jit.has_scalar_loop(intrinsic)
+    assert has_scalar_loop(intrinsic)
     # blocks laid out out of order: an edge to an earlier block that is not a loop
     straight = ("define i64 @k() {\nentry:\n  br label %b\nret:\n  ret i64 0\n"
                 "b:\n  br label %ret\n}\n")
-    assert not jit.has_scalar_loop(straight)
+    assert not has_scalar_loop(straight)
 
 
 def test_samples_kernels_get_fast_codegen_and_a_scalar_loop_does_not(monkeypatch):
     texts, entry = _sepia_texts(monkeypatch)
     mod = jit.optimize_kernel_module(*texts, entry)
-    assert not jit.has_scalar_loop(str(mod.get_function(entry)))
+    assert not has_scalar_loop(str(mod.get_function(entry)))
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "codegen"))
     from test_codegen import scalar_loop
     specs = scalar_loop.bind((np.zeros(8, np.int32), 10), {})[0]
     cg = generate(analyze(scalar_loop, specs).function, TimingEmitter())
     mod = jit.optimize_kernel_module(*jit.kernel_module_texts(cg.module, cg.entry_name),
                                      cg.entry_name)
-    assert jit.has_scalar_loop(str(mod.get_function(cg.entry_name)))
+    assert has_scalar_loop(str(mod.get_function(cg.entry_name)))
