@@ -40,6 +40,8 @@ _DOCS = {
     "ListTensorDesc": "ListTensorDesc([data, length=0xffffffff, shape_size=0xffffffff]): a list "
                       "of tensors described in one GM buffer (compiler/sema/list_tensor.py)",
     "TensorDesc": "TensorDesc(dtype=float32): one tensor of a ListTensorDesc (get_desc fills it)",
+    "set_pad_value": "set_pad_value(value[, pos=TPosition.MAX]): the padding value data_copy_pad "
+                     "GM->UB uses while its is_pad is False (ops/sysctl.py)",
     "set_hf32_mode": "set_hf32_mode(bool): float32 mmad operands read rounded to HF32 (10 "
                      "mantissa bits)",
     "set_hf32_trans_mode": "set_hf32_trans_mode(bool): HF32 rounding ties away from zero (True) "

@@ -109,7 +109,9 @@ CMPMASK_LO = 193     # the vector unit's CMPMASK register (set_cmp_mask, compare
 CMPMASK_HI = 194     #   bytes 0..7 and 8..15 (ops/cmpmask.py)
 HF32 = 195           # the cube's HF32 mode (set_hf32_mode / set_hf32_trans_mode, ops/sysctl.py):
                      #   bit 0 on, bit 1 ties away from zero (else ties to even)
-HEADER_SLOTS = 196
+PAD_VALUE = 196      # set_pad_value's register (float64 bits) for data_copy_pad GM->UB padding,
+PAD_VALUE_SET = 197  #   and whether it was set in this block (ops/sysctl.py)
+HEADER_SLOTS = 198
 TRACE_FIELDS = 6     # start, occupancy, latency, pipe, site, op
 QUEUE_DEPTH = 32     # per-pipe instruction queue (ring of start times)
 

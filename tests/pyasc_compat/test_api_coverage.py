@@ -12,7 +12,7 @@ from ascendc_py.pyasc_compat import api_coverage
 PYASC_REPO = os.environ.get("PYASC_REPO")
 
 #: names provided today per module (a floor: raise it as names land)
-FLOOR = {"asc.language.basic": 142, "asc.language.core": 107, "asc.language.fwk": 6,
+FLOOR = {"asc.language.basic": 145, "asc.language.core": 108, "asc.language.fwk": 6,
          "asc.language.adv": 53, "asc.lib.host": 14}
 
 

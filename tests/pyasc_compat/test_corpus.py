@@ -71,7 +71,7 @@ PASSING = {
                  _LANG + "adv/test_matmul.py": 10, _LANG + "adv/test_normalization.py": 1,
                  _LANG + "adv/test_ops.py": 27, _LANG + "basic/test_common_api.py": 64,
                  _LANG + "basic/test_list_tensor.py": 11, _LANG + "basic/test_proposal.py": 2,
-                 _LANG + "basic/test_mm.py": 4, _LANG + "basic/test_scalar.py": 5,
+                 _LANG + "basic/test_mm.py": 4, _LANG + "basic/test_data_copy.py": 1, _LANG + "basic/test_scalar.py": 5,
                  _LANG + "basic/test_set_atomic.py": 5, _LANG + "basic/test_vector_binary.py": 18,
                  _LANG + "basic/test_vector_cmpsel.py": 7, _LANG + "basic/test_vector_reduce.py": 8,
                  _LANG + "basic/test_vector_scalar.py": 7, _LANG + "basic/test_vector_ternary.py": 1,

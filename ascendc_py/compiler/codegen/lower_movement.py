@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from llvmlite import ir as L
 
-from ...dsl.types import Memory
+from ...dsl.types import Memory, float64
 from ...simulator import abi
 from ...simulator import timing_params as TP
 from .. import ir
@@ -20,7 +20,7 @@ from .intrinsics import call_checked, operand
 from .lower_atomic import gm_store
 from .rtfuncs import WARN_TRUNCATED, call_tm, counted, operand_pointer, rt, warn
 from .sanitize import san_copy_on_path
-from .types import I1, I64, PTR, intrinsic
+from .types import F64, I1, I64, PTR, convert, intrinsic
 
 E = abi.ErrorCode
 ALIGN = BLOCK
@@ -233,14 +233,32 @@ def _bits(cg: Codegen, e, dtype):
     return v if v.type.width == 64 else cg.b.zext(v, I64)
 
 
+def _pad_register(cg: Codegen, is_pad, pad_bits, dtype):
+    """(is_pad, padding bits) with set_pad_value's register (ctx[PAD_VALUE], ops/sysctl.py):
+    while it is set, a copy whose params say is_pad=False pads with the register's value,
+    converted to the copy's dtype as a run-time scalar cast does; is_pad=True keeps the params'
+    value."""
+    b = cg.b
+    use = b.and_(b.icmp_signed("!=", cg.ld(abi.PAD_VALUE_SET), cg.i64(0)),
+                 b.icmp_signed("==", is_pad, cg.i64(0)))
+    value = convert(b, b.bitcast(cg.ld(abi.PAD_VALUE), F64), float64, dtype)
+    if isinstance(value.type, (L.HalfType, L.FloatType, L.DoubleType)) or \
+            str(value.type) == "bfloat":
+        value = b.bitcast(value, L.IntType(dtype.bits))
+    bits = value if value.type.width == 64 else b.zext(value, I64)
+    return b.select(use, cg.i64(1), is_pad), b.select(use, bits, pad_bits)
+
+
 @lowering("data_copy_pad")
 def lower_data_copy_pad(cg: Codegen, s: ir.Intrinsic) -> None:
     dst_ref, src_ref = s.args[:2]
     dtype = s.attr("dtype")
     mems = [r.memory if isinstance(r, ir.LocalRef) else Memory.GM for r in (src_ref, dst_ref)]
     args = [cg.i64(TP.path_index(*mems)), *operand(cg, dst_ref), *operand(cg, src_ref)]
-    args += [cg._as_i64(cg.expr(e)) for e in s.args[2:9]]
-    args += [_bits(cg, s.args[9], dtype), cg.i64(dtype.sizeof()),
-             cg.i64(TP.OP_INDEX["data_copy_pad"])]
+    values = [cg._as_i64(cg.expr(e)) for e in s.args[2:9]]
+    pad_bits = _bits(cg, s.args[9], dtype)
+    if mems[0] == Memory.GM and mems[1] != Memory.GM:       # GM -> UB pads
+        values[4], pad_bits = _pad_register(cg, values[4], pad_bits, dtype)
+    args += values + [pad_bits, cg.i64(dtype.sizeof()), cg.i64(TP.OP_INDEX["data_copy_pad"])]
     call_checked(cg, runtime_lib.declare_rt(cg.module, "data_copy_pad"), args, "data_copy_pad",
                  ("dst", "src"), operands=s.args[:2])

@@ -15,6 +15,7 @@ from . import runtime_lib
 from .core import Codegen, FnBuilder, lowering
 from .intrinsics import call_checked, operand
 from .rtfuncs import operand_pointer, rt
+from .types import I64
 
 
 @rt("mem", "a", "off", "esize")
@@ -33,6 +34,16 @@ def lower_sys_hint(cg: Codegen, s: ir.Intrinsic) -> None:
                      [*operand(cg, ref), cg.i64(ref.dtype.sizeof())], kind, ("dst",),
                      operands=s.args)
     cg.scalar_cost(HINT_COST[kind])
+
+
+@lowering("set_pad_value")
+def lower_set_pad_value(cg: Codegen, s: ir.Intrinsic) -> None:
+    """ctx[PAD_VALUE] the value's float64 bits, ctx[PAD_VALUE_SET] 1 (lower_movement's
+    data_copy_pad reads them)."""
+    value = cg.expr(s.args[0])
+    cg.st(abi.PAD_VALUE, cg.b.bitcast(value, I64))
+    cg.st(abi.PAD_VALUE_SET, cg.i64(1))
+    cg.scalar_cost(1)
 
 
 @lowering("set_hf32")

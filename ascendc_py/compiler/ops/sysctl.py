@@ -120,6 +120,14 @@ register(OpSpec("set_hf32", Family.SYSTEM, PipeID.PIPE_S, CostClass.SCALAR, (),
                 "set_hf32_mode(bool) / set_hf32_trans_mode(bool) (attr which): float32 mmad "
                 "operands are read rounded to HF32 while the mode is on (ties to even, or away "
                 "from zero with the trans mode); one scalar instruction", flops_per_elem=0))
+register(OpSpec("set_pad_value", Family.SYSTEM, PipeID.PIPE_S, CostClass.SCALAR, (),
+                (("value",),), None, None,
+                "set_pad_value(value[, pos]): the padding register of data_copy_pad GM->UB. "
+                "While it is set, a data_copy_pad whose DataCopyPadExtParams has is_pad=False "
+                "fills its left/right paddings and dummies with the value, converted to the "
+                "copy's dtype as a run-time scalar cast does (is_pad=True keeps the params' "
+                "padding_value); "
+                "one scalar instruction", flops_per_elem=0))
 register(OpSpec("sys_hint", Family.SYSTEM, PipeID.PIPE_S, CostClass.SCALAR, (),
                 (("kind", "operand"),), None, None,
                 "cache maintenance, cache hints, profiling markers and SoC state calls "

@@ -129,6 +129,22 @@ def _hf32(which: str, param: str):
     return handler
 
 
+@function("set_pad_value")
+def _set_pad_value(an, args, kwargs, loc):
+    from ...dsl.types import TPosition, float64
+    b = bind_args("asc.set_pad_value()", ("padding_value", "pos"), args, kwargs, loc,
+                  {"pos": NoneV()})
+    if not isinstance(b["pos"], NoneV):
+        pos = want_enum(b["pos"], TPosition, "set_pad_value's pos", loc)
+        if pos not in (TPosition.VECIN, TPosition.VECOUT):   # (omitted: Ascend C's MAX)
+            raise KernelTypeError(f"set_pad_value's pos must be TPosition.VECIN or VECOUT "
+                                  f"(data_copy_pad's GM->UB destinations; omit it for both), "
+                                  f"got {pos.name}", loc)
+    value = S.to_expr(S.cast(b["padding_value"], float64, loc), float64)
+    an.emit(ir.Intrinsic("set_pad_value", (value,), (), loc))
+    return NoneV()
+
+
 function("set_hf32_mode")(_hf32("mode", "hf32_mode"))
 function("set_hf32_trans_mode")(_hf32("trans_mode", "trans_mode"))
 
