@@ -256,7 +256,7 @@ class _LazyInit:
             type.__setattr__(cls, "__init__", init)
         return init
 
-    def _call(self, obj, *args, **kwargs):
+    def _call(self, obj, /, *args, **kwargs):   # positional-only: fields may be named self or obj
         self.calls += 1
         plan = self.plan
         if plan is None:

@@ -210,4 +210,8 @@ def test_plugin_session_options(plugin_dir):
 
 def test_plugin_entry_point_is_declared():
     text = (REPO / "pyproject.toml").read_text()
-    assert '[project.entry-points.pytest11]\nascendc_py = "ascendc_py.pytest_plugin"' in text
+    # named as the module, so that `-p ascendc_py.pytest_plugin` with the package installed
+    # finds it registered under that name instead of registering it a second time (pytest's
+    # "Plugin already registered under a different name")
+    assert ('[project.entry-points.pytest11]\n"ascendc_py.pytest_plugin" = '
+            '"ascendc_py.pytest_plugin"') in text
