@@ -100,3 +100,21 @@ def test_float32_gradcheck_with_the_documented_settings(name, shapes):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")      # gradcheck warns that the inputs are not float64
         assert torch.autograd.gradcheck(fn, xs, eps=1e-3, atol=1e-2, rtol=1e-2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_meta_tensors_infer_conv_shapes(dtype):
+    """The convolution ops (torch.library ops of ops_conv.py, not AscendOps) on meta tensors:
+    aten::conv2d's shapes, channels_last kept, nothing launched."""
+    with torch.device("meta"):
+        x = torch.empty(2, 3, 9, 11, dtype=dtype)
+        w = torch.empty(8, 3, 3, 3, dtype=dtype)
+        b = torch.empty(8, dtype=dtype)
+        y = A.conv2d(x, w, b, [2, 2], [1, 1], [1, 1], 1)
+        assert y.shape == (2, 8, 5, 6) and y.device.type == "meta" and y.dtype == dtype
+        cl = A.conv2d(x.to(memory_format=torch.channels_last), w, b, [1, 1], [0, 0], [1, 1], 1)
+        assert cl.shape == (2, 8, 7, 9)
+        assert cl.is_contiguous(memory_format=torch.channels_last)
+        stats = [torch.empty(8, dtype=dtype) for _ in range(4)]
+        z = A.conv_bn_relu(x, w, b, *stats)
+        assert z.shape == (2, 8, 7, 9) and z.device.type == "meta"
