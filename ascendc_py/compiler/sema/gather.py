@@ -14,12 +14,13 @@ count) are errors here, at the line; run-time values are checked by the library.
 """
 from __future__ import annotations
 
-from ...dsl.types import bool_, int32, int64, uint32
+from ...dsl.types import int32, int64, uint32
 from .. import ir
-from ..errors import KernelTypeError, KernelValueError
+from ..errors import KernelTypeError
 from ..ops import REGISTRY
 from ..ops.gather import BRCB_PARAMS, GATHER_PARAMS
-from .builtins import bind_args, function, mask_operand, want_int, want_local
+from .builtins import bind_args, function, mask_operand, want_local
+from .reduce import _count
 from .values import ConstV, NoneV, StructV, TupleV
 
 MAX_REPEAT = 255
@@ -42,14 +43,6 @@ _record("BrcbRepeatParams", BRCB_PARAMS)
 _record("GatherRepeatParams", GATHER_PARAMS)
 
 
-def _count(v, what: str, loc, limit: int | None = None) -> ir.Expr:
-    """A non-negative integer operand (range-checked here when it is a constant)."""
-    if isinstance(v, ConstV) and not v.dtype.is_float and v.dtype != bool_:
-        n = int(v.value)
-        if n < 0 or (limit is not None and n > limit):
-            rng = f"0..{limit}" if limit is not None else ">= 0"
-            raise KernelValueError(f"{what} is {n}, outside {rng}", loc)
-    return want_int(v, what, loc, int64)
 
 
 def _data(name: str, b: dict, names, loc):

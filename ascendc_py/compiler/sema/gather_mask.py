@@ -8,13 +8,14 @@ count (int64).
 """
 from __future__ import annotations
 
-from ...dsl.types import bool_, int32, int64, uint16, uint32
+from ...dsl.types import int32, int64, uint16, uint32
 from .. import ir
 from ..errors import KernelTypeError, KernelValueError
 from ..ops import REGISTRY
 from ..ops.gather_mask import FORM, PARAMS, GatherMaskMode
 from . import scalars as S
 from .builtins import bind_args, function, want_enum, want_int, want_local
+from .reduce import _count
 from .values import ConstV, EnumV, LocalTensorV, RtV, StructV
 
 
@@ -26,13 +27,6 @@ def _params(an, args, kwargs, loc):
     for n in names:
         want_int(b[n], f"GatherMaskParams.{n}", loc)
     return StructV("GatherMaskParams", tuple((n, b[n]) for n in names))
-
-
-def _count(v, what, loc, limit) -> ir.Expr:
-    if isinstance(v, ConstV) and not v.dtype.is_float and v.dtype != bool_:
-        if not 0 <= int(v.value) <= limit:
-            raise KernelValueError(f"{what} is {int(v.value)}, outside 0..{limit}", loc)
-    return want_int(v, what, loc, int64)
 
 
 @function("gather_mask")
