@@ -125,6 +125,14 @@ TS = asc.SELMODE.VSEL_TENSOR_SCALAR_MODE
 
 
 @asc.kernel
+def scalar_of(work):
+    """work[0] on the scalar unit, after the vector unit has written it."""
+    asc.set_flag(asc.HardEvent.V_S, 0)
+    asc.wait_flag(asc.HardEvent.V_S, 0)
+    return work.get_value(0)
+
+
+@asc.kernel
 def negate_where_negative(out, v, x, w, mk, m, mc):
     """out = -v where x < 0, else v (w: scratch)."""
     asc.compare_scalar(mk, x, 0.0, LT, mc)

@@ -18,6 +18,8 @@ and 2 * H (gamma, beta), then per pass of ``one_tmp_size / H`` rows 2 (float32) 
 """
 import ascendc_py as asc
 
+from ._core import scalar_of
+
 __asc_library__ = True
 
 #: bytes of the temporary buffer the framework reserves when none is passed
@@ -32,14 +34,6 @@ M_SHAPE = ("asc.adv.layernorm: tiling.b_length * s_length rows of tiling.h_lengt
 M_TMP = ("asc.adv.layernorm: temp_buffer must be a uint8 LocalTensor large enough for "
          "tiling.one_tmp_size (ascendc_py.host_adv.get_layer_norm_max_min_tmp_size gives the "
          "range; get_layer_norm_nd_tiling_info fits one_tmp_size to a buffer)")
-
-
-@asc.kernel
-def scalar_at(t):
-    """t[0] on the scalar unit, after the vector unit has written it."""
-    asc.set_flag(asc.HardEvent.V_S, 0)
-    asc.wait_flag(asc.HardEvent.V_S, 0)
-    return t.get_value(0)
 
 
 @asc.kernel
@@ -116,13 +110,13 @@ def layernorm(output, output_mean, output_variance, input_x, gamma, beta, epsilo
         asc.muls(w, x, inv_m, n)
         for i in range(rows):
             asc.reduce_sum(mean_t[r0 + i:], w[i * h:], work, hv)
-            mean = scalar_at(mean_t[r0 + i:])
+            mean = scalar_of(mean_t[r0 + i:])
             asc.adds(d[i * h:], x[i * h:], -mean, h)
         asc.mul(w, d, d, n)
         asc.muls(w, w, inv_m, n)
         for i in range(rows):
             asc.reduce_sum(var_t[r0 + i:], w[i * h:], work, hv)
-            var = scalar_at(var_t[r0 + i:])
+            var = scalar_of(var_t[r0 + i:])
             asc.duplicate(w[i * h:], var, h)
         asc.adds(w, w, epsilon, n)
         asc.ln(w, w, n)

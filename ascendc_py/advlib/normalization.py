@@ -16,6 +16,8 @@ Temporary buffer (our rule, ``ascendc_py.host_adv.get_rms_norm_max_min_tmp_size`
 """
 import ascendc_py as asc
 
+from ._core import scalar_of
+
 __asc_library__ = True
 
 #: bytes of the temporary buffer the framework reserves when none is passed
@@ -28,14 +30,6 @@ M_SHAPE = ("asc.adv.rmsnorm: tiling.b_length * s_length rows of tiling.h_length 
 M_TMP = ("asc.adv.rmsnorm: temp_buffer must be a uint8 LocalTensor large enough for "
          "tiling.main_bs_length rows (ascendc_py.host_adv.get_rms_norm_max_min_tmp_size gives "
          "the range; get_rms_norm_tiling_info fits main_bs_length to a buffer)")
-
-
-@asc.kernel
-def scalar_of(work):
-    """work[0] on the scalar unit, after the vector unit has written it."""
-    asc.set_flag(asc.HardEvent.V_S, 0)
-    asc.wait_flag(asc.HardEvent.V_S, 0)
-    return work.get_value(0)
 
 
 @asc.kernel

@@ -27,6 +27,8 @@ float32 src is budgeted the same).
 """
 import ascendc_py as asc
 
+from ._core import scalar_of
+
 __asc_library__ = True
 
 #: bytes of the temporary buffer the framework reserves when none is passed
@@ -44,14 +46,6 @@ M_EMPTY = ("asc.adv.softmax: tiling.src_k is 0 and src has no ShapeInfo: fill th
            "SoftmaxTiling with ascendc_py.host_adv.softmax_tiling_func (or build it in the "
            "kernel with src_m, src_k and split_m), or attach src.set_shape_info(asc.ShapeInfo("
            "...)) with the [..., k] shape")
-
-
-@asc.kernel
-def scalar_of(work):
-    """work[0] on the scalar unit, after the vector unit has written it."""
-    asc.set_flag(asc.HardEvent.V_S, 0)
-    asc.wait_flag(asc.HardEvent.V_S, 0)
-    return work.get_value(0)
 
 
 @asc.kernel
