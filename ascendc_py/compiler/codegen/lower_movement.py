@@ -227,7 +227,12 @@ def data_copy_pad(fb: FnBuilder, path, dst_mem, dst_a, dst_off, src_mem, src_a, 
 
 def _bits(cg: Codegen, e, dtype):
     """A value of ``dtype`` as zero-extended i64 bits (floats bit-cast)."""
-    v = cg.expr(e)
+    return _value_bits(cg, cg.expr(e), dtype)
+
+
+def _value_bits(cg: Codegen, v, dtype):
+    """An LLVM value of ``dtype`` as zero-extended i64 bits (floats bit-cast; bfloat16 is
+    already its i16 bits, codegen/types.py)."""
     if isinstance(v.type, (L.HalfType, L.FloatType, L.DoubleType)):
         v = cg.b.bitcast(v, L.IntType(dtype.bits))
     return v if v.type.width == 64 else cg.b.zext(v, I64)
@@ -242,10 +247,7 @@ def _pad_register(cg: Codegen, is_pad, pad_bits, dtype):
     use = b.and_(b.icmp_signed("!=", cg.ld(abi.PAD_VALUE_SET), cg.i64(0)),
                  b.icmp_signed("==", is_pad, cg.i64(0)))
     value = convert(b, b.bitcast(cg.ld(abi.PAD_VALUE), F64), float64, dtype)
-    if isinstance(value.type, (L.HalfType, L.FloatType, L.DoubleType)) or \
-            str(value.type) == "bfloat":
-        value = b.bitcast(value, L.IntType(dtype.bits))
-    bits = value if value.type.width == 64 else b.zext(value, I64)
+    bits = _value_bits(cg, value, dtype)
     return b.select(use, cg.i64(1), is_pad), b.select(use, bits, pad_bits)
 
 
