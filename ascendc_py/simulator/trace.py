@@ -144,12 +144,8 @@ def timeline_figure(lanes: dict, title: str, unit: str, *, groups=None):
     none on a pipe, and a vector kernel never uses the cube's pipes). ``groups``, when given, is
     a list of (label, lanes) drawn one under the other (every core of a launch). Made without
     pyplot: no backend is selected or changed (a notebook's stays inline)."""
-    try:
-        from matplotlib.figure import Figure
-        from matplotlib import colormaps
-    except ImportError:
-        raise ImportError("plotting needs matplotlib: pip install matplotlib "
-                          "(or the ascendc_py[plot] extra)") from None
+    Figure = _figure_class()
+    from matplotlib import colormaps
     groups = groups if groups is not None else [("", lanes)]
     rows = [(label, pipe) for label, g in groups for pipe in sorted(g)]
     fig = Figure(figsize=(12, 0.45 * max(len(rows), 1) + 1.3))
@@ -193,11 +189,7 @@ def plot_busy(report, path=None):
     """What ``Report.plot()`` draws for a launch that recorded no trace: each pipe's busy share
     of the critical core, a bar per pipe that ran anything, the title saying how to get the
     timeline. With ``path`` write it there and return the path; without, return the Figure."""
-    try:
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise ImportError("plotting needs matplotlib: pip install matplotlib "
-                          "(or the ascendc_py[plot] extra)") from None
+    Figure = _figure_class()
     pipes = [name for name in report.pipe_busy if report.pipe_busy.get(name)]
     fig = Figure(figsize=(8, 0.45 * max(len(pipes), 1) + 1.5))
     ax = fig.subplots()
@@ -215,15 +207,27 @@ def plot_busy(report, path=None):
                  "(no timeline: launch with trace=True, or ASCENDC_PY_TRACE=1, to draw one)",
                  fontsize=10)
     fig.tight_layout()
-    if path is None:
-        from .report_html import display_ready
-        return display_ready(fig)
-    return save_figure(fig, path)
+    return _show_or_save(fig, path)
 
 
 def _draw(lanes: dict, title: str, unit: str, path):
     """Write the timeline to ``path``; with no path return the Figure (``Report.plot()``)."""
-    fig = timeline_figure(lanes, title, unit)
+    return _show_or_save(timeline_figure(lanes, title, unit), path)
+
+
+def _figure_class():
+    """matplotlib's Figure (no pyplot), or an ImportError that says how to get it."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ImportError("plotting needs matplotlib: pip install matplotlib "
+                          "(or the ascendc_py[plot] extra)") from None
+    return Figure
+
+
+def _show_or_save(fig, path):
+    """``fig`` written to ``path`` (its path returned); with no path, the Figure, ready for a
+    notebook to display."""
     if path is None:
         from .report_html import display_ready
         return display_ready(fig)
