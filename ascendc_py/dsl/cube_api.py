@@ -73,3 +73,11 @@ CUBE_BUILTINS.update({name: _builtin(name, doc) for name, doc in {
     "set_load_data_repeat": "set_load_data_repeat(LoadDataRepeatParam(...)): Load3Dv2's repeat "
                             "register (one iteration modelled)",
 }.items()})
+# 2:4 sparse cube, Load2Dv2 and the cube registers (pyasc15; semantics: ops/cube_sparse.py)
+CUBE_BUILTINS.update({name: _builtin(name, REGISTRY[name].doc)
+                      for name in ("load_data_with_sparse", "mmad_with_sparse",
+                                   "set_fix_pipe_pre_quant_flag", "set_load_data_padding_value")})
+CUBE_BUILTINS["LoadData2DParamsV2"] = _builtin(
+    "LoadData2DParamsV2", "LoadData2DParamsV2(m_start_position=0, k_start_position=0, m_step=0, "
+    "k_step=0, src_stride=0, dst_stride=0, if_transpose=False, sid=0): load_data of an "
+    "m_step × k_step block of 512-byte fractals")

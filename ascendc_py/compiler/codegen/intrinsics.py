@@ -273,3 +273,4 @@ from . import lower_cmpmask  # noqa: E402,F401  (pyasc-lang: the CMPMASK registe
 from . import lower_add_deq  # noqa: E402,F401  (pyasc-lang: add_deq_relu)
 from . import lower_load3d  # noqa: E402,F401  (conv19: img2col load_data)
 from . import lower_ib_sync  # noqa: E402,F401  (pyasc-sync: GM-flag inter-block sync)
+from . import lower_cube_sparse  # noqa: E402,F401  (pyasc15: sparse cube, Load2Dv2, cube registers)

@@ -202,8 +202,9 @@ def lower_load_data_3d(cg: Codegen, s: ir.Intrinsic) -> None:
     sa = cg.b.sext(cg.expr(src.addr), dmem.type)
     dtype = s.attr("dtype")
     values = [cg._as_i64(cg.expr(e)) for e in s.args[2:2 + len(_NAMES)]]
+    from .lower_cube_sparse import load3d_pad_bits   # set_load_data_padding_value
     args = [dmem, da, sa, cg.i64(dtype.sizeof())] + values + [
-        _bits(cg, s.args[2 + len(_NAMES)], dtype),
+        load3d_pad_bits(cg, _bits(cg, s.args[2 + len(_NAMES)], dtype), dtype),
         cg.i64(TP.path_index(Memory.L1, dst.memory)), cg.i64(TP.OP_INDEX["load_data_3d"]),
         cg.b.load(_boundary(cg)), cg.b.load(_repeat(cg)["repeat_time"])]
     call_checked(cg, runtime_lib.declare_rt(cg.module, "cube_load3d"), args, "load_data",
