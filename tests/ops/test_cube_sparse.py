@@ -323,37 +323,6 @@ def test_pre_quant_flag_is_the_scale_of_a_fixpipe_without_deq_scalar():
     assert not out.any()
 
 
-@asc.kernel(kernel_type=AIC)
-def pad_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, reg: float, pad: float,
-               SET: asc.ConstExpr[bool]):
-    """3×3 img2col of a 4×4 map with padding 1 (the register set or not)."""
-    xg = asc.GlobalTensor(); xg.set_global_buffer(x)
-    zg = asc.GlobalTensor(); zg.set_global_buffer(z)
-    l1 = asc.LocalTensor(asc.float16, asc.TPosition.A1, 0, 256)
-    a2 = asc.LocalTensor(asc.float16, asc.TPosition.A2, 0, 16 * 144)
-    asc.data_copy(l1, xg, 256)
-    if SET:
-        asc.set_load_data_padding_value(reg)
-    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
-    asc.load_data(a2, l1, asc.LoadData3DParamsV2([1, 1, 1, 1], 4, 4, 16, 144, 16, 0, 0, 1, 1,
-                                                 3, 3, 1, 1, False, pad))
-    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
-    for i in range(16 * 144):
-        zg.set_value(i, a2.get_value(i))
-
-
-def test_padding_register_fills_a_load_without_pad_value():
-    from ascendc_py.compiler.ops.load3d import load3d_reference
-    x = np.arange(1, 257, dtype=np.float16)
-    base = (1, 1, 1, 1, 4, 4, 16, 144, 16, 0, 0, 1, 1, 3, 3, 1, 1, 0, 0, 0, 0)
-    for reg, pad, set_, used in [(2.5, 0.0, True, 2.5), (2.5, -1.0, True, -1.0),
-                                 (2.5, 0.0, False, 0.0), (70000.0, 0.0, True, np.inf)]:
-        z = np.zeros(16 * 144, np.float16)
-        pad_kernel[1](x, z, reg, pad, set_)
-        ref = load3d_reference(np.zeros_like(z), x, base + (np.float16(used),))
-        np.testing.assert_array_equal(z, ref)
-
-
 def test_register_calls_are_compile_errors_with_bad_arguments():
     @asc.kernel(kernel_type=AIC)
     def bad():

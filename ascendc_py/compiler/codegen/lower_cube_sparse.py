@@ -1,7 +1,7 @@
 """Codegen and runtime-library functions of ``load_data_with_sparse``, ``mmad_with_sparse``,
-``load_data`` with ``LoadData2DParamsV2`` and the two cube registers
-(``set_fix_pipe_pre_quant_flag``, ``set_load_data_padding_value``). Semantics and NumPy
-references: ``ops/cube_sparse.py``.
+``load_data`` with ``LoadData2DParamsV2`` and fixpipe's pre-quant register
+(``set_fix_pipe_pre_quant_flag``; ``set_load_data_padding_value`` is in lower_load3d.py).
+Semantics and NumPy references: ``ops/cube_sparse.py``.
 
 The sparse index store (the 2-bit index beside each L0B byte, packed 4 per byte) is a
 per-kernel-invocation array made in the kernel's entry block (zeroed there: every block starts
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from llvmlite import ir as L
 
-from ...dsl.types import Memory, PipeID, float64
+from ...dsl.types import Memory, PipeID
 from ...simulator import abi
 from ...simulator import timing_params as TP
 from .. import ir
@@ -27,7 +27,7 @@ from .lower_cube import (_aligned, _aligned_l0, _ceil, _checks, _detail, _local,
                          _san, _sanitizing)
 from .rtfuncs import call_rt, call_tm, counted, operand_pointer, rt
 from .sanitize import READ, READ_ANY, WRITE, path_pipe
-from .types import F64, I1, I8, I16, I32, I64, PTR, convert, intrinsic
+from .types import I1, I8, I16, I32, I64, PTR, intrinsic
 
 E = abi.ErrorCode
 _V2_CHECKS = tuple((n, lo, hi) for n, _d, lo, hi in LOAD2D_V2_FIELDS)
@@ -72,29 +72,9 @@ def pre_quant_deq(cg: Codegen, deq, quant: int):
     return b.select(b.icmp_signed("==", deq, cg.i64(0)), reg, deq)
 
 
-def load3d_pad_bits(cg: Codegen, pad_bits, dtype):
-    """load_data 3D's padding bits with set_load_data_padding_value's register: while it is
-    set, a pad_value of 0 (all bits) becomes the register's value in the load's dtype."""
-    b = cg.b
-    is_set = b.icmp_signed("!=", b.load(_register(cg, "load3d.pad_set"), typ=I64), cg.i64(0))
-    use = b.and_(is_set, b.icmp_signed("==", pad_bits, cg.i64(0)))
-    value = convert(b, b.bitcast(b.load(_register(cg, "load3d.pad"), typ=I64), F64), float64,
-                    dtype)
-    from .lower_movement import _value_bits
-    return b.select(use, _value_bits(cg, value, dtype), pad_bits)
-
-
 @lowering("set_fix_pipe_pre_quant_flag")
 def lower_set_fix_pipe_pre_quant_flag(cg: Codegen, s: ir.Intrinsic) -> None:
     cg.b.store(cg._as_i64(cg.expr(s.args[0])), _register(cg, "fixpipe.pre_quant"))
-    cg.scalar_cost(1)
-
-
-@lowering("set_load_data_padding_value")
-def lower_set_load_data_padding_value(cg: Codegen, s: ir.Intrinsic) -> None:
-    v = cg.expr(s.args[0])
-    cg.b.store(cg.b.bitcast(v, I64), _register(cg, "load3d.pad"))
-    cg.b.store(cg.i64(1), _register(cg, "load3d.pad_set"))
     cg.scalar_cost(1)
 
 

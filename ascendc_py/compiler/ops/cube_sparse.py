@@ -1,6 +1,6 @@
 """The cube's 2:4 structured-sparse pair and the cube registers pyasc sets by name:
-``load_data_with_sparse``, ``mmad_with_sparse``, ``load_data`` with ``LoadData2DParamsV2``,
-``set_fix_pipe_pre_quant_flag`` and ``set_load_data_padding_value``.
+``load_data_with_sparse``, ``mmad_with_sparse``, ``load_data`` with ``LoadData2DParamsV2`` and
+``set_fix_pipe_pre_quant_flag`` (``set_load_data_padding_value``: ops/load3d.py).
 
 **2:4 sparsity** (Ascend C docs, MmadWithSparse / LoadDataWithSparse, "4:2稀疏矩阵乘"; A2/A3,
 int8 only). The right matrix B (K × N) has at most 2 non-zeros in every group of 4 consecutive
@@ -35,10 +35,6 @@ quantization register (uint64, the DEQF16 scale word of ``FixpipeParamsV220.deq_
 block starts with it 0. *Chosen here* (like set_pad_value for data_copy_pad): a fixpipe with a
 scalar quant mode whose params' ``deq_scalar`` is 0 (the default; a zero scale gives only zeros)
 takes the register's value.
-
-**set_load_data_padding_value(value)** (SetLoadDataPaddingValue): the Load3D padding register.
-*Chosen here* in the same way: while it is set, a ``load_data`` with ``LoadData3DParamsV2`` whose
-``pad_value`` is 0 (the default) pads with the register's value converted to the load's dtype.
 """
 from __future__ import annotations
 
@@ -184,8 +180,3 @@ register(OpSpec(
     (("config",),), None,
     doc="set_fix_pipe_pre_quant_flag(config): fixpipe's scalar quant register (uint64), used "
         "by a fixpipe with a scalar quant mode whose deq_scalar is 0", flops_per_elem=0))
-register(OpSpec(
-    "set_load_data_padding_value", Family.SYSTEM, PipeID.PIPE_S, CostClass.SCALAR, (),
-    (("pad_value",),), None,
-    doc="set_load_data_padding_value(value): the Load3D padding register, used by a "
-        "load_data 3D whose pad_value is 0", flops_per_elem=0))

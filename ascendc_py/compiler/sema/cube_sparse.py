@@ -1,12 +1,11 @@
 """Semantic analysis of ``load_data_with_sparse``, ``mmad_with_sparse``, the
-``LoadData2DParamsV2`` record and its ``load_data`` form, ``set_fix_pipe_pre_quant_flag`` and
-``set_load_data_padding_value``. Semantics: ``ops/cube_sparse.py``; lowering:
-``codegen/lower_cube_sparse.py``. Constant fields are range-checked here (naming the line),
+``LoadData2DParamsV2`` record and its ``load_data`` form, and ``set_fix_pipe_pre_quant_flag``.
+Semantics: ``ops/cube_sparse.py``; lowering: ``codegen/lower_cube_sparse.py``. Constant fields are range-checked here (naming the line),
 run-time values by the library.
 """
 from __future__ import annotations
 
-from ...dsl.types import Memory, bool_, float64, int32, int64, uint64
+from ...dsl.types import Memory, bool_, int32, int64, uint64
 from .. import ir
 from ..errors import DtypeError, KernelTypeError, KernelValueError, OperandKindError
 from ..ops.cube import CUBE_COPY_TYPES
@@ -128,12 +127,4 @@ def _set_fix_pipe_pre_quant_flag(an, args, kwargs, loc) -> SVal:
         raise KernelValueError(f"asc.set_fix_pipe_pre_quant_flag({v.value}): config is a "
                                f"uint64 (0..2**64-1)", loc)
     an.emit(ir.Intrinsic("set_fix_pipe_pre_quant_flag", (e,), (), loc))
-    return NoneV()
-
-
-@function("set_load_data_padding_value")
-def _set_load_data_padding_value(an, args, kwargs, loc) -> SVal:
-    b = bind_args("asc.set_load_data_padding_value()", ("pad_value",), args, kwargs, loc)
-    value = S.to_expr(S.cast(b["pad_value"], float64, loc), float64)
-    an.emit(ir.Intrinsic("set_load_data_padding_value", (value,), (), loc))
     return NoneV()
