@@ -350,3 +350,32 @@ def test_void_is_pyasc_return_type_only():
     with pytest.raises(KernelCompileError, match="cannot be asc.void") as e:
         bad[1]()
     assert "# vt" in str(e.value)
+
+
+def _gm_v2_then_mmad(x: asc.GlobalAddress, y: asc.GlobalAddress):
+    """A and B straight from GM into L0A/L0B with LoadData2DParamsV2 (MTE2), then mmad: no
+    flags written, the insert_sync pass adds them."""
+    xg = asc.GlobalTensor(); xg.set_global_buffer(x)
+    yg = asc.GlobalTensor(); yg.set_global_buffer(y)
+    a2 = asc.LocalTensor(asc.float16, asc.TPosition.A2, 0, 256)
+    b2 = asc.LocalTensor(asc.float16, asc.TPosition.B2, 0, 256)
+    c = asc.LocalTensor(asc.float32, asc.TPosition.CO1, 0, 256)
+    asc.load_data(a2, xg, asc.LoadData2DParamsV2(0, 0, 1, 1, 1, 1))
+    asc.load_data(b2, xg, asc.LoadData2DParamsV2(0, 0, 1, 1, 1, 1))
+    asc.mmad(c, a2, b2, asc.MmadParams(16, 16, 16))
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.fixpipe(yg, c, asc.FixpipeParamsV220(16, 16, 16, 16))
+
+
+gm_v2_auto = asc.kernel(kernel_type=AIC, auto_sync=True)(_gm_v2_then_mmad)
+
+
+def test_load2d_v2_from_gm_is_an_mte2_access_for_insert_sync():
+    """Regression: the pass took a GM-sourced Load2Dv2 for MTE1 (its registry pipe) and
+    inserted MTE1->M, leaving the MTE2 write unsynchronised."""
+    x = (np.arange(256) % 7).astype(np.float16)
+    y = np.zeros(256, np.float32)
+    rep = gm_v2_auto[1](x, y, sanitize=True)
+    assert any(s.startswith("MTE2->M") for s in rep.inserted_sync), rep.inserted_sync
+    xm = x.reshape(16, 16).astype(np.float32)
+    np.testing.assert_array_equal(y.reshape(16, 16), xm @ xm.T)

@@ -62,7 +62,8 @@ def instruction_pipe(op: str, operands) -> "PipeID | None":
     from ...dsl.types import PipeID
     from ...simulator.config import ASCEND910B2
     refs = [a for a in operands[:2] if isinstance(a, (ir.LocalRef, ir.GlobalRef))]
-    if op in ("data_copy", "data_copy_pad", "load_data", "load_data_with_transpose") and \
+    if op in ("data_copy", "data_copy_pad", "load_data", "load_data_with_transpose",
+              "load_data_2d_v2") and \
             len(refs) == 2:
         dst, src = (r.memory if isinstance(r, ir.LocalRef) else Memory.GM for r in refs)
         try:
