@@ -259,6 +259,8 @@ def test_load2d_v2_matches_reference(dtype, to_b, from_gm, params):
     ref = load2d_v2_reference(np.zeros(n_l0, dtype), x, (ms, ks, mstep, kstep, ss, ds, tr, 0))
     np.testing.assert_array_equal(z, ref)
     assert rep.instructions["load_data_2d_v2"] == 1
+    path = ("GM" if from_gm else "L1") + "->" + ("L0B" if to_b else "L0A")
+    assert rep.bytes_moved[path] == mstep * kstep * 512      # priced as a DMA on its path
 
 
 def test_load2d_v2_transposes_16_bit_fractals():
