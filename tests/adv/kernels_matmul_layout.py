@@ -148,3 +148,35 @@ def async_tiles(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress
         for i in range(tiles - 1 + extra):
             mm.get_tensor_c(cg, sync=False)   # <- extra
         mm.end()
+
+
+@asc.kernel
+def tile_gm_and_ub(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress,
+                   c2: asc.GlobalAddress, tiling: asc.adv.TCubeTiling):
+    """get_tensor_c(c_gm, optional_tensor=ub) (GetTensorC(gm, co2Local)) of a one-tile C: the
+    tile to C and to UB; the UB copy goes to ``c2``."""
+    ag = asc.GlobalTensor()
+    bg = asc.GlobalTensor()
+    cg = asc.GlobalTensor()
+    c2g = asc.GlobalTensor()
+    ag.set_global_buffer(a)
+    bg.set_global_buffer(b)
+    cg.set_global_buffer(c)
+    c2g.set_global_buffer(c2)
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.VECIN, 1)
+    pipe.init_buffer(que=q, num=1, len=tiling.base_m * tiling.base_n * 4)
+    mm = asc.adv.Matmul(asc.adv.MatmulType(GM, ND, ag.dtype), asc.adv.MatmulType(GM, ND, bg.dtype),
+                        asc.adv.MatmulType(GM, ND, cg.dtype))
+    asc.adv.register_matmul(pipe, c, mm, tiling)
+    if asc.get_block_idx() == 0 and asc.get_sub_block_idx() == 0:
+        mm.set_tensor_a(ag)
+        mm.set_tensor_b(bg)
+        with mm.iterate() as count:
+            t = q.alloc_tensor(asc.float32)
+            mm.get_tensor_c(cg, optional_tensor=t)
+            q.enque(t)
+            t = q.deque(asc.float32)
+            asc.data_copy(c2g, t, tiling.base_m * tiling.base_n)
+            q.free_tensor(t)
+        mm.end()

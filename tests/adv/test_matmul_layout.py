@@ -148,3 +148,16 @@ def test_get_tensor_c_past_the_pending_tiles_stops_at_its_line():
         async_tiles[1](a, b, np.zeros(want.shape, np.float32), np.zeros(1024, np.float32),
                        tiling, 1)
     assert "# <- extra" in str(info.value)
+
+
+def test_get_tensor_c_writes_gm_and_the_optional_ub_tensor():
+    """Regression: the optional_tensor of get_tensor_c(gm, optional_tensor=ub) was ignored."""
+    from kernels_matmul_layout import tile_gm_and_ub
+    rng = np.random.default_rng(8)
+    a, b = _arr(rng, (32, 32)), _arr(rng, (32, 32))
+    tiling = make_tiling(32, 32, 32, dim=1, fixed=(32, 32, -1))
+    c, c2 = np.zeros((32, 32), np.float32), np.zeros((32, 32), np.float32)
+    tile_gm_and_ub[1](a, b, c, c2, tiling)
+    want = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(c, want, rtol=1e-6, atol=1e-5)
+    np.testing.assert_array_equal(c2, c)
