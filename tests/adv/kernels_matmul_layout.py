@@ -180,3 +180,40 @@ def tile_gm_and_ub(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddr
             asc.data_copy(c2g, t, tiling.base_m * tiling.base_n)
             q.free_tensor(t)
         mm.end()
+
+
+def const_kernel(full: bool):
+    """iterate_all with a get_matmul_api_tiling config (base 32 x 32 x 32, single-core shape
+    64 x 64 x 64 when ``full``): register_matmul without a tiling when full, else with the
+    run-time ``tiling`` (which must agree)."""
+
+    @asc.kernel(kernel_type=asc.KernelType.AIC_ONLY)
+    def k(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress,
+          tiling: asc.adv.TCubeTiling):
+        if asc.ascend_is_aic():
+            ag = asc.GlobalTensor()
+            bg = asc.GlobalTensor()
+            cg = asc.GlobalTensor()
+            ag.set_global_buffer(a)
+            bg.set_global_buffer(b)
+            cg.set_global_buffer(c)
+            at = asc.adv.MatmulType(GM, ND, asc.float16)
+            bt = asc.adv.MatmulType(GM, ND, asc.float16)
+            ct = asc.adv.MatmulType(GM, ND, asc.float32)
+            if full:
+                cfg = asc.adv.get_mm_config(asc.MatmulConfigMode.CONFIG_NORM,
+                                            asc.adv.MatmulShapeParams(64, 64, 64, 32, 32, 32))
+            else:
+                cfg = asc.adv.get_mm_config(asc.MatmulConfigMode.CONFIG_NORM,
+                                            asc.adv.MatmulShapeParams(0, 0, 0, 32, 32, 32))
+            static = asc.adv.get_matmul_api_tiling(cfg, 524288, at, bt, ct)
+            mm = asc.adv.Matmul(at, bt, ct, matmul_config=static)
+            if full:
+                asc.adv.register_matmul(asc.TPipe(), c, mm)
+            else:
+                asc.adv.register_matmul(asc.TPipe(), c, mm, tiling)   # <- agree
+            mm.set_tensor_a(ag)
+            mm.set_tensor_b(bg)
+            mm.iterate_all(cg)
+            mm.end()
+    return k

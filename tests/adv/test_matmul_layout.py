@@ -161,3 +161,43 @@ def test_get_tensor_c_writes_gm_and_the_optional_ub_tensor():
     want = a.astype(np.float32) @ b.astype(np.float32)
     np.testing.assert_allclose(c, want, rtol=1e-6, atol=1e-5)
     np.testing.assert_array_equal(c2, c)
+
+
+def test_full_constant_tiling_needs_no_run_time_tiling():
+    from kernels_matmul_layout import const_kernel
+    rng = np.random.default_rng(6)
+    a, b = _arr(rng, (64, 64)), _arr(rng, (64, 64))
+    c = np.zeros((64, 64), np.float32)
+    report = const_kernel(True)[1](a, b, c, asc.adv.TCubeTiling())   # an all-zero tiling
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-6,
+                               atol=1e-5)
+    assert report.instructions["matmul_iterate_all"] == 1
+
+
+def test_partial_constant_tiling_must_agree_with_the_run_time_one():
+    from kernels_matmul_layout import const_kernel
+    rng = np.random.default_rng(6)
+    a, b = _arr(rng, (64, 64)), _arr(rng, (64, 64))
+    good = make_tiling(64, 64, 64, dim=1, fixed=(32, 32, 32))
+    c = np.zeros((64, 64), np.float32)
+    const_kernel(False)[1](a, b, c, good)
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-6,
+                               atol=1e-5)
+    bad = make_tiling(64, 64, 64, dim=1, fixed=(64, 32, 32))
+    with pytest.raises(asc.KernelAssertionError, match="base_m differs from the constant") as e:
+        const_kernel(False)[1](a, b, c, bad)
+    assert "# <- agree" in str(e.value)
+
+
+def test_get_matmul_api_tiling_full_and_l1_checks():
+    cfg = asc.adv.get_mm_config(asc.MatmulConfigMode.CONFIG_MDL,
+                                asc.adv.MatmulShapeParams(128, 64, 256, 64, 32, 32))
+    t = asc.adv.get_matmul_api_tiling(cfg, 524288)
+    assert (t.m, t.n, t.k_a, t.k_b) == (128, 64, 256, 256)
+    assert (t.base_m, t.base_n, t.base_k, t.used_core_num, t.depth_a1) == (64, 32, 32, 1, 2)
+    assert t.a_layout_info_b == -1 and t.cfg is cfg
+    mt = asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float16)
+    t2 = asc.adv.get_matmul_api_tiling(cfg, mt, mt, mt, mt, 524288)   # pyasc's jit order
+    assert t2 == t
+    with pytest.raises(ValueError, match="need 12288 bytes of L1"):
+        asc.adv.get_matmul_api_tiling(cfg, 4096, mt, mt, mt)

@@ -68,6 +68,7 @@ class MatmulV(SVal):
     counts: list = field(default_factory=list)   # the enclosing `with mm.iterate()` counters
     hooks: dict = field(default_factory=dict)    # callback data (sema/adv_operands.py)
     sparse: bool = False                          # set_sparse_index was called
+    static: object = None                         # get_matmul_api_tiling's record, if given
 
     def describe(self) -> str:
         return "asc.adv.Matmul"
@@ -228,14 +229,14 @@ def _matmul_ctor(an, args, kwargs, loc):
         raise DtypeError(f"asc.adv.Matmul: bias {tbias.dtype.name} is not supported for "
                          f"{ta.dtype.name} inputs; supported: "
                          f"{', '.join(d.name for d in BIAS_TYPES[ta.dtype])}", loc)
-    cfg = b["matmul_config"]
+    cfg, static = b["matmul_config"], None
     if isinstance(cfg, NoneV):
         cfg = MatmulConfig()
     elif isinstance(cfg, PyObjV) and isinstance(cfg.obj, MatmulConfig):
         cfg = cfg.obj
     elif isinstance(cfg, PyObjV) and getattr(cfg.obj, "asc_name", "") == \
             "adv.MatmulApiStaticTiling":
-        cfg = cfg.obj.cfg                 # get_matmul_api_tiling's result: its config
+        static, cfg = cfg.obj, cfg.obj.cfg    # get_matmul_api_tiling's result and its config
     else:
         raise KernelTypeError(f"asc.adv.Matmul: matmul_config must be an asc.adv.MatmulConfig "
                               f"(or a get_*_config helper's result), got {cfg.describe()}", loc)
@@ -243,7 +244,43 @@ def _matmul_ctor(an, args, kwargs, loc):
     state = {name: ir.Var(f"mm{n}.{name}", dt) for name, dt, _ in _STATE}
     for name, dt, init in _STATE:
         an.emit(ir.Assign(state[name], ir.Const(init, dt), loc))
-    return MatmulV(ta, tb, tc, tbias, state, config=cfg)
+    return MatmulV(ta, tb, tc, tbias, state, config=cfg, static=static)
+
+
+@dataclass(frozen=True)
+class ConstTiling:
+    """The tiling of a fully constant MatmulApiStaticTiling (register_matmul without a
+    tiling): every field a compile-time int (-1, unknown, reads as 0)."""
+
+    obj: object
+    kind: str = "TCubeTiling"
+
+    def get(self, name: str) -> SVal:
+        return ConstV(max(int(getattr(self.obj, name)), 0), int32)
+
+
+#: the fields a constant tiling and a run-time one must agree on (the docs' constraint)
+_CONST_FIELDS = ("base_m", "base_n", "base_k", "single_core_m", "single_core_n",
+                 "single_core_k")
+
+
+def _bind_tiling(an, mm: MatmulV, tiling: Optional[StructV], loc: SourceLoc) -> None:
+    """Give the Matmul its tiling: the run-time one (checked at run time against a constant
+    tiling's known fields), else a fully constant MatmulApiStaticTiling's."""
+    from ...advlib.matmul_config import full_constant
+    if tiling is None:
+        if mm.static is not None and full_constant(mm.static):
+            mm.tiling = ConstTiling(mm.static)
+        return
+    mm.tiling = tiling
+    if mm.static is None:
+        return
+    for f in _CONST_FIELDS:
+        want = int(getattr(mm.static, f))
+        if want > 0:
+            _assert(an, ir.Cmp("eq", _tile(mm, f), ir.Const(want, int64)),
+                    f"Matmul: the run-time tiling's {f} differs from the constant tiling's "
+                    f"({want}, get_matmul_api_tiling): they must agree", loc)
 
 
 def _want_tiling(v: SVal, loc: SourceLoc) -> StructV:
@@ -268,8 +305,8 @@ def _register_matmul(an, args, kwargs, loc):
         raise KernelTypeError(f"register_matmul: pipe must be an asc.TPipe(), got "
                               f"{b['pipe'].describe()}", loc)
     mm = _want_matmul(b["matmul"], loc)
-    if not isinstance(b["tiling"], NoneV):
-        mm.tiling = _want_tiling(b["tiling"], loc)
+    _bind_tiling(an, mm, None if isinstance(b["tiling"], NoneV) else
+                 _want_tiling(b["tiling"], loc), loc)
     server = ir.Var("matmul_server", int64)
     an.emit(ir.Intrinsic("matmul_register", (), (server,), loc))
     label = getattr(an, "kernel_return_label", None)
@@ -282,7 +319,7 @@ def _register_matmul(an, args, kwargs, loc):
 @method(MatmulV, "init")
 def _init(an, mm: MatmulV, name, args, kwargs, loc):
     b = bind_args("Matmul.init()", ("tiling",), args, kwargs, loc)
-    mm.tiling = _want_tiling(b["tiling"], loc)
+    _bind_tiling(an, mm, _want_tiling(b["tiling"], loc), loc)
     return NoneV()
 
 
@@ -395,7 +432,9 @@ def _default(value: ir.Expr, fallback: ir.Expr) -> ir.Expr:
 def _ready(mm: MatmulV, what: str, loc: SourceLoc) -> None:
     if mm.tiling is None:
         raise KernelValueError(f"Matmul.{what} before asc.adv.register_matmul(pipe, workspace, "
-                               f"matmul, tiling): the Matmul has no tiling yet", loc)
+                               f"matmul, tiling): the Matmul has no tiling yet (none is "
+                               f"needed only with a fully constant get_matmul_api_tiling "
+                               f"config)", loc)
     if mm.sparse:
         raise UnsupportedConstructError(
             f"Matmul.{what} after set_sparse_index: the sparse (2:4 densified) Matmul is not "
