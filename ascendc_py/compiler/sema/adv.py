@@ -7,7 +7,9 @@ tensors, transposition, tails, original shapes) lives in kernel variables the se
 (``matmul_iterate_all`` / ``matmul_get_tensor_c``) whose operands are read from those variables
 and from the tiling (``compiler/ops/matmul.py`` lists them). ``with mm.iterate() as count:``
 is a counted loop over the base_m x base_n tiles of C in the tiling's iterate order (M first
-unless ``iterate_order`` is 1); ``get_tensor_c`` inside it produces tile ``count``.
+unless ``iterate_order`` is 1); ``get_tensor_c`` inside it produces tile ``count``, outside
+it the next pending tile of the last bare ``mm.iterate()`` call. Batch matmul (layouts,
+iterate_n_batch, the workspace) is in ``adv_batch.py``.
 """
 from __future__ import annotations
 
