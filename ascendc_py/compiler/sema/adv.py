@@ -555,8 +555,9 @@ def _iterate(an, mm: MatmulV, name, args, kwargs, loc):
               loc, {"en_partial_sum": ConstV(False, bool_), "sync": ConstV(True, bool_),
                     "local_c_matrix": NoneV()})
     _ready(mm, "iterate", loc)
-    _set(an, mm, "it_tiles", _tile_count(mm), loc)
-    _set(an, mm, "it_next", ir.Const(0, int64), loc)
+    if not getattr(an, "_matmul_with", False):    # a bare call: its tiles become pending
+        _set(an, mm, "it_tiles", _tile_count(mm), loc)
+        _set(an, mm, "it_next", ir.Const(0, int64), loc)
     return MatmulIterV(mm)
 
 
@@ -721,7 +722,11 @@ def with_statement(an, s) -> None:
             and c.func.attr == "iterate"):
         raise UnsupportedConstructError("`with` statements are not supported in kernels, except "
                                         "`with matmul.iterate() as count:`", s.loc)
-    ctx = an.expr(s.context)
+    an._matmul_with = True          # the with-form's tiles are its loop's, not pending ones
+    try:
+        ctx = an.expr(s.context)
+    finally:
+        an._matmul_with = False
     if not isinstance(ctx, MatmulIterV):
         raise UnsupportedConstructError(f"`with` in kernels only takes matmul.iterate(), got "
                                         f"{ctx.describe()}", s.context.loc)
