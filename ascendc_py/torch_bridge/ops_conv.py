@@ -117,48 +117,71 @@ def _launch(x: Tensor, w: Tensor, bias: Tensor, geom, relu: bool) -> Tensor:
     cores = current_platform().aic_cores
     if n * -(-ho * wo // tm) * -(-cout // tn) < cores:    # too few tiles: halve them
         tm = CK.CONV_TM_SMALL
-    tm, tn, cb, rows = _l1_plan(h, wd, c1, cout, kh, kw, stride[0], dilation[0], wo, tm,
-                                tn)
+    tm, tn, cb, slab, mode = _l1_plan(h, wd, c1, cout, kh, kw, stride[0], dilation[0], wo, tm,
+                                      tn, stride[1], dilation[1])
     b = torch.zeros(-(-cout // tn) * tn, dtype=torch.float32)
     b[:cout] = bias
     from ..dsl.cube_api import QuantModes
     quant = {torch.float16: QuantModes.F322F16, torch.bfloat16: QuantModes.F322BF16,
              torch.float32: QuantModes.NoQuant}[x.dtype]
-    tiles = n * -(-ho * wo // tm) * -(-cout // tn)
+    m_tiles = ho * -(-wo // tm) if mode == 2 else -(-ho * wo // tm)
+    tiles = n * m_tiles * -(-cout // tn)
     blocks = min(tiles, cores)
     report = CK.conv2d_kernel[blocks](
         xs, wf, b, y, n, c1, h, wd, cout, kh, kw, stride[0], stride[1], padding[0],
-        padding[1], dilation[0], dilation[1], ho, wo, cb, rows, tm, tn, tk, int(quant), relu,
-        rows < h)
+        padding[1], dilation[0], dilation[1], ho, wo, cb, slab, tm, tn, tk, int(quant), relu,
+        mode)
     LAST_REPORTS.setdefault("_pending", []).append(report)
     return y
 
 
-def _l1_plan(h, wd, c1, cout, kh, kw, sh, dh, wo, tm, tn):
-    """(TM, TN, channel blocks per chunk, input rows per channel block in L1) of a launch.
+def _l1_plan(h, wd, c1, cout, kh, kw, sh, dh, wo, tm, tn, sw=1, dw=1):
+    """(TM, TN, channel blocks per chunk, input pixels per channel block in L1, MODE) of a
+    launch (MODE: ``conv_kernels.conv2d_kernel``'s 0 whole image, 1 rows, 2 columns).
 
-    A chunk (its input rows and its weight rows, double-buffered) takes at most
-    ``CONV_L1_BUFFER`` bytes of L1. When one channel block of the whole image and its weights
-    fit, a chunk holds whole images (the chunking, so the K order, of the kernel before row
-    tiling); otherwise each tile loads only the rows its TM output pixels' windows touch
-    (halo and stride included), and the larger of the two halves (TM or TN, down to 16)
-    until one channel block does fit."""
+    A chunk (its input and its weight rows, double-buffered) takes at most ``CONV_L1_BUFFER``
+    bytes of L1. When one channel block of the whole image and its weights fit, a chunk holds
+    whole images (MODE 0: the chunking, so the K order, of the kernel before row tiling);
+    otherwise each tile loads only the rows its TM output pixels' windows touch (halo and
+    stride included, MODE 1), and the larger of the two halves (TM or TN, down to 16) until
+    one channel block does fit. When not even that fits (a wide image), a tile is up to TM
+    columns of one output row and loads the rows × columns its windows touch (MODE 2), TM and
+    TN halving again from the start; only a kernel window whose own rows × columns of one
+    channel block (with 16 output channels of weights) exceed the chunk is an error."""
     if h * wd * 32 + kh * kw * 32 * tn <= CK.CONV_L1_BUFFER:
-        return tm, tn, max(1, min(c1, CK.CONV_L1_BUFFER // (h * wd * 32 + kh * kw * 32 * tn))), h
+        cb = max(1, min(c1, CK.CONV_L1_BUFFER // (h * wd * 32 + kh * kw * 32 * tn)))
+        return tm, tn, cb, h * wd, 0
+    w_rows = -(-cout // 16) * 16
+    t_m, t_n = tm, tn
     while True:
-        span = -(-(tm - 1) // wo) + 1                   # output rows TM pixels can touch
+        span = -(-(t_m - 1) // wo) + 1                  # output rows TM pixels can touch
         rows = min(h, max((span - 1) * sh + dh * (kh - 1) + 1, sh))
-        w_bytes = kh * kw * 32 * min(tn, -(-cout // 16) * 16)
+        w_bytes = kh * kw * 32 * min(t_n, w_rows)
         block_bytes = rows * wd * 32 + w_bytes
         if block_bytes <= CK.CONV_L1_BUFFER:
-            return tm, tn, max(1, min(c1, CK.CONV_L1_BUFFER // block_bytes)), rows
+            return (t_m, t_n, max(1, min(c1, CK.CONV_L1_BUFFER // block_bytes)), rows * wd,
+                    int(rows < h))
+        if t_m == 16 and t_n == 16:
+            break
+        if t_n > 16 and (t_m == 16 or w_bytes > rows * wd * 32):
+            t_n //= 2
+        else:
+            t_m //= 2
+    # one output row's windows (a window past the image's end: up to a stride of rows back)
+    rows = min(h, max(dh * (kh - 1) + 1, sh))
+    while True:
+        cols = min(wd, max((tm - 1) * sw + dw * (kw - 1) + 1, sw))
+        w_bytes = kh * kw * 32 * min(tn, w_rows)
+        block_bytes = rows * cols * 32 + w_bytes
+        if block_bytes <= CK.CONV_L1_BUFFER:
+            return tm, tn, max(1, min(c1, CK.CONV_L1_BUFFER // block_bytes)), rows * cols, 2
         if tm == 16 and tn == 16:
             raise OpInputError(
-                f"ascendc::conv2d: one channel block of the {rows} input rows a {wd}-wide "
-                f"output row needs and its {kh}x{kw} weights ({block_bytes} bytes) do not fit "
-                f"the kernel's L1 chunk ({CK.CONV_L1_BUFFER} bytes); the input is tiled by "
-                f"rows, not by columns")
-        if tn > 16 and (tm == 16 or w_bytes > rows * wd * 32):
+                f"ascendc::conv2d: one channel block of the {rows}x{cols} input window of 16 "
+                f"output pixels of a {kh}x{kw} kernel (dilation {dh}x{dw}) and its weights "
+                f"({block_bytes} bytes) do not fit the kernel's L1 chunk "
+                f"({CK.CONV_L1_BUFFER} bytes)")
+        if tn > 16 and (tm == 16 or w_bytes > rows * cols * 32):
             tn //= 2
         else:
             tm //= 2
