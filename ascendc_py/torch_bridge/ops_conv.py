@@ -101,12 +101,13 @@ def _empty_out(x, shape):
     return torch.empty(shape, dtype=x.dtype, device=x.device, memory_format=fmt)
 
 
-def _launch(x: Tensor, w: Tensor, bias: Tensor, geom, relu: bool) -> Tensor:
-    """One conv2d_kernel launch (groups = 1): NHWC result (N, Ho, Wo, Cout) of x's dtype."""
+def _launch(x: Tensor, w: Tensor, bias: Tensor, geom, relu: bool, out_dtype=None) -> Tensor:
+    """One conv2d_kernel launch (groups = 1): NHWC result (N, Ho, Wo, Cout) of x's dtype (or
+    ``out_dtype`` float32: the L0C sums unrounded)."""
     stride, padding, dilation, (ho, wo) = geom
     n, c, h, wd = x.shape
     cout, _, kh, kw = w.shape
-    y = torch.empty((n, ho, wo, cout), dtype=x.dtype)
+    y = torch.empty((n, ho, wo, cout), dtype=out_dtype or x.dtype)
     if y.numel() == 0:
         return y
     xs = HL.nchw_to_nc1hwc0(x)
@@ -123,7 +124,7 @@ def _launch(x: Tensor, w: Tensor, bias: Tensor, geom, relu: bool) -> Tensor:
     b[:cout] = bias
     from ..dsl.cube_api import QuantModes
     quant = {torch.float16: QuantModes.F322F16, torch.bfloat16: QuantModes.F322BF16,
-             torch.float32: QuantModes.NoQuant}[x.dtype]
+             torch.float32: QuantModes.NoQuant}[y.dtype]
     m_tiles = ho * -(-wo // tm) if mode == 2 else -(-ho * wo // tm)
     tiles = n * m_tiles * -(-cout // tn)
     blocks = min(tiles, cores)
@@ -187,16 +188,17 @@ def _l1_plan(h, wd, c1, cout, kh, kw, sh, dh, wo, tm, tn, sw=1, dw=1):
             tm //= 2
 
 
-def _conv_nhwc(x, w, bias, stride, padding, dilation, groups, relu=False) -> Tensor:
+def _conv_nhwc(x, w, bias, stride, padding, dilation, groups, relu=False,
+               out_dtype=None) -> Tensor:
     geom = (stride, padding, dilation, _geometry(x, w, stride, padding, dilation, groups))
     cout = w.shape[0]
     bias = torch.zeros(cout) if bias is None else bias.detach().float()
     x, w = x.detach(), w.detach()
     if groups == 1:
-        return _launch(x, w, bias, geom, relu)
+        return _launch(x, w, bias, geom, relu, out_dtype)
     cg, og = x.shape[1] // groups, cout // groups
     parts = [_launch(x[:, g * cg:(g + 1) * cg], w[g * og:(g + 1) * og],
-                     bias[g * og:(g + 1) * og], geom, relu) for g in range(groups)]
+                     bias[g * og:(g + 1) * og], geom, relu, out_dtype) for g in range(groups)]
     return torch.cat(parts, dim=3)
 
 
@@ -262,10 +264,18 @@ def conv2d_input_grad(g, x_shape, w, stride, padding, dilation, groups):
     return conv2d(z.contiguous(), wt.contiguous(), None, 1, 0, list(dilation), groups)
 
 
+#: gradient positions (taps of the gradient-as-kernel) of one grad_weight launch: their FracZ
+#: rows (32 bytes · 16 channels each) must leave L1 room for the input window
+GRAD_TAPS = 256
+
+
 def conv2d_weight_grad(g, x, w_shape, stride, padding, dilation, groups):
     """dL/dweight of conv2d: the input (batch as channels) convolved with the gradient as the
-    kernel, stride and dilation swapped, cropped to (Kh, Kw) (per group)."""
+    kernel, stride and dilation swapped, cropped to (Kh, Kw) (per group). A gradient of more
+    than ``GRAD_TAPS`` positions is tiled (``_weight_grad_tiled``)."""
     cout, cg, kh, kw = w_shape
+    if g.shape[2] * g.shape[3] > GRAD_TAPS:
+        return _weight_grad_tiled(g, x, w_shape, stride, padding, dilation, groups)
     og = cout // groups
     parts = []
     for i in range(groups):
@@ -274,6 +284,39 @@ def conv2d_weight_grad(g, x, w_shape, stride, padding, dilation, groups):
         r = conv2d(xi, gi, None, list(dilation), list(padding), list(stride), 1)
         parts.append(r[:, :, :kh, :kw].transpose(0, 1))
     return torch.cat(parts).contiguous()
+
+
+def _weight_grad_tiled(g, x, w_shape, stride, padding, dilation, groups):
+    """grad_weight over pieces of at most ``GRAD_TAPS`` gradient positions (rows a .. a + A,
+    columns b .. b + B): piece (a, b) is the same convolution of the input window its
+    positions read (the input zero-padded on the host, from row a·stride_h, column
+    b·stride_w) with that part of the gradient, exactly Kh × Kw outputs; each launch writes
+    float32 (the L0C sums, no rounding), the pieces are summed in float32 on the host and
+    rounded to the input dtype once."""
+    cout, cg, kh, kw = w_shape
+    og = cout // groups
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    ho, wo = g.shape[2:]
+    bw = min(wo, GRAD_TAPS, 255)                    # load3d's largest kernel side: 255
+    bh = min(max(1, GRAD_TAPS // bw), 255)
+    xp = torch.nn.functional.pad(x.detach(), [pw, pw, ph, ph])
+    acc = torch.zeros((cout, cg, kh, kw), dtype=torch.float32)
+
+    def pieces():
+        for a in range(0, ho, bh):
+            for b in range(0, wo, bw):
+                ah, bb = min(bh, ho - a), min(bw, wo - b)
+                xs = xp[:, :, a * sh:a * sh + (ah - 1) * sh + (kh - 1) * dh + 1,
+                        b * sw:b * sw + (bb - 1) * sw + (kw - 1) * dw + 1]
+                for i in range(groups):
+                    xi = xs[:, i * cg:(i + 1) * cg].transpose(0, 1).contiguous()
+                    gi = g[:, i * og:(i + 1) * og, a:a + ah, b:b + bb].transpose(0, 1)
+                    r = _conv_nhwc(xi, gi.contiguous(), None, (dh, dw), (0, 0), (sh, sw), 1,
+                                   out_dtype=torch.float32)        # (cg, Kh, Kw, og)
+                    acc[i * og:(i + 1) * og] += r.permute(3, 0, 1, 2)
+
+    _run("ascendc::conv2d", pieces)
+    return acc.to(x.dtype)
 
 
 def _conv2d_backward(ctx, grad):
