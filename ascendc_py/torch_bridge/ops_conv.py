@@ -19,7 +19,8 @@ an NCHW input an NCHW one (a host transpose), as aten does. groups > 1 is one la
 Backward of ``conv2d`` (all three products on the cube, through the same kernel): grad_input
 is the convolution of the zero-stuffed, padded gradient with the flipped, transposed weight;
 grad_weight is the convolution of the input (channels as batch) with the gradient as kernel
-(stride and dilation swapped); grad_bias a host sum. ``conv_bn_relu`` is inference-only (its
+(stride and dilation swapped), over pieces of at most ``GRAD_TAPS`` gradient positions
+written in float32 and summed in float32 when the gradient is larger; grad_bias a host sum. ``conv_bn_relu`` is inference-only (its
 BN uses the running statistics, as ``model.eval()``): a backward through it raises.
 """
 from __future__ import annotations
