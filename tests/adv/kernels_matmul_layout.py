@@ -113,9 +113,11 @@ def nbatch_kernel(la: str, lb: str, trans_b: bool):
                 else:
                     g = mm.get_batch_tensor_c(batch_a, batch_b, False, False)
                     asc.data_copy(t, g, chunk)
-                q.enque(t)
-                t = q.deque(asc.float32)
+                asc.set_flag(asc.HardEvent.MTE2_MTE3, 0)
+                asc.wait_flag(asc.HardEvent.MTE2_MTE3, 0)
                 asc.data_copy(cg[i * chunk:], t, chunk)
+                asc.set_flag(asc.HardEvent.MTE3_MTE2, 0)
+                asc.wait_flag(asc.HardEvent.MTE3_MTE2, 0)
                 q.free_tensor(t)
             mm.end()
     return k

@@ -102,7 +102,8 @@ def test_iterate_n_batch_and_get_batch_tensor_c(la, lb, trans_b):
     a, b, want, c_axes, tiling, ba, bb = _case(la, lb, "BNGS1S2", trans_b, M, N, K, seed=4)
     ws = np.full(ba * M * N + 64, -3.0, np.float32)
     c = np.zeros(ba * M * N, np.float32)
-    report = nbatch_kernel(la, lb, trans_b)[1](a, b, c, ws, tiling, 3, 3, 2, 2, 3 * M * N)
+    report = nbatch_kernel(la, lb, trans_b)[1](a, b, c, ws, tiling, 3, 3, 2, 2, 3 * M * N,
+                                               sanitize=True)
     expect = np.concatenate([w.ravel() for w in want])
     np.testing.assert_allclose(ws[:ba * M * N], expect, rtol=1e-6, atol=1e-5)
     assert (ws[ba * M * N:] == -3.0).all()
@@ -201,3 +202,36 @@ def test_get_matmul_api_tiling_full_and_l1_checks():
     assert t2 == t
     with pytest.raises(ValueError, match="need 12288 bytes of L1"):
         asc.adv.get_matmul_api_tiling(cfg, 4096, mt, mt, mt)
+
+
+def test_layouts_run_clean_in_sanitize_mode():
+    M, N, K = 24, 40, 32
+    a, b, want, c_axes, tiling, ba, bb = _case("BSNGD", "BSNGD", "BSNGD", True, M, N, K)
+    c = np.zeros(int(np.prod(c_axes)), np.float32)
+    layout_kernel("BSNGD", "BSNGD", "BSNGD", True)[1](a, b, c, tiling, ba, bb, sanitize=True)
+    for j, w in enumerate(batch_matrices(c, "BSNGD", c_axes)):
+        np.testing.assert_allclose(w, want[j], rtol=1e-6, atol=1e-5)
+
+
+def test_a_sparse_matmul_does_not_compute():
+    GMp, NDp = asc.TPosition.GM, asc.CubeFormat.ND
+
+    @asc.kernel(matmul_cube_only=True)
+    def k(a: asc.GlobalAddress, idx: asc.GlobalAddress, c: asc.GlobalAddress,
+          tiling: asc.adv.TCubeTiling):
+        ag = asc.GlobalTensor()
+        ig = asc.GlobalTensor()
+        cg = asc.GlobalTensor()
+        ag.set_global_buffer(a)
+        ig.set_global_buffer(idx)
+        cg.set_global_buffer(c)
+        t = asc.adv.MatmulType(GMp, NDp, asc.float16)
+        mm = asc.adv.Matmul(t, t, asc.adv.MatmulType(GMp, NDp, asc.float32))
+        asc.adv.register_matmul(asc.TPipe(), c, mm, tiling)
+        mm.set_tensor_a(ag)
+        mm.set_tensor_b(ag)
+        mm.set_sparse_index(ig)
+        mm.iterate_all(cg)
+    with pytest.raises(asc.UnsupportedConstructError, match="set_sparse_index"):
+        k[1](np.zeros(256, np.float16), np.zeros(64, np.uint8), np.zeros(256, np.float32),
+             make_tiling(16, 16, 16, dim=1))
