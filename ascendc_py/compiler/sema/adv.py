@@ -31,7 +31,7 @@ from ..errors import (ArgumentError, DtypeError, KernelTypeError, KernelValueErr
 from ..ops.matmul import BIAS_TYPES, DTYPE_CODES, MATMUL_ARGS, MATMUL_TYPES
 from . import scalars as S
 from .builtins import bind_args, function, method, want_dtype, want_enum, want_int
-from .values import (ConstV, EnumV, GmAddrV, GmTensorV, LocalTensorV, NoneV, PipeV, PyObjV,
+from .values import (ConstV, EnumV, GmTensorV, LocalTensorV, NoneV, PipeV, PyObjV,
                      RtV, StructV, SVal, TupleV)
 
 UB_POSITIONS = (TPosition.VECCALC, TPosition.VECIN, TPosition.VECOUT)
@@ -596,7 +596,8 @@ def _get_tensor_c(an, mm: MatmulV, name, args, kwargs, loc):
              "en_sequential_write": ConstV(False, bool_), "sync": ConstV(False, bool_),
              "optional_tensor": NoneV()}
     elif not (args and _is_tensor(args[0])) and "tensor" not in kwargs:
-        return _get_tensor_c_ws(an, mm, args, kwargs, loc)
+        from .adv_batch import get_tensor_c_ws
+        return get_tensor_c_ws(an, mm, args, kwargs, loc)
     else:
         b = bind_args("Matmul.get_tensor_c()", ("tensor", "en_atomic", "en_sequential_write",
                                                 "sync", "optional_tensor"), args, kwargs, loc,
@@ -654,28 +655,6 @@ def _c_dest(mm: MatmulV, t: SVal, loc: SourceLoc):
                               f"type at {mm.c.position.name}", loc)
     c = _gm_operand(t, "Matmul.get_tensor_c tensor", mm.c.dtype, loc)
     return Memory.GM, S.to_expr(RtV(c.arg), int64), c.offset, c.size
-
-
-def _get_tensor_c_ws(an, mm: MatmulV, args, kwargs, loc):
-    """``t = mm.get_tensor_c(en_atomic, en_sequential_write, sync)``: the next pending tile
-    written to the workspace (tile i at element i * base_m * base_n of it, row stride base_n),
-    returned as a GlobalTensor of C's dtype over that tile."""
-    from .adv_batch import workspace_tensor
-    b = bind_args("Matmul.get_tensor_c()", ("en_atomic", "en_sequential_write", "sync"), args,
-                  kwargs, loc, {"en_atomic": ConstV(0, int32),
-                                "en_sequential_write": ConstV(False, bool_),
-                                "sync": ConstV(False, bool_)})
-    _atomic(b["en_atomic"], loc)
-    _flag(b["en_sequential_write"], "en_sequential_write", loc)
-    tile = _next_tile(an, mm, loc)
-    if tile is None:
-        return workspace_tensor(an, mm, ir.Const(0, int64), ir.Const(0, int64), loc)
-    area = ir.Bin("mul", _tile(mm, "base_m"), _tile(mm, "base_n"), int64)
-    first = ir.Bin("mul", tile, area, int64)
-    ws = workspace_tensor(an, mm, first, area, loc)
-    _emit(an, mm, "matmul_get_tensor_c", 1, Memory.GM, S.to_expr(RtV(ws.arg), int64),
-          ws.offset, ws.size, tile, ir.Const(1, int64), loc)
-    return ws
 
 
 # ----------------------------------------------------------------------------- quant

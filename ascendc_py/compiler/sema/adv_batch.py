@@ -29,8 +29,8 @@ from .. import ir
 from ..errors import (DtypeError, KernelTypeError, OperandKindError, SourceLoc,
                       UnsupportedConstructError)
 from . import scalars as S
-from .adv import (MatmulV, _assert, _atomic, _default, _emit, _gm_operand, _ready, _set, _shape,
-                  _tile)
+from .adv import (MatmulV, _assert, _atomic, _default, _emit, _flag, _gm_operand, _next_tile,
+                  _ready, _set, _shape, _tile)
 from .builtins import bind_args, method, want_int
 from .values import ConstV, GmAddrV, GmTensorV, LocalTensorV, NoneV, RtV, SVal
 
@@ -203,6 +203,27 @@ def workspace_tensor(an, mm: MatmulV, first: ir.Expr, size: ir.Expr, loc: Source
     arg = _tmp(an, mm.load("ws_arg"), "ws_arg", loc)
     off = _tmp(an, _add(_div(mm.load("ws_off"), es), first), "ws_first", loc)
     return GmTensorV(mm.c.dtype, ir.Cast(arg, int32), off, size, arg_name="workspace")
+
+
+def get_tensor_c_ws(an, mm: MatmulV, args, kwargs, loc):
+    """``t = mm.get_tensor_c(en_atomic, en_sequential_write, sync)``: the next pending tile
+    written to the workspace (tile i at element i * base_m * base_n of it, row stride base_n),
+    returned as a GlobalTensor of C's dtype over that tile."""
+    b = bind_args("Matmul.get_tensor_c()", ("en_atomic", "en_sequential_write", "sync"), args,
+                  kwargs, loc, {"en_atomic": ConstV(0, int32),
+                                "en_sequential_write": ConstV(False, bool_),
+                                "sync": ConstV(False, bool_)})
+    _atomic(b["en_atomic"], loc)
+    _flag(b["en_sequential_write"], "en_sequential_write", loc)
+    tile = _next_tile(an, mm, loc)
+    if tile is None:
+        return workspace_tensor(an, mm, ir.Const(0, int64), ir.Const(0, int64), loc)
+    area = ir.Bin("mul", _tile(mm, "base_m"), _tile(mm, "base_n"), int64)
+    first = ir.Bin("mul", tile, area, int64)
+    ws = workspace_tensor(an, mm, first, area, loc)
+    _emit(an, mm, "matmul_get_tensor_c", 1, Memory.GM, S.to_expr(RtV(ws.arg), int64),
+          ws.offset, ws.size, tile, ir.Const(1, int64), loc)
+    return ws
 
 
 # ----------------------------------------------------------------------------- batch calls
