@@ -4,7 +4,9 @@ set_load_data_padding_value (ops/cube_sparse.py): results against the NumPy refe
 plain matrix products, errors at the kernel line, timing and the sanitizer."""
 from __future__ import annotations
 
+import importlib.util
 import re
+import textwrap
 
 import numpy as np
 import pytest
@@ -296,8 +298,9 @@ def test_load2d_v2_errors_name_the_line():
 # ----------------------------------------------------------------------------- registers
 @asc.kernel(kernel_type=AIC)
 def prequant_kernel(a: asc.GlobalAddress, c: asc.GlobalAddress, FLAG: int, DEQ: int,
-                    SET: asc.ConstExpr[bool]):
-    """16×16 int32 in L0C (written by set_value) → fixpipe DEQF16 to float16."""
+                    SET: asc.ConstExpr[bool], CO12: asc.ConstExpr[bool]):
+    """16×16 int32 in L0C (written by set_value) → GM float16 with a DEQF16 scale: through
+    data_copy with DataCopyCO12DstParams (the register's reader) or fixpipe (its own scale)."""
     ag = asc.GlobalTensor(); ag.set_global_buffer(a)
     cg = asc.GlobalTensor(); cg.set_global_buffer(c)
     cl = asc.LocalTensor(asc.int32, asc.TPosition.CO1, 0, 256)
@@ -306,23 +309,91 @@ def prequant_kernel(a: asc.GlobalAddress, c: asc.GlobalAddress, FLAG: int, DEQ: 
     if SET:
         asc.set_fix_pipe_pre_quant_flag(FLAG)
     asc.pipe_barrier(asc.PipeID.PIPE_ALL)
-    asc.fixpipe(cg, cl, asc.FixpipeParamsV220(16, 16, 16, 16, asc.QuantModes.DEQF16, DEQ))
+    if CO12:
+        asc.data_copy(cg, cl, asc.DataCopyCO12DstParams(16, 16, 16, 16, asc.QuantModes.DEQF16,
+                                                        0, False, True))
+    else:
+        asc.fixpipe(cg, cl, asc.FixpipeParamsV220(16, 16, 16, 16, asc.QuantModes.DEQF16, DEQ))
 
 
 def _deq_word(scale: float) -> int:
     return int(np.array([scale], np.float32).view(np.uint32)[0]) & 0xFFFFE000
 
 
-def test_pre_quant_flag_is_the_scale_of_a_fixpipe_without_deq_scalar():
+def test_pre_quant_flag_is_the_scale_of_the_co12_data_copy():
     x = np.arange(-128, 128, dtype=np.int32)
     want = (x.astype(np.float32) * np.float32(0.5)).astype(np.float16).reshape(16, 16)
     out = np.zeros(256, np.float16)
-    prequant_kernel[1](x, out, _deq_word(0.5), 0, True)
+    prequant_kernel[1](x, out, _deq_word(0.5), 0, True, True)
     np.testing.assert_array_equal(out.reshape(16, 16), want)
-    prequant_kernel[1](x, out, _deq_word(4.0), _deq_word(0.5), True)   # params win when given
-    np.testing.assert_array_equal(out.reshape(16, 16), want)
-    prequant_kernel[1](x, out, 0, 0, False)                            # never set: scale 0
+    out[:] = 1
+    prequant_kernel[1](x, out, 0, 0, False, True)                 # never set: scale 0
     assert not out.any()
+
+
+def test_fixpipe_uses_its_own_deq_scalar_not_the_register():
+    """Regression: a DEQF16 fixpipe with deq_scalar 0 once took the register's scale; on a
+    device it multiplies by its own (zero) scale."""
+    x = np.arange(-128, 128, dtype=np.int32)
+    want = (x.astype(np.float32) * np.float32(0.5)).astype(np.float16).reshape(16, 16)
+    out = np.ones(256, np.float16)
+    prequant_kernel[1](x, out, _deq_word(0.5), 0, True, False)
+    assert not out.any()
+    prequant_kernel[1](x, out, _deq_word(4.0), _deq_word(0.5), True, False)
+    np.testing.assert_array_equal(out.reshape(16, 16), want)
+
+
+def test_co12_data_copy_nz_and_relu_match_fixpipe():
+    """DataCopyCO12DstParams with nz2nd_en False writes NZ, as fixpipe with CO2Layout.NZ does;
+    relu_pre 1 applies ReLU."""
+    @asc.kernel(kernel_type=AIC)
+    def both(a: asc.GlobalAddress, c: asc.GlobalAddress, d: asc.GlobalAddress):
+        ag = asc.GlobalTensor(); ag.set_global_buffer(a)
+        cg = asc.GlobalTensor(); cg.set_global_buffer(c)
+        dg = asc.GlobalTensor(); dg.set_global_buffer(d)
+        cl = asc.LocalTensor(asc.float32, asc.TPosition.CO1, 0, 512)
+        for i in range(512):
+            cl.set_value(i, ag.get_value(i))
+        asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+        asc.data_copy(cg, cl, asc.DataCopyCO12DstParams(32, 16, 16, 16, asc.QuantModes.F322F16,
+                                                        1, False, False))
+        asc.fixpipe(dg, cl, asc.FixpipeParamsV220(32, 16, 16, 16, asc.QuantModes.F322F16, 0, 1,
+                                                  0, 0, True), asc.CO2Layout.NZ)
+
+    x = np.linspace(-4, 4, 512, dtype=np.float32)
+    c = np.zeros(512, np.float16)
+    d = np.ones(512, np.float16)
+    both[1](x, c, d)
+    np.testing.assert_array_equal(c, d)
+    np.testing.assert_array_equal(c, np.maximum(x, 0).astype(np.float16))
+
+
+@pytest.mark.parametrize("call, message", [
+    ("asc.data_copy(cg, cl, asc.DataCopyCO12DstParams(16, 16, 16, 16, "
+     "asc.QuantModes.DEQF16, 2, False, True))  # here", "relu_pre must be a constant 0"),
+    ("asc.data_copy(cg, cl, asc.DataCopyCO12DstParams(16, 16, 16, 16, "
+     "asc.QuantModes.F322F16, 0, False, True))  # here", "needs quant_pre"),
+    ("asc.data_copy(cl, cl, asc.DataCopyCO12DstParams(16, 16, 16, 16, "
+     "asc.QuantModes.DEQF16, 0, False, True))  # here", "dst must be a GlobalTensor"),
+])
+def test_co12_data_copy_errors_name_the_line(tmp_path, call, message):
+    src = textwrap.dedent(f"""
+        import ascendc_py as asc
+
+        @asc.kernel(kernel_type=asc.KernelType.AIC_ONLY)
+        def bad(c: asc.GlobalAddress):
+            cg = asc.GlobalTensor(); cg.set_global_buffer(c)
+            cl = asc.LocalTensor(asc.int32, asc.TPosition.CO1, 0, 256)
+            {call}
+        """)
+    path = tmp_path / "co12_bad.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location("co12_bad", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises(KernelCompileError, match=message) as e:
+        mod.bad[1](np.zeros(256, np.float16))
+    assert "# here" in str(e.value)
 
 
 def test_register_calls_are_compile_errors_with_bad_arguments():

@@ -18,7 +18,7 @@ from ...dsl.types import Memory, PipeID
 from ...simulator import abi
 from ...simulator import timing_params as TP
 from .. import ir
-from ..ops.cube import MMAD_FIELDS, QuantModes
+from ..ops.cube import MMAD_FIELDS
 from ..ops.cube_sparse import INDEX_BYTES, LOAD2D_V2_FIELDS, SPARSE_LOAD_FIELDS
 from . import runtime_lib
 from .core import Codegen, FnBuilder, lowering
@@ -62,14 +62,12 @@ def _register(cg: Codegen, name: str):
     return regs[name]
 
 
-def pre_quant_deq(cg: Codegen, deq, quant: int):
-    """fixpipe's deq_scalar with set_fix_pipe_pre_quant_flag's register: a scalar quant mode
-    (DEQF16) with deq_scalar 0 takes the register's value."""
-    if int(quant) != QuantModes.DEQF16:
+def pre_quant_deq(cg: Codegen, deq, s: ir.Intrinsic):
+    """The scalar quant scale of a fixpipe: its own deq_scalar, or for data_copy with
+    DataCopyCO12DstParams (attr ``deq_register``) set_fix_pipe_pre_quant_flag's register."""
+    if not s.attr("deq_register"):
         return deq
-    b = cg.b
-    reg = b.load(_register(cg, "fixpipe.pre_quant"), typ=I64)
-    return b.select(b.icmp_signed("==", deq, cg.i64(0)), reg, deq)
+    return cg.b.load(_register(cg, "fixpipe.pre_quant"), typ=I64)
 
 
 @lowering("set_fix_pipe_pre_quant_flag")

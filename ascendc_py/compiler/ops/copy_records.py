@@ -1,13 +1,14 @@
-"""Parameter records of pyasc's data-movement overloads that no instruction here consumes yet
-(``SliceInfo``, ``DataCopyEnhancedParams``, ``Nz2NdParamsFull``, ``DataCopyCO12DstParams``) and
+"""Parameter records of pyasc's data-movement overloads (``SliceInfo``, ``DataCopyEnhancedParams``,
+``Nz2NdParamsFull``, ``DataCopyCO12DstParams``) and
 the enums they take (``BlockMode``, ``DeqScale``, ``pad_t``).
 
 They are records, not instructions: constructing one checks every field (compile-time values
 against the hardware field's range, Ascend C's types: ``uint16`` for the Nz2Nd and CO1 sizes and
 strides, ``uint32`` for SliceInfo, ``uint8`` for the sid mode) and gives a value whose fields a
 kernel can read (``p.n_size``). The data_copy overloads that take them (slice copies, the
-enhanced DMA modes, NZ -> ND with every stride, L0C -> GM/L1 through ``DataCopyCO12DstParams``)
-are not implemented: passing one to ``asc.data_copy`` is a compile error naming the line.
+enhanced DMA modes, NZ -> ND with every stride) are not implemented: passing one to
+``asc.data_copy`` is a compile error naming the line. ``DataCopyCO12DstParams`` is consumed by
+the L0C -> GM copy (sema/cube_sparse.py ``data_copy_co12``).
 """
 from __future__ import annotations
 

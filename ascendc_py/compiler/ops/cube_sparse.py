@@ -31,10 +31,10 @@ fractals from (m_start_position, k_start_position) to the destination fractal
 16×16 fractal with if_transpose (16-bit types, from L1 only).
 
 **set_fix_pipe_pre_quant_flag(config)** (SetFixpipePreQuantFlag): the FIX pipe's scalar
-quantization register (uint64, the DEQF16 scale word of ``FixpipeParamsV220.deq_scalar``). Every
-block starts with it 0. *Chosen here* (like set_pad_value for data_copy_pad): a fixpipe with a
-scalar quant mode whose params' ``deq_scalar`` is 0 (the default; a zero scale gives only zeros)
-takes the register's value.
+quantization register (uint64, the DEQF16 scale word, as ``FixpipeParamsV220.deq_scalar``). Every
+block starts with it 0. Its documented reader is the CO1 → GM copy ``data_copy(gm, l0c,
+DataCopyCO12DstParams(...))`` with a scalar quant mode (sema/cube_sparse.py ``data_copy_co12``);
+``fixpipe`` takes its scale from its own params.
 """
 from __future__ import annotations
 
@@ -178,5 +178,6 @@ register(OpSpec(
 register(OpSpec(
     "set_fix_pipe_pre_quant_flag", Family.SYSTEM, PipeID.PIPE_S, CostClass.SCALAR, (),
     (("config",),), None,
-    doc="set_fix_pipe_pre_quant_flag(config): fixpipe's scalar quant register (uint64), used "
-        "by a fixpipe with a scalar quant mode whose deq_scalar is 0", flops_per_elem=0))
+    doc="set_fix_pipe_pre_quant_flag(config): the FIX pipe's scalar quant register (uint64), "
+        "the scale of data_copy(gm, l0c, DataCopyCO12DstParams(...)) with a scalar quant mode",
+    flops_per_elem=0))

@@ -328,24 +328,33 @@ def fixpipe(an, args, kwargs, loc) -> SVal:
             want_enum(config, CO2Layout, "fixpipe config", loc))),))
     layout = CO2Layout.ROW_MAJOR if isinstance(config, NoneV) else \
         _want_record(config, "FixpipeConfig", "asc.fixpipe config", loc).get("layout").member
+    return emit_fixpipe(an, dst, src, params, layout, loc)
+
+
+def emit_fixpipe(an, dst: GmTensorV, src: LocalTensorV, params: StructV, layout: CO2Layout,
+                 loc: SourceLoc, op: str = "fixpipe", attrs: tuple = ()) -> SVal:
+    """The L0C → GM move on the FIX pipe after its operands are known: checks the layout, the
+    dtype pair, the quant mode and the sizes, and emits ``fixpipe`` (also the lowering of
+    data_copy with DataCopyCO12DstParams, sema/cube_sparse.py, which passes ``op`` for the
+    messages and its ``attrs``)."""
     if layout == CO2Layout.COLUMN_MAJOR:
         raise KernelValueError("FixpipeConfig CO2Layout.COLUMN_MAJOR (NZ2DN) exists only on "
                                "Ascend 950; 910B has ROW_MAJOR (NZ2ND) and NZ", loc)
     quant = params.get("quant_pre").member
     pair = (src.dtype, dst.dtype)
     if pair in FIXPIPE_UNMODELLED:
-        raise DtypeError(f"asc.fixpipe {src.dtype.name} → {dst.dtype.name} "
+        raise DtypeError(f"asc.{op} {src.dtype.name} → {dst.dtype.name} "
                          f"({FIXPIPE_UNMODELLED[pair]}) exists on 910B but is not modelled by "
                          f"the simulator", loc)
     if pair not in FIXPIPE_TYPES:
         ok = "; ".join(f"{s.name}→{d.name} ({'/'.join(q.name for q in qs)})"
                        for (s, d), qs in FIXPIPE_TYPES.items())
-        raise DtypeError(f"asc.fixpipe cannot move {src.dtype.name} from L0C to "
+        raise DtypeError(f"asc.{op} cannot move {src.dtype.name} from L0C to "
                          f"{dst.dtype.name} on Ascend 910B (A2/A3); supported: {ok} (and the "
                          f"int8 quantisations)", loc)
     if quant not in FIXPIPE_TYPES[pair]:
         want = "/".join(f"QuantModes.{q.name}" for q in FIXPIPE_TYPES[pair])
-        raise KernelValueError(f"asc.fixpipe {src.dtype.name} → {dst.dtype.name} needs quant_pre"
+        raise KernelValueError(f"asc.{op} {src.dtype.name} → {dst.dtype.name} needs quant_pre"
                                f"={want}, got QuantModes.{quant.name}", loc,
                                hint="fixpipe does not infer the conversion from the dtypes")
     split = params.get("is_channel_split")
@@ -362,7 +371,7 @@ def fixpipe(an, args, kwargs, loc) -> SVal:
     fields = _fields(params, "FixpipeParamsV220", loc)
     an.emit(ir.Intrinsic("fixpipe", (dst.ref(), src.ref()) + fields, (), loc,
                          (("dtype", dst.dtype), ("src_dtype", src.dtype), ("quant", int(quant)),
-                          ("layout", int(layout)))))
+                          ("layout", int(layout))) + attrs))
     return NoneV()
 
 

@@ -1,5 +1,6 @@
 """Semantic analysis of ``load_data_with_sparse``, ``mmad_with_sparse``, the
-``LoadData2DParamsV2`` record and its ``load_data`` form, and ``set_fix_pipe_pre_quant_flag``.
+``LoadData2DParamsV2`` record and its ``load_data`` form, ``set_fix_pipe_pre_quant_flag`` and
+its reader, ``data_copy(gm, l0c, DataCopyCO12DstParams(...))``.
 Semantics: ``ops/cube_sparse.py``; lowering: ``codegen/lower_cube_sparse.py``. Constant fields are range-checked here (naming the line),
 run-time values by the library.
 """
@@ -12,7 +13,7 @@ from ..ops.cube import CUBE_COPY_TYPES
 from ..ops.cube_sparse import LOAD2D_V2_FIELDS, SPARSE_INDEX_TYPES
 from . import scalars as S
 from .builtins import bind_args, function, want_int
-from .cube import _fields, _local, _want_record
+from .cube import _fields, _local, _want_record, emit_fixpipe
 from .values import ConstV, GmTensorV, LocalTensorV, NoneV, StructV, SVal
 
 _V2_LIMITS = {n: (lo, hi) for n, _d, lo, hi in LOAD2D_V2_FIELDS}
@@ -128,3 +129,39 @@ def _set_fix_pipe_pre_quant_flag(an, args, kwargs, loc) -> SVal:
                                f"uint64 (0..2**64-1)", loc)
     an.emit(ir.Intrinsic("set_fix_pipe_pre_quant_flag", (e,), (), loc))
     return NoneV()
+
+
+def data_copy_co12(an, dst: SVal, src: SVal, params: StructV, loc) -> SVal:
+    """``data_copy(dst_gm, src_l0c, DataCopyCO12DstParams(...))`` (called by sema/movement.py):
+    the FIX pipe's L0C → GM move of Ascend C's on-the-fly quantisation copy. It is the
+    instruction fixpipe issues, with one matrix (nd_num 1), ``nz2nd_en`` choosing ND (row-major)
+    or NZ output, and the scalar quant scale of ``QuantModes.DEQF16`` (and the other scalar
+    modes) read from the register ``set_fix_pipe_pre_quant_flag`` sets."""
+    from ...dsl.types import uint8
+    from ..ops.cube import CO2Layout
+    op = "data_copy"
+    if not isinstance(dst, GmTensorV) or dst.dtype is None:
+        raise KernelTypeError(f"asc.data_copy with DataCopyCO12DstParams moves L0C to GM here: "
+                              f"dst must be a GlobalTensor, got {dst.describe()}", loc,
+                              hint="the CO1 → A1 (L1) destination is not modelled")
+    src = _local(src, op, "src (DataCopyCO12DstParams)", (Memory.L0C,), "CO1 (L0C)", loc)
+    nz2nd = params.get("nz2nd_en")
+    if not isinstance(nz2nd, ConstV):
+        raise KernelValueError("DataCopyCO12DstParams.nz2nd_en must be a compile-time constant "
+                               "(it chooses the output layout)", loc)
+    relu = params.get("relu_pre")
+    if not isinstance(relu, ConstV) or int(relu.value) not in (0, 1):
+        raise KernelValueError(f"DataCopyCO12DstParams.relu_pre must be a constant 0 (none) or 1 "
+                               f"(ReLU), got {relu.describe()}", loc,
+                               hint="the leaky and PReLU modes of relu_pre are not modelled")
+    zero, one = ConstV(0, int64), ConstV(1, int64)
+    fixpipe_params = StructV("FixpipeParamsV220", (
+        ("n_size", params.get("n_size")), ("m_size", params.get("m_size")),
+        ("src_stride", params.get("src_stride")), ("dst_stride", params.get("dst_stride")),
+        ("quant_pre", params.get("quant_pre")), ("deq_scalar", zero), ("nd_num", one),
+        ("src_nd_stride", zero), ("dst_nd_stride", zero),
+        ("relu_en", ConstV(bool(relu.value), bool_)), ("unit_flag", ConstV(0, uint8)),
+        ("is_channel_split", params.get("channel_split"))))
+    layout = CO2Layout.ROW_MAJOR if nz2nd.value else CO2Layout.NZ
+    return emit_fixpipe(an, dst, src, fixpipe_params, layout, loc, op,
+                        (("deq_register", 1),))

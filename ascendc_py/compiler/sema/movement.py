@@ -130,6 +130,9 @@ def data_copy(an, args, kwargs, loc) -> SVal:
     if isinstance(third, StructV) and third.kind == "Nd2NzParams":   # the cube's GM -> L1 form
         from .cube import data_copy_nd2nz
         return data_copy_nd2nz(an, dst, src, third, loc)
+    if isinstance(third, StructV) and third.kind == "DataCopyCO12DstParams":   # L0C -> GM
+        from .cube_sparse import data_copy_co12
+        return data_copy_co12(an, dst, src, third, loc)
     from .cube import check_plain_copy
     check_plain_copy(dst, src, loc)
     direction = copy_operands("data_copy", dst, src, loc)
