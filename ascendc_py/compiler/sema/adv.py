@@ -18,8 +18,7 @@ import dataclasses
 import enum
 import inspect
 
-from ...adv import (CONFIG_HELPERS, CONFIG_RECORDS, CubeFormat, IterateOrder, LayoutMode,
-                    MatmulConfig, MatmulType, Property, QuantConfig)
+from ...adv import CONFIG_NAMES, CubeFormat, IterateOrder, LayoutMode, MatmulType, Property
 from ...dsl.types import (DataType, Memory, TPosition, bool_, float16, float32, int8, int32,
                           int64, uint64)
 from .. import ast as A
@@ -28,7 +27,7 @@ from ..errors import (ArgumentError, DtypeError, KernelTypeError, KernelValueErr
                       OperandKindError, SourceLoc, UnsupportedConstructError)
 from ..ops.matmul import BIAS_TYPES, DTYPE_CODES, MATMUL_ARGS, MATMUL_TYPES
 from . import scalars as S
-from .builtins import bind_args, function, method, want_dtype, want_enum, want_int
+from .builtins import FUNCTIONS, bind_args, function, method, want_dtype, want_enum, want_int
 from .values import (ConstV, EnumV, GmAddrV, GmTensorV, LocalTensorV, NoneV, PipeV, PyObjV,
                      RtV, StructV, SVal, TupleV)
 
@@ -55,7 +54,7 @@ class MatmulV(SVal):
     bias: Optional[MatmulType]
     vars: dict
     tiling: Optional[StructV] = None
-    config: MatmulConfig = MatmulConfig()
+    config: "MatmulConfig" = field(default_factory=lambda: _config("MatmulConfig")())
     a_seen: bool = False
     b_seen: bool = False
     quant_seen: bool = False
@@ -131,7 +130,8 @@ def _quant_config_ctor(an, args, kwargs, loc):
     b = bind_args("asc.adv.QuantConfig()", names, args, kwargs, loc,
                   {n: ConstV(0, int32) for n in names})
     try:
-        return PyObjV(QuantConfig(**_const_ints(b, names, "asc.adv.QuantConfig", loc)))
+        return PyObjV(_config("QuantConfig")(**_const_ints(b, names, "asc.adv.QuantConfig",
+                                                           loc)))
     except ValueError as e:
         raise KernelValueError(str(e), loc) from None
 
@@ -185,10 +185,32 @@ def _helper_ctor(fn):
     return ctor
 
 
-for _cls in CONFIG_RECORDS:
-    function(_cls.asc_name)(_record_ctor(_cls))
-for _fn in CONFIG_HELPERS:
-    function(_fn.asc_name)(_helper_ctor(_fn))
+def _config(name: str):
+    """``asc.adv.<name>`` of ``advlib/matmul_config.py``, imported when a kernel first uses one
+    (its ~50-field frozen dataclasses cost several ms to create: issue 14, a compile that uses
+    none of them does not pay it)."""
+    from ...advlib import matmul_config
+    return getattr(matmul_config, name)
+
+
+def _lazy_config_ctor(name: str, make):
+    """The constructor of ``asc.adv.<name>`` (a record of ``CONFIG_RECORDS`` or a helper of
+    ``CONFIG_HELPERS``, ``make`` being ``_record_ctor`` or ``_helper_ctor``), built on first
+    call, when it replaces itself in ``FUNCTIONS``."""
+    def ctor(an, args, kwargs, loc):
+        real = make(_config(name))
+        FUNCTIONS[f"adv.{name}"] = real
+        return real(an, args, kwargs, loc)
+    return ctor
+
+
+# CONFIG_NAMES (ascendc_py/adv.py): the records (CONFIG_RECORDS), the helpers (CONFIG_HELPERS
+# but get_matmul_api_tiling), QuantConfig (registered above), get_matmul_api_tiling, the
+# MatmulApiStaticTiling record (not constructible in kernels) and the two tuples' names
+for _name in CONFIG_NAMES[:5]:
+    function(f"adv.{_name}")(_lazy_config_ctor(_name, _record_ctor))
+for _name in CONFIG_NAMES[5:12] + ("get_matmul_api_tiling",):
+    function(f"adv.{_name}")(_lazy_config_ctor(_name, _helper_ctor))
 
 
 @function("adv.Matmul")
@@ -226,6 +248,7 @@ def _matmul_ctor(an, args, kwargs, loc):
                          f"{ta.dtype.name} inputs; supported: "
                          f"{', '.join(d.name for d in BIAS_TYPES[ta.dtype])}", loc)
     cfg = b["matmul_config"]
+    MatmulConfig = _config("MatmulConfig")
     if isinstance(cfg, NoneV):
         cfg = MatmulConfig()
     elif isinstance(cfg, PyObjV) and isinstance(cfg.obj, MatmulConfig):
