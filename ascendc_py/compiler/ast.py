@@ -6,50 +6,65 @@ is rejected by the front end with a ``KernelSyntaxError`` naming the construct.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional, Union
 
+from ..fieldwise import FrozenFieldwise, fieldwise_dataclass
 from .errors import SourceLoc
 
 
-@dataclass(frozen=True)
-class Node:
-    loc: SourceLoc
+class Node(FrozenFieldwise):
+    """A syntax node: every node class's first field is ``loc: SourceLoc``.
+
+    The node classes are frozen dataclasses declared with ``node`` (``fieldwise_dataclass``:
+    the ``repr``, ``==`` and hash of ``@dataclass(frozen=True)``, without compiling methods
+    with ``exec`` when this module is imported; issue 14: ~30 classes, ~15 ms of a cold
+    compile)."""
+
+    __slots__ = ()
+
+
+def node(cls):
+    """``@dataclass(frozen=True)`` for a ``Node`` subclass, with ``loc: SourceLoc`` as its
+    first field (see ``Node``)."""
+    cls.__annotations__ = {"loc": "SourceLoc", **cls.__dict__.get("__annotations__", {})}
+    if not cls.__doc__:       # (fieldwise_dataclass would compile __init__ for a signature)
+        cls.__doc__ = f"The ``{cls.__name__}`` syntax node."
+    return fieldwise_dataclass(cls, frozen=True)
 
 
 # ----------------------------------------------------------------------------- expressions
-@dataclass(frozen=True)
+@node
 class Name(Node):
     id: str
 
 
-@dataclass(frozen=True)
+@node
 class Constant(Node):
     """int, float, bool, str or None literal."""
 
     value: object
 
 
-@dataclass(frozen=True)
+@node
 class Attribute(Node):
     value: "Expr"
     attr: str
 
 
-@dataclass(frozen=True)
+@node
 class Keyword(Node):
     name: str
     value: "Expr"
 
 
-@dataclass(frozen=True)
+@node
 class Call(Node):
     func: "Expr"
     args: tuple["Expr", ...]
     keywords: tuple[Keyword, ...]
 
 
-@dataclass(frozen=True)
+@node
 class BinOp(Node):
     """``op`` is the Python operator text: + - * / // % ** << >> & | ^ @"""
 
@@ -58,7 +73,7 @@ class BinOp(Node):
     right: "Expr"
 
 
-@dataclass(frozen=True)
+@node
 class UnaryOp(Node):
     """``op`` is one of: - + ~ not"""
 
@@ -66,7 +81,7 @@ class UnaryOp(Node):
     operand: "Expr"
 
 
-@dataclass(frozen=True)
+@node
 class BoolOp(Node):
     """``op`` is 'and' or 'or'; ``values`` has two or more items."""
 
@@ -74,7 +89,7 @@ class BoolOp(Node):
     values: tuple["Expr", ...]
 
 
-@dataclass(frozen=True)
+@node
 class Compare(Node):
     """A (possibly chained) comparison: ``left ops[0] comparators[0] ops[1] ...``.
 
@@ -86,14 +101,14 @@ class Compare(Node):
     comparators: tuple["Expr", ...]
 
 
-@dataclass(frozen=True)
+@node
 class Slice(Node):
     lower: Optional["Expr"]
     upper: Optional["Expr"]
     step: Optional["Expr"]
 
 
-@dataclass(frozen=True)
+@node
 class Subscript(Node):
     """``value[index]``; ``index`` is an Expr, a Slice, or a Tuple of them."""
 
@@ -101,19 +116,19 @@ class Subscript(Node):
     index: Union["Expr", Slice]
 
 
-@dataclass(frozen=True)
+@node
 class IfExp(Node):
     test: "Expr"
     body: "Expr"
     orelse: "Expr"
 
 
-@dataclass(frozen=True)
+@node
 class Tuple(Node):
     elts: tuple["Expr", ...]
 
 
-@dataclass(frozen=True)
+@node
 class List(Node):
     elts: tuple["Expr", ...]
 
@@ -123,12 +138,12 @@ Expr = Union[Name, Constant, Attribute, Call, BinOp, UnaryOp, BoolOp, Compare, S
 
 
 # ----------------------------------------------------------------------------- statements
-@dataclass(frozen=True)
+@node
 class ExprStmt(Node):
     value: Expr
 
 
-@dataclass(frozen=True)
+@node
 class Assign(Node):
     """``t1 = t2 = value``; each target is a Name, Tuple of Names, Attribute or Subscript."""
 
@@ -136,14 +151,14 @@ class Assign(Node):
     value: Expr
 
 
-@dataclass(frozen=True)
+@node
 class AnnAssign(Node):
     target: Expr
     annotation: Expr
     value: Optional[Expr]
 
 
-@dataclass(frozen=True)
+@node
 class AugAssign(Node):
     """``target op= value``; ``op`` is the binary operator text without '=' (e.g. '+')."""
 
@@ -152,7 +167,7 @@ class AugAssign(Node):
     value: Expr
 
 
-@dataclass(frozen=True)
+@node
 class If(Node):
     """``elif`` chains are nested Ifs in ``orelse``."""
 
@@ -161,7 +176,7 @@ class If(Node):
     orelse: tuple["Stmt", ...]
 
 
-@dataclass(frozen=True)
+@node
 class For(Node):
     target: Expr
     iter: Expr
@@ -169,40 +184,40 @@ class For(Node):
     orelse: tuple["Stmt", ...]
 
 
-@dataclass(frozen=True)
+@node
 class While(Node):
     test: Expr
     body: tuple["Stmt", ...]
     orelse: tuple["Stmt", ...]
 
 
-@dataclass(frozen=True)
+@node
 class Break(Node):
     pass
 
 
-@dataclass(frozen=True)
+@node
 class Continue(Node):
     pass
 
 
-@dataclass(frozen=True)
+@node
 class Pass(Node):
     pass
 
 
-@dataclass(frozen=True)
+@node
 class Return(Node):
     value: Optional[Expr]
 
 
-@dataclass(frozen=True)
+@node
 class Assert(Node):
     test: Expr
     msg: Optional[Expr]
 
 
-@dataclass(frozen=True)
+@node
 class With(Node):
     """``with context as target: body`` (one item; only ``matmul.iterate()`` in kernels)."""
 
@@ -216,14 +231,14 @@ Stmt = Union[ExprStmt, Assign, AnnAssign, AugAssign, If, For, While, Break, Cont
 
 
 # ----------------------------------------------------------------------------- function
-@dataclass(frozen=True)
+@node
 class Param(Node):
     name: str
     annotation: Optional[Expr]
     default: Optional[Expr]
 
 
-@dataclass(frozen=True)
+@node
 class FunctionDef(Node):
     """One kernel or device function. ``docstring`` is dropped from ``body``."""
 

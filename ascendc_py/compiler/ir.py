@@ -13,9 +13,19 @@ from dataclasses import dataclass, field
 from typing import Optional, Union
 
 from ..dsl.types import DataType, Memory, bool_, int32, int64
+from ..fieldwise import FrozenFieldwise, fieldwise_dataclass
 from .errors import InternalCompilerError, SourceLoc
 
 _ids = itertools.count()
+
+
+def _frozen(cls):
+    """``@dataclass(frozen=True)`` for an IR class deriving from ``FrozenFieldwise``: the same
+    fields, ``repr``, ``==`` and hash, without compiling methods with ``exec`` when the module
+    is imported (``fieldwise_dataclass``; issue 14: a cold compile imports this module)."""
+    if not cls.__doc__:       # (fieldwise_dataclass would compile __init__ for a signature)
+        cls.__doc__ = f"The ``{cls.__name__}`` IR node."
+    return fieldwise_dataclass(cls, frozen=True)
 
 
 @dataclass(frozen=True, eq=False)
@@ -31,14 +41,14 @@ class Var:
 
 
 # ----------------------------------------------------------------------------- expressions
-@dataclass(frozen=True)
-class Const:
+@_frozen
+class Const(FrozenFieldwise):
     value: Union[int, float, bool]
     dtype: DataType
 
 
-@dataclass(frozen=True)
-class Load:
+@_frozen
+class Load(FrozenFieldwise):
     var: Var
 
     @property
@@ -54,16 +64,16 @@ CMP_OPS = frozenset({"lt", "le", "gt", "ge", "eq", "ne"})
 UN_OPS = frozenset({"neg", "not", "invert", "abs"})
 
 
-@dataclass(frozen=True)
-class Bin:
+@_frozen
+class Bin(FrozenFieldwise):
     op: str
     a: "Expr"
     b: "Expr"
     dtype: DataType
 
 
-@dataclass(frozen=True)
-class Cmp:
+@_frozen
+class Cmp(FrozenFieldwise):
     op: str
     a: "Expr"
     b: "Expr"
@@ -73,15 +83,15 @@ class Cmp:
         return bool_
 
 
-@dataclass(frozen=True)
-class Un:
+@_frozen
+class Un(FrozenFieldwise):
     op: str
     a: "Expr"
     dtype: DataType
 
 
-@dataclass(frozen=True)
-class Cast:
+@_frozen
+class Cast(FrozenFieldwise):
     """Convert ``a`` to ``dtype``. ``checked``: an integer narrowing that must not wrap: a
     value outside ``dtype`` stops the kernel at the statement (ValueRangeError naming
     ``what``) instead of being truncated."""
@@ -92,8 +102,8 @@ class Cast:
     what: str = ""
 
 
-@dataclass(frozen=True)
-class Select:
+@_frozen
+class Select(FrozenFieldwise):
     cond: "Expr"
     a: "Expr"
     b: "Expr"
@@ -105,8 +115,8 @@ SPECIALS = {"block_idx": int64, "block_num": int64, "sub_block_idx": int64,
             "sub_block_num": int64, "core_type": int64, "system_cycle": int64}
 
 
-@dataclass(frozen=True)
-class Special:
+@_frozen
+class Special(FrozenFieldwise):
     name: str
 
     @property
@@ -114,8 +124,8 @@ class Special:
         return SPECIALS[self.name]
 
 
-@dataclass(frozen=True)
-class ScalarArg:
+@_frozen
+class ScalarArg(FrozenFieldwise):
     """The value of the ``index``-th scalar kernel argument."""
 
     index: int
@@ -126,8 +136,8 @@ Expr = Union[Const, Load, Bin, Cmp, Un, Cast, Select, Special, ScalarArg]
 
 
 # ----------------------------------------------------------------------------- operands
-@dataclass(frozen=True)
-class LocalRef:
+@_frozen
+class LocalRef(FrozenFieldwise):
     """A LocalTensor operand: ``size`` elements of ``dtype`` at byte ``addr`` of ``memory``.
 
     ``tag`` identifies the queue buffer the tensor came from (-1 for static tensors and TBuf).
@@ -145,8 +155,8 @@ class LocalRef:
     info: object = field(default=None, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class GlobalRef:
+@_frozen
+class GlobalRef(FrozenFieldwise):
     """A GlobalTensor operand: element ``offset`` into kernel argument number ``arg``."""
 
     dtype: DataType
@@ -159,23 +169,23 @@ Operand = Union[Expr, LocalRef, GlobalRef, str, int, float, DataType, tuple]
 
 
 # ----------------------------------------------------------------------------- statements
-@dataclass(frozen=True)
-class Assign:
+@_frozen
+class Assign(FrozenFieldwise):
     var: Var
     value: Expr
     loc: SourceLoc
 
 
-@dataclass(frozen=True)
-class If:
+@_frozen
+class If(FrozenFieldwise):
     cond: Expr
     then: tuple["Stmt", ...]
     orelse: tuple["Stmt", ...]
     loc: SourceLoc
 
 
-@dataclass(frozen=True)
-class ForRange:
+@_frozen
+class ForRange(FrozenFieldwise):
     """``for var in range(start, stop, step)``; ``step`` must not be zero (checked at run time)."""
 
     var: Var
@@ -186,8 +196,8 @@ class ForRange:
     loc: SourceLoc
 
 
-@dataclass(frozen=True)
-class While:
+@_frozen
+class While(FrozenFieldwise):
     """Evaluate ``pre`` then test ``cond`` before each iteration."""
 
     pre: tuple["Stmt", ...]
@@ -196,18 +206,18 @@ class While:
     loc: SourceLoc
 
 
-@dataclass(frozen=True)
-class Break:
+@_frozen
+class Break(FrozenFieldwise):
     loc: SourceLoc
 
 
-@dataclass(frozen=True)
-class Continue:
+@_frozen
+class Continue(FrozenFieldwise):
     loc: SourceLoc
 
 
-@dataclass(frozen=True)
-class Block:
+@_frozen
+class Block(FrozenFieldwise):
     """A labelled region that ``Exit(label)`` leaves (inlined returns, unrolled loops)."""
 
     label: str
@@ -215,14 +225,14 @@ class Block:
     loc: SourceLoc
 
 
-@dataclass(frozen=True)
-class Exit:
+@_frozen
+class Exit(FrozenFieldwise):
     label: str
     loc: SourceLoc
 
 
-@dataclass(frozen=True)
-class Intrinsic:
+@_frozen
+class Intrinsic(FrozenFieldwise):
     """One DSL operation. ``op`` names an entry of the op registry (``compiler/ops.py``)."""
 
     op: str
@@ -241,8 +251,8 @@ class Intrinsic:
 Stmt = Union[Assign, If, ForRange, While, Break, Continue, Block, Exit, Intrinsic]
 
 
-@dataclass(frozen=True)
-class Function:
+@_frozen
+class Function(FrozenFieldwise):
     """A whole kernel after inlining."""
 
     name: str

@@ -20,8 +20,7 @@ import dataclasses
 import enum
 import inspect
 
-from ...adv import (CONFIG_HELPERS, CONFIG_RECORDS, CubeFormat, IterateOrder, LayoutMode,
-                    MatmulConfig, MatmulType, Property, QuantConfig)
+from ...adv import CONFIG_NAMES, CubeFormat, IterateOrder, LayoutMode, MatmulType, Property
 from ...dsl.types import (DataType, Memory, TPosition, bool_, float16, float32, int8, int32,
                           int64, uint64)
 from .. import ast as A
@@ -30,7 +29,7 @@ from ..errors import (ArgumentError, DtypeError, KernelTypeError, KernelValueErr
                       OperandKindError, SourceLoc, UnsupportedConstructError)
 from ..ops.matmul import BIAS_TYPES, DTYPE_CODES, MATMUL_ARGS, MATMUL_TYPES
 from . import scalars as S
-from .builtins import bind_args, function, method, want_dtype, want_enum, want_int
+from .builtins import FUNCTIONS, bind_args, function, method, want_dtype, want_enum, want_int
 from .values import (ConstV, EnumV, GmTensorV, LocalTensorV, NoneV, PipeV, PyObjV,
                      RtV, StructV, SVal, TupleV)
 
@@ -63,7 +62,7 @@ class MatmulV(SVal):
     bias: Optional[MatmulType]
     vars: dict
     tiling: Optional[StructV] = None
-    config: MatmulConfig = MatmulConfig()
+    config: "MatmulConfig" = field(default_factory=lambda: _config("MatmulConfig")())
     a_seen: bool = False
     b_seen: bool = False
     quant_seen: bool = False
@@ -137,7 +136,8 @@ def _quant_config_ctor(an, args, kwargs, loc):
     b = bind_args("asc.adv.QuantConfig()", names, args, kwargs, loc,
                   {n: ConstV(0, int32) for n in names})
     try:
-        return PyObjV(QuantConfig(**_const_ints(b, names, "asc.adv.QuantConfig", loc)))
+        return PyObjV(_config("QuantConfig")(**_const_ints(b, names, "asc.adv.QuantConfig",
+                                                           loc)))
     except ValueError as e:
         raise KernelValueError(str(e), loc) from None
 
@@ -191,10 +191,29 @@ def _helper_ctor(fn):
     return ctor
 
 
-for _cls in CONFIG_RECORDS:
-    function(_cls.asc_name)(_record_ctor(_cls))
-for _fn in CONFIG_HELPERS:
-    function(_fn.asc_name)(_helper_ctor(_fn))
+def _config(name: str):
+    """``asc.adv.<name>`` of ``advlib/matmul_config.py``, imported only when a kernel uses one
+    (its ~50-field dataclasses cost several ms to create: issue 14)."""
+    from ...advlib import matmul_config
+    return getattr(matmul_config, name)
+
+
+def _lazy_config_ctor(name: str, make):
+    """``make(_config(name))`` (``_record_ctor``/``_helper_ctor``), made on first call."""
+    def ctor(an, args, kwargs, loc):
+        real = make(_config(name))
+        FUNCTIONS[f"adv.{name}"] = real
+        return real(an, args, kwargs, loc)
+    return ctor
+
+
+# CONFIG_NAMES (ascendc_py/adv.py): the records (CONFIG_RECORDS), the helpers (CONFIG_HELPERS
+# but get_matmul_api_tiling), QuantConfig (registered above), get_matmul_api_tiling, the
+# MatmulApiStaticTiling record (not constructible in kernels) and the two tuples' names
+for _name in CONFIG_NAMES[:5]:
+    function(f"adv.{_name}")(_lazy_config_ctor(_name, _record_ctor))
+for _name in CONFIG_NAMES[5:12] + ("get_matmul_api_tiling",):
+    function(f"adv.{_name}")(_lazy_config_ctor(_name, _helper_ctor))
 
 
 @function("adv.Matmul")
@@ -232,6 +251,7 @@ def _matmul_ctor(an, args, kwargs, loc):
                          f"{ta.dtype.name} inputs; supported: "
                          f"{', '.join(d.name for d in BIAS_TYPES[ta.dtype])}", loc)
     cfg, static = b["matmul_config"], None
+    MatmulConfig = _config("MatmulConfig")
     if isinstance(cfg, NoneV):
         cfg = MatmulConfig()
     elif isinstance(cfg, PyObjV) and isinstance(cfg.obj, MatmulConfig):

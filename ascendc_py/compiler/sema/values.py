@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 from ...dsl.types import DataType, Memory, TPosition
 from .. import ir
+from ...fieldwise import FrozenFieldwise, fieldwise_dataclass
 from ..errors import SourceLoc, TensorInfo
 
 
@@ -22,8 +23,18 @@ class SVal:
         return type(self).__name__
 
 
-@dataclass(frozen=True)
-class ConstV(SVal):
+def frozen_value(cls):
+    """``@dataclass(frozen=True)`` for an ``SVal`` subclass that also derives from
+    ``FrozenFieldwise``: the same fields, ``repr``, ``==`` and hash, without compiling methods
+    with ``exec`` when the module is imported (``fieldwise_dataclass``; issue 14: a cold
+    compile imports this module)."""
+    if not cls.__doc__:       # (fieldwise_dataclass would compile __init__ for a signature)
+        cls.__doc__ = f"The ``{cls.__name__}`` sema value."
+    return fieldwise_dataclass(cls, frozen=True)
+
+
+@frozen_value
+class ConstV(SVal, FrozenFieldwise):
     value: Any  # int | float | bool
     dtype: DataType
 
@@ -34,8 +45,8 @@ class ConstV(SVal):
         return ir.Const(self.value, self.dtype)
 
 
-@dataclass(frozen=True)
-class WideIntV(SVal):
+@frozen_value
+class WideIntV(SVal, FrozenFieldwise):
     """An exact compile-time integer outside the 64-bit range (``2**64`` in ``2**64 - 1``).
 
     Compile-time integer arithmetic is exact, as in Python: an intermediate result may leave
@@ -49,8 +60,8 @@ class WideIntV(SVal):
         return f"integer constant {self.value}, which does not fit in 64 bits"
 
 
-@dataclass(frozen=True)
-class RtV(SVal):
+@frozen_value
+class RtV(SVal, FrozenFieldwise):
     expr: ir.Expr
 
     @property
@@ -61,38 +72,38 @@ class RtV(SVal):
         return f"{self.dtype.name} value"
 
 
-@dataclass(frozen=True)
-class DTypeV(SVal):
+@frozen_value
+class DTypeV(SVal, FrozenFieldwise):
     dtype: DataType
 
     def describe(self) -> str:
         return f"dtype {self.dtype.name}"
 
 
-@dataclass(frozen=True)
-class EnumV(SVal):
+@frozen_value
+class EnumV(SVal, FrozenFieldwise):
     member: enum.Enum
 
     def describe(self) -> str:
         return f"{type(self.member).__name__}.{self.member.name}"
 
 
-@dataclass(frozen=True)
-class StrV(SVal):
+@frozen_value
+class StrV(SVal, FrozenFieldwise):
     value: str
 
     def describe(self) -> str:
         return "string"
 
 
-@dataclass(frozen=True)
-class NoneV(SVal):
+@frozen_value
+class NoneV(SVal, FrozenFieldwise):
     def describe(self) -> str:
         return "None"
 
 
-@dataclass(frozen=True)
-class PyObjV(SVal):
+@frozen_value
+class PyObjV(SVal, FrozenFieldwise):
     """A host Python object reached through a global (module, enum class, kernel, builtin)."""
 
     obj: Any
@@ -102,16 +113,16 @@ class PyObjV(SVal):
         return f"'{name}'"
 
 
-@dataclass(frozen=True)
-class TupleV(SVal):
+@frozen_value
+class TupleV(SVal, FrozenFieldwise):
     items: tuple[SVal, ...]
 
     def describe(self) -> str:
         return f"tuple of {len(self.items)}"
 
 
-@dataclass(frozen=True)
-class BoundMethodV(SVal):
+@frozen_value
+class BoundMethodV(SVal, FrozenFieldwise):
     """``obj.method`` before the call."""
 
     self_val: SVal
@@ -121,8 +132,8 @@ class BoundMethodV(SVal):
         return f"method {self.name}"
 
 
-@dataclass(frozen=True)
-class GmAddrV(SVal):
+@frozen_value
+class GmAddrV(SVal, FrozenFieldwise):
     """A GlobalAddress: kernel argument number ``arg`` plus an element offset."""
 
     dtype: DataType
@@ -154,8 +165,8 @@ class GmTensorV(SVal):
         return ir.GlobalRef(self.dtype, self.arg, self.offset, self.size)
 
 
-@dataclass(frozen=True)
-class LocalTensorV(SVal):
+@frozen_value
+class LocalTensorV(SVal, FrozenFieldwise):
     """A LocalTensor: ``size`` elements at byte ``addr`` of the position's memory. ``bounded``
     (see ``ir.LocalRef``); ``name`` (the source text the user wrote for it at the current
     instruction), ``origin`` and ``made_by`` (where and how it was created) are for messages
@@ -205,8 +216,8 @@ class PipeV(SVal):
         return "TPipe"
 
 
-@dataclass(frozen=True)
-class StructV(SVal):
+@frozen_value
+class StructV(SVal, FrozenFieldwise):
     """A parameter record such as DataCopyParams; fields are SVals."""
 
     kind: str
@@ -222,8 +233,8 @@ class StructV(SVal):
         return self.kind
 
 
-@dataclass(frozen=True)
-class Undefined(SVal):
+@frozen_value
+class Undefined(SVal, FrozenFieldwise):
     """A name that is not defined on every path reaching this point."""
 
     reason: str
