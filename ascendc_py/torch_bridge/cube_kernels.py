@@ -99,11 +99,14 @@ def linear_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, b: asc.GlobalAddre
     q_c.free_tensor(acc)
 
 
+#: bytes of ``asc.adv.swiglu``'s temporary buffer in the fused SwiGLU kernel (4 float32 regions
+#: of 2048 elements: the API works through a chunk of rows in pieces of 2048 elements)
+SWIGLU_FFN_TMP = 4 * 4 * 2048
 #: Unified Buffer bytes the fused SwiGLU kernel's vector stage uses per padded element of a row
 #: chunk: gate and up float32 tiles double-buffered (16), the output double-buffered (≤ 8), one
-#: float32 temporary (4)
+#: float32 result row (4); the chunks get what the API's temporary buffer leaves of 160 KB
 SWIGLU_FFN_UB_BYTES_PER_ELEM = 28
-SWIGLU_FFN_UB_BUDGET = 160 * 1024
+SWIGLU_FFN_UB_BUDGET = 160 * 1024 - SWIGLU_FFN_TMP
 
 
 def swiglu_ffn_tiling(m: int, n: int, k: int, in_type):
@@ -151,8 +154,9 @@ def swiglu_ffn_kernel(x: asc.GlobalAddress, wg: asc.GlobalAddress, wu: asc.Globa
     the vector cores (``used_core_num`` ≤ 2 · block_dim). Each AIV asks the cube (Matmul API)
     for its single-core block of both projections, written as float32 to the workspace (on the
     910B the cube and vector cores share data only through GM), then streams that block's rows
-    through the Unified Buffer: ``silu(g) · u = g · u / (1 + exp(-g))`` in float32, rounded once
-    to y's dtype.
+    through the Unified Buffer: ``asc.adv.swiglu(y, u, g, 1.0)``, u · Swish(g) = u · g /
+    (1 + exp(-g)) in float32 (Swish with beta 1 is silu), rounded once to y's dtype. The
+    torch op ``torch.ops.ascendc.swiglu_ffn`` and ``samples/swiglu_ffn.py`` launch this kernel.
     """
     dt = y.dtype
     idx = asc.get_block_idx()                  # the vector core's index (2·block + sub-block)
@@ -193,10 +197,12 @@ def swiglu_ffn_kernel(x: asc.GlobalAddress, wg: asc.GlobalAddress, wu: asc.Globa
     q_u = asc.TQue(asc.TPosition.VECIN, 2)
     q_y = asc.TQue(asc.TPosition.VECOUT, 2)
     calc = asc.TBuf(asc.TPosition.VECCALC)
+    tmp = asc.TBuf(asc.TPosition.VECCALC)
     pipe.init_buffer(q_g, 2, rows * cols * 4)
     pipe.init_buffer(q_u, 2, rows * cols * 4)
     pipe.init_buffer(q_y, 2, rows * cols * dt.sizeof())
     pipe.init_buffer(calc, rows * cols * 4)
+    pipe.init_buffer(tmp, SWIGLU_FFN_TMP)
     if idx < tiling.used_core_num:
         mm_g.set_tensor_a(x_gm)
         mm_g.set_tensor_b(wg_gm)
@@ -209,6 +215,7 @@ def swiglu_ffn_kernel(x: asc.GlobalAddress, wg: asc.GlobalAddress, wu: asc.Globa
         mm_u.iterate_all(u_ws)
         mm_u.end()
         t = calc.get(asc.float32)
+        work = tmp.get(asc.uint8)
         # rows land in UB `cols` floats apart; the gap after a row's 32-byte-padded data is never
         # copied into: zero every input buffer once so the vector unit never reads garbage there
         zero_both_buffers(q_g, rows * cols)
@@ -229,15 +236,11 @@ def swiglu_ffn_kernel(x: asc.GlobalAddress, wg: asc.GlobalAddress, wu: asc.Globa
             q_u.enque(u)
             g = q_g.deque(asc.float32)
             u = q_u.deque(asc.float32)
-            asc.muls(t, g, -1.0, count)
-            asc.exp(t, t, count)
-            asc.adds(t, t, 1.0, count)         # t = 1 + exp(-g)
-            asc.div(t, g, t, count)            # t = silu(g)
             out = q_y.alloc_tensor(dt)
             if dt == asc.float32:
-                asc.mul(out, t, u, count)
+                asc.adv.swiglu(out, u, g, 1.0, count, work)      # u · silu(g)
             else:
-                asc.mul(t, t, u, count)
+                asc.adv.swiglu(t, u, g, 1.0, count, work)
                 asc.cast(out, t, asc.RoundMode.CAST_RINT, count)
             q_g.free_tensor(g)
             q_u.free_tensor(u)
