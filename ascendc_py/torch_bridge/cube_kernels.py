@@ -109,10 +109,12 @@ SWIGLU_FFN_UB_BYTES_PER_ELEM = 28
 SWIGLU_FFN_UB_BUDGET = 160 * 1024 - SWIGLU_FFN_TMP
 
 
-def swiglu_ffn_tiling(m: int, n: int, k: int, in_type):
+def swiglu_ffn_tiling(m: int, n: int, k: int, in_type, base=None):
     """The TCubeTiling of ``swiglu_ffn_kernel`` for x (m×k) @ w (k×n) with inputs of host
     ``DataType`` ``in_type``: m×n over every vector core of the platform (the AIVs number
-    themselves 2·block + sub-block); launch ``ceil(used_core_num / 2)`` blocks."""
+    themselves 2·block + sub-block); launch ``ceil(used_core_num / 2)`` blocks. ``base``:
+    (base_m, base_n) to fix (``set_fix_split``; base_k stays the helper's), e.g. the shipped
+    autotuned choice (``autotiling.ffn_split``)."""
     from .. import host
     from ..adv import TCubeTiling
     from ..simulator.config import current_platform
@@ -124,6 +126,8 @@ def swiglu_ffn_tiling(m: int, n: int, k: int, in_type):
     t.set_org_shape(m, n, k)
     t.set_shape(m, n, k)
     t.enable_bias(False)
+    if base is not None:
+        t.set_fix_split(int(base[0]), int(base[1]), -1)
     tiling = TCubeTiling()
     t.get_tiling(tiling)
     return tiling
@@ -251,3 +255,36 @@ def swiglu_ffn_kernel(x: asc.GlobalAddress, wg: asc.GlobalAddress, wu: asc.Globa
                                                     (N - tail_n) * dt.sizeof(), 0))
             q_y.free_tensor(out)
             r += n_rows
+
+
+def host_type(dtype):
+    """The host ``DataType`` of a torch or NumPy float16/bfloat16/float32 dtype."""
+    from .. import host
+    name = str(dtype).removeprefix("torch.")
+    return {"float16": host.DataType.DT_FLOAT16, "bfloat16": host.DataType.DT_BF16,
+            "float32": host.DataType.DT_FLOAT}[name]
+
+
+def with_ffn_tiling(args: dict) -> None:
+    """pre_hook of ``ffn_tuned``: the TCubeTiling of this config's base shape for x and wg
+    (BASE_M = BASE_N = 0: the tiling helper's own choice)."""
+    (m, k), n = args["x"].shape, args["wg"].shape[1]
+    base = (args["BASE_M"], args["BASE_N"])
+    in_type = host_type(args["x"].dtype)
+    tiling = swiglu_ffn_tiling(m, n, k, in_type, None if base == (0, 0) else base)
+    if base != (0, 0):
+        own = swiglu_ffn_tiling(m, n, k, in_type)
+        if (tiling.single_core_k, tiling.base_k) != (own.single_core_k, own.base_k):
+            raise ValueError(f"base {base[0]}x{base[1]} changes the K steps (single_core_k "
+                             f"{tiling.single_core_k}, base_k {tiling.base_k} instead of "
+                             f"{own.single_core_k}, {own.base_k}): other result bits")
+    args["tiling"] = tiling
+
+
+@asc.kernel
+def ffn_tuned(x: asc.GlobalAddress, wg: asc.GlobalAddress, wu: asc.GlobalAddress,
+              y: asc.GlobalAddress, ws: asc.GlobalAddress, tiling: asc.adv.TCubeTiling,
+              BASE_M: asc.ConstExpr[int], BASE_N: asc.ConstExpr[int]):
+    """``swiglu_ffn_kernel`` with its Matmul base shape as ConstExpr parameters to autotune:
+    they reach the kernel through the tiling ``with_ffn_tiling`` makes for them."""
+    swiglu_ffn_kernel(x, wg, wu, y, ws, tiling)
