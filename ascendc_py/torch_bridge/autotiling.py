@@ -2,7 +2,8 @@
 
 By default every shipped op takes its tiling from a table of autotuned choices shipped in the
 package (``tiling_table.py``, made by ``python -m ascendc_py.torch_bridge.tune_tilings``, which
-runs ``asc.autotune`` on one representative shape per class): a first call pays no tuning run.
+runs ``asc.autotune`` on several shapes spread over each class and keeps the config that is
+never far from the fewest cycles on any of them): a first call pays no tuning run.
 
 - element-wise ops (add, leaky_relu, sepia, swiglu and their backward kernels): the tile length,
   among ``elementwise_tiling``'s tile (the largest that fits the UB budget), its half and its
@@ -12,21 +13,24 @@ runs ``asc.autotune`` on one representative shape per class): a first call pays 
 - ``linear``: the tile of y per block (TM × TN; the K chunk TK stays ``LINEAR_TILES``'s), per
   input element size and class of (M, N, K) (``LINEAR_M_BOUNDS`` ...: a dimension's class is
   the first bound it does not exceed);
-- ``swiglu_ffn``: the Matmul base shape base_m × base_n (``set_fix_split``; base_k stays the
-  tiling helper's), per dtype and class of (M, N, K), as for linear.
+No candidate changes the K steps of a sum (TK is not tuned): the element-wise and linear
+candidates write the same bits, which ``tune_tilings`` checks exactly. The simulated cycles are
+the chosen tiling's. The table holds choices for the platforms it names; on another platform
+(or a modified ChipConfig) the ops use the untuned defaults.
 
-No candidate changes the K steps of a sum (TK and base_k are not tuned). The element-wise and
-linear candidates write the same bits, which ``tune_tilings`` checks exactly; the FFN's agree
-within the dtype's tolerance (``asc.testing``): the simulator sums each Matmul base block's
-float32 products with the host BLAS, whose rounding order depends on the block's shape, so
-another base_m × base_n can change last bits of the result (a base shape that would change
-the K steps is refused). The simulated cycles are the chosen tiling's. The table holds choices for the named platforms; on another platform (or a modified
-ChipConfig) the ops use the untuned defaults.
+The fused SwiGLU FFN is not in the table: its Matmul tiling helper already fits base_m ×
+base_n to each shape and core count, and fixed base shapes chosen per class lost to it on
+shapes other than those tuned (measured: README, "Autotuning and sweeps"). It keeps the
+helper's choice by default.
 
 ``ASCENDC_PY_TORCH_AUTOTUNE=1`` (read at each call) or ``set_enabled(True)``: tune on the
 user's own shapes instead, at run time: the first call of an op for a new key runs the
 candidates on its arguments (``asc.autotune``, the choice cached in memory and in the compile
-cache directory), later calls launch the choice directly.
+cache directory), later calls launch the choice directly. This includes the FFN's base_m ×
+base_n (``ffn_tuner``: the helper's own choice first, then fixed ones; they agree within the
+dtype's tolerance, not bit for bit: the simulator sums each Matmul base block's float32
+products with the host BLAS, whose rounding order depends on the block's shape; a base shape
+that would change base_k or the K split is refused).
 """
 from __future__ import annotations
 
@@ -81,11 +85,6 @@ def dim_class(d: int, bounds: tuple) -> int:
         if d <= b:
             return i
     return len(bounds)
-
-
-def class_shape(c: int, bounds: tuple) -> int:
-    """The representative size of class ``c``: its bound (twice the last bound past it)."""
-    return bounds[c] if c < len(bounds) else 2 * bounds[-1]
 
 
 def mnk_class(m: int, n: int, k: int) -> str:
@@ -163,16 +162,6 @@ def linear_tiles(m: int, n: int, k: int, esize: int) -> tuple:
             memo.clear()
         found = memo[("linear", m, n, k, esize)] = (tm, tn, tk)
     return found
-
-
-def ffn_split(m: int, n: int, k: int, dtype) -> Optional[tuple]:
-    """(base_m, base_n) of the fused SwiGLU FFN's Matmul for a torch ``dtype``, or None: the
-    tiling helper's."""
-    table = shipped()
-    if table is None:
-        return None
-    found = table["swiglu_ffn"].get(f"{dtype.itemsize}/{mnk_class(m, n, k)}")
-    return None if found is None or tuple(found) == (0, 0) else tuple(found)
 
 
 # ---------------------------------------------------------------------------- run-time tuning
@@ -262,4 +251,4 @@ def ffn_blocks(m: int, n: int, k: int, in_type):
 
 
 __all__ = ["set_enabled", "enabled", "launcher", "tuner_for", "candidates", "elementwise",
-           "linear_tiles", "ffn_split", "ENV_VAR"]
+           "linear_tiles", "ENV_VAR"]

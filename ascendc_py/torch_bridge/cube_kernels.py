@@ -113,8 +113,8 @@ def swiglu_ffn_tiling(m: int, n: int, k: int, in_type, base=None):
     """The TCubeTiling of ``swiglu_ffn_kernel`` for x (m×k) @ w (k×n) with inputs of host
     ``DataType`` ``in_type``: m×n over every vector core of the platform (the AIVs number
     themselves 2·block + sub-block); launch ``ceil(used_core_num / 2)`` blocks. ``base``:
-    (base_m, base_n) to fix (``set_fix_split``; base_k stays the helper's), e.g. the shipped
-    autotuned choice (``autotiling.ffn_split``)."""
+    (base_m, base_n) to fix (``set_fix_split``; base_k stays the helper's), e.g. a config of
+    run-time autotuning (``autotiling.ffn_tuner``)."""
     from .. import host
     from ..adv import TCubeTiling
     from ..simulator.config import current_platform

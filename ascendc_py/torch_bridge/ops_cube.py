@@ -19,10 +19,10 @@ API, float32 accumulation) into a float32 GM workspace, the vector cores compute
 recomputed with ``linear``, ``swiglu_backward`` gives their gradients, four ``linear`` launches
 the weight and input gradients.
 
-Tilings: linear's TM × TN and the FFN's Matmul base_m × base_n come from the shipped table of
-autotuned choices per shape class (``autotiling.py``), or, with ``ASCENDC_PY_TORCH_AUTOTUNE=1``,
-from ``asc.autotune`` on the call's own shapes. Neither changes a result bit (the K order of
-the sums is not tuned).
+Tilings: linear's TM × TN comes from the shipped table of autotuned choices per shape class
+(``autotiling.py``; the same bits whichever is chosen), the FFN's Matmul base shape from the
+tiling helper; with ``ASCENDC_PY_TORCH_AUTOTUNE=1``, both from ``asc.autotune`` on the call's
+own shapes.
 """
 from __future__ import annotations
 
@@ -134,7 +134,7 @@ def _launch_swiglu_ffn(x: Tensor, wg: Tensor, wu: Tensor, *, out: Tensor):
     if autotiling.enabled():          # tune base_m x base_n on this call's shapes
         return autotiling.ffn_tuner()[autotiling.ffn_blocks(m, n, k, in_type)](
             x.reshape(m, k), wg, wu, out.view(m, n), workspace, None)
-    tiling = CK.swiglu_ffn_tiling(m, n, k, in_type, autotiling.ffn_split(m, n, k, x.dtype))
+    tiling = CK.swiglu_ffn_tiling(m, n, k, in_type)     # the helper's base shape
     return CK.swiglu_ffn_kernel[-(-tiling.used_core_num // 2)](
         x.reshape(m, k), wg, wu, out.view(m, n), workspace, tiling)
 

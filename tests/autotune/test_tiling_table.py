@@ -30,12 +30,10 @@ def test_the_table_covers_every_class_of_the_default_platform():
     assert set(entry["elementwise"]) == want
     cube = {f"{dt.itemsize}/{a}/{b}/{c}" for dt in tune_tilings.CUBE_DTYPES
             for a, b, c in tune_tilings.cube_classes()}
-    assert set(entry["linear"]) == cube and set(entry["swiglu_ffn"]) == cube
+    assert set(entry["linear"]) == cube and "swiglu_ffn" not in entry
     for key, tile in entry["elementwise"].items():
-        kernel = key.split("/")[0]
         assert tile % 256 == 0 and tile >= 256, key
     assert all(tuple(v) in AT.LINEAR_CANDIDATES for v in entry["linear"].values())
-    assert all(tuple(v) in AT.FFN_CANDIDATES for v in entry["swiglu_ffn"].values())
 
 
 @pytest.mark.parametrize("kernel,dtype,cls", [("add_kernel", torch.float32, 21),
@@ -48,10 +46,9 @@ def test_shipped_elementwise_tile_is_what_autotune_picks_now(kernel, dtype, cls,
 
 
 @pytest.mark.parametrize("dtype,cls", [(torch.float16, (1, 2, 1)), (torch.float32, (3, 1, 0))])
-def test_shipped_cube_tilings_are_what_autotune_picks_now(dtype, cls, no_disk_choices):
+def test_shipped_linear_tiles_are_what_autotune_picks_now(dtype, cls, no_disk_choices):
     key = f"{dtype.itemsize}/{cls[0]}/{cls[1]}/{cls[2]}"
     assert tune_tilings.tune_linear(dtype, cls) == tuple(TABLE[PLATFORM]["linear"][key])
-    assert tune_tilings.tune_ffn(dtype, cls) == tuple(TABLE[PLATFORM]["swiglu_ffn"][key])
 
 
 def test_ops_use_the_table_without_a_tuning_run(monkeypatch):
@@ -73,7 +70,7 @@ def test_ops_use_the_table_without_a_tuning_run(monkeypatch):
     (report,) = ops.linear.last_reports
     tm, tn = entry["linear"]["2/1/2/1"]
     assert report.block_dim == -(-m // tm) * -(-nn // tn)
-    ops.swiglu_ffn(xs, w.t().contiguous(), w.t().contiguous())
+    ops.swiglu_ffn(xs, w.t().contiguous(), w.t().contiguous())   # the helper's tiling
 
 
 def test_another_platform_or_a_modified_one_keeps_the_defaults():
@@ -83,7 +80,6 @@ def test_another_platform_or_a_modified_one_keeps_the_defaults():
     with config.using_platform(chip):
         assert AT.shipped() is None
         assert AT.linear_tiles(64, 1024, 512, 2) == LINEAR_TILES[2]
-        assert AT.ffn_split(64, 1024, 512, torch.float16) is None
         n = 3 << 18
         assert AT.elementwise(K.add_kernel, n, torch.float32, K.ADD_UB_TILES) == \
             elementwise_tiling(n, torch.float32, K.ADD_UB_TILES)
@@ -105,3 +101,17 @@ def test_run_time_tuning_of_linear_and_the_ffn_gives_the_default_results(monkeyp
     assert len(lin.rows) == len(AT.linear_configs(4)) and lin.best is not None
     (ffn,) = AT._tuners["swiglu_ffn"].tables.values()
     assert ffn.best is not None and ffn.rows[0].config.values == {"BASE_M": 0, "BASE_N": 0}
+
+
+def test_pick_minimises_the_worst_ratio_and_ties_keep_the_default():
+    from ascendc_py.autotuner import Config, TuneResult, TuneRow
+    a, b, c = Config(T=1), Config(T=2), Config(T=3)
+
+    def table(*cycles):
+        return TuneResult("k", PLATFORM, (), rows=[TuneRow(cfg, 1, cy)
+                                                   for cfg, cy in zip((a, b, c), cycles)])
+    # b is best on the first shape but 50 % worse on the second: a (at worst 25 % off) wins
+    assert tune_tilings.pick([table(100, 80, 90), table(100, 150, 140)]) == a
+    assert tune_tilings.pick([table(100, 80, 85), table(100, 150, 93)]) == c
+    assert tune_tilings.pick([table(100, 100, 100)]) == a            # a tie: the default
+    assert tune_tilings.pick([table(100, None, 90), table(100, 50, 95)]) == c   # b failed once
