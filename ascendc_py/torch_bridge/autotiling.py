@@ -123,7 +123,7 @@ def elementwise(kernel, n: int, dtype, ub_tiles: int, *, min_per_block: int = 16
     kernel, dtype and size class (with run-time tuning on: the default tile, tuned around by
     ``launcher``)."""
     chip = _config.current_platform()
-    if _shipped[0] is chip and _enabled is None and not _flag(ENV_VAR):
+    if _shipped[0] is chip and _enabled is None and not _flag(ENV_VAR) and type(n) is int:
         found = _shipped[2].get((kernel, n, dtype, ub_tiles, min_per_block))
         if found is not None:                # this call's tiling, looked up before
             return found
@@ -140,11 +140,9 @@ def elementwise(kernel, n: int, dtype, ub_tiles: int, *, min_per_block: int = 16
             tile = t.tile
     if len(memo) > 4096:
         memo.clear()
-    try:
-        found = memo[(kernel, n, dtype, ub_tiles, min_per_block)] = \
-            t if tile == t.tile else type(t)(t.block_dim, t.share, tile)
-    except TypeError:         # a symbolic size (not hashable): not remembered
-        found = t if tile == t.tile else type(t)(t.block_dim, t.share, tile)
+    found = t if tile == t.tile else type(t)(t.block_dim, t.share, tile)
+    if type(n) is int:        # (a symbolic size is not hashable: not remembered)
+        memo[(kernel, n, dtype, ub_tiles, min_per_block)] = found
     return found
 
 

@@ -115,3 +115,11 @@ def test_pick_minimises_the_worst_ratio_and_ties_keep_the_default():
     assert tune_tilings.pick([table(100, 80, 85), table(100, 150, 93)]) == c
     assert tune_tilings.pick([table(100, 100, 100)]) == a            # a tie: the default
     assert tune_tilings.pick([table(100, None, 90), table(100, 50, 95)]) == c   # b failed once
+
+
+def test_a_size_that_is_not_an_int_is_looked_up_without_being_remembered():
+    class Size(int):                 # like a symbolic size: an int that is not hashable
+        __hash__ = None
+    n = 3 << 18
+    want = AT.elementwise(K.add_kernel, n, torch.float32, K.ADD_UB_TILES)
+    assert AT.elementwise(K.add_kernel, Size(n), torch.float32, K.ADD_UB_TILES).tile == want.tile
