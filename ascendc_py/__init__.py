@@ -27,7 +27,7 @@ from .dsl.types import (CMPMODE, SELMODE, CmpMode, DataType, HardEvent, MaskMode
                         QuePosition,
                         RoundMode, SelMode, TPosition, bfloat16, bool_, float16, float32,
                         float64, float_, half, int8, int16, int32, int64, uint8, uint16, uint32,
-                        uint64, double, int_)
+                        uint64, double, int_, void)
 from .simulator.config import current_platform, get_platform, set_platform
 from . import adv  # noqa: E402  (asc.adv: Matmul, TCubeTiling, MatmulType)
 from .adv import DEFAULT_C0_SIZE, CubeFormat, property  # noqa: A004

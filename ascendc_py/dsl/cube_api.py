@@ -65,7 +65,11 @@ CUBE_BUILTINS.update({name: _builtin(name, doc) for name, doc in {
                           "img2col from an NC1HWC0 map in L1",
     "LoadData3DParamsV1": "LoadData3DParamsV1(...): Load3Dv1, not an A2/A3 interface (an error "
                           "in load_data)",
-    "LoadData3DParamsV2Pro": "LoadData3DParamsV2Pro(...): not modelled (an error in load_data)",
+    "LoadData3DParamsV2Pro": "LoadData3DParamsV2Pro(channel_size=0, en_transpose=False, "
+                             "en_small_k=False, filter_size_w=False, filter_size_h=False, "
+                             "f_matrix_ctrl=False, ext_config=0, filter_config=0x10101010101): "
+                             "load_data img2col with the window packed in two words and the "
+                             "map and pad value from the registers",
     "set_load_data_boundary": "set_load_data_boundary(boundary): load_data 3D's L1 boundary "
                               "(bytes; 0 = none, else >= 1024): reads past it wrap to L1's start",
     "LoadDataRepeatParam": "LoadDataRepeatParam(repeat_time=1, repeat_stride=0, repeat_mode=0): "
@@ -73,3 +77,11 @@ CUBE_BUILTINS.update({name: _builtin(name, doc) for name, doc in {
     "set_load_data_repeat": "set_load_data_repeat(LoadDataRepeatParam(...)): Load3Dv2's repeat "
                             "register (one iteration modelled)",
 }.items()})
+# 2:4 sparse cube, Load2Dv2 and the cube registers (pyasc15; semantics: ops/cube_sparse.py)
+CUBE_BUILTINS.update({name: _builtin(name, REGISTRY[name].doc)
+                      for name in ("load_data_with_sparse", "mmad_with_sparse",
+                                   "set_fix_pipe_pre_quant_flag", "set_load_data_padding_value")})
+CUBE_BUILTINS["LoadData2DParamsV2"] = _builtin(
+    "LoadData2DParamsV2", "LoadData2DParamsV2(m_start_position=0, k_start_position=0, m_step=0, "
+    "k_step=0, src_stride=0, dst_stride=0, if_transpose=False, sid=0): load_data of an "
+    "m_step × k_step block of 512-byte fractals")

@@ -23,6 +23,10 @@ class DataType:
         """Size of one element in bytes (as Ascend C's ``sizeof(T)``)."""
         return max(self.bits // 8, 1)
 
+    def is_void(self) -> bool:
+        """True for ``asc.void`` (pyasc's ``DataType.is_void``)."""
+        return self.kind == "void"
+
     @property
     def is_float(self) -> bool:
         return self.kind in ("float", "bfloat")
@@ -57,6 +61,9 @@ float32 = DataType("float32", 32, "float")
 float64 = DataType("float64", 64, "float")
 bfloat16 = DataType("bfloat16", 16, "bfloat")
 bool_ = DataType("bool", 8, "bool")
+#: pyasc's ``asc.void``: the type of no value (a function's ``-> asc.void``); no tensor, scalar
+#: or cast takes it (the kernel line is an error), so it is not in ALL_DTYPES
+void = DataType("void", 0, "void")
 half = float16
 float_ = float32
 double = float64      # pyasc's aliases (asc.language.core.dtype)

@@ -161,7 +161,7 @@ def const_bad(x: asc.GlobalAddress, WHICH: asc.ConstExpr[int]):
     elif WHICH == 1:
         asc.load_data(a2, l1, asc.LoadData3DParamsV1([0, 0, 0, 0], 4, 4))  # v1
     elif WHICH == 2:
-        asc.load_data(a2, l1, asc.LoadData3DParamsV2Pro(16))  # v2pro
+        asc.load_data(a2, l1, asc.LoadData3DParamsV2Pro(16, False, True))  # v2pro
     elif WHICH == 3:
         asc.load_data(a2, l1, asc.LoadData3DParamsV2(  # transpose
             [0, 0, 0, 0], 4, 4, 16, 16, 16, 0, 0, 1, 1, 3, 3, 1, 1, True))
@@ -183,7 +183,7 @@ def const_bad(x: asc.GlobalAddress, WHICH: asc.ConstExpr[int]):
 @pytest.mark.parametrize("which,marker,text", [
     (0, "ch20", "channel_size = 20 must be a multiple of C0 = 16"),
     (1, "v1", "does not exist on Ascend 910B"),
-    (2, "v2pro", "LoadData3DParamsV2Pro is not modelled"),
+    (2, "v2pro", "LoadData3DParamsV2Pro.en_small_k \\(small-K mode\\) is not modelled"),
     (3, "transpose", "en_transpose is not modelled"),
     (4, "dt", "dst is float16 but src is float32"),
     (5, "kspan", "k_start_pt \\+ k_extension = 160 is more than K"),

@@ -5,8 +5,8 @@ a local checkout named by ``$PYASC_REPO`` (nothing is copied or fetched; skipped
 A test fails when a case that passes today stops passing (the per-file floors below; raise
 them as names land), or when a case fails other than by an error ascendc_py raises on purpose:
 a wrong result (pyasc's own check failing) or an internal exception is a failure (a case
-whose check fails is run twice more first, see below: torch's CPU reference is not always
-exact on this machine).
+whose check fails is run twice more first, see ``rerun_flaky``: torch's CPU reference is not
+always exact on this machine; the floors are counted after those reruns).
 What is still missing is listed by ``python -m ascendc_py.pyasc_compat.corpus``.
 """
 from __future__ import annotations
@@ -68,10 +68,10 @@ PASSING = {
                  _HOST + "test_matmul_api_tiling.py": 27,
                  _HOST + "test_multi_core_matmul_tiling.py": 34},
     "language": {_LANG + "adv/test_activation.py": 1, _LANG + "adv/test_sort.py": 2,
-                 _LANG + "adv/test_matmul.py": 10, _LANG + "adv/test_normalization.py": 1,
+                 _LANG + "adv/test_matmul.py": 13, _LANG + "adv/test_normalization.py": 1,
                  _LANG + "adv/test_ops.py": 27, _LANG + "basic/test_common_api.py": 64,
                  _LANG + "basic/test_list_tensor.py": 11, _LANG + "basic/test_proposal.py": 2,
-                 _LANG + "basic/test_mm.py": 4, _LANG + "basic/test_data_copy.py": 1, _LANG + "basic/test_scalar.py": 5,
+                 _LANG + "basic/test_mm.py": 7, _LANG + "basic/test_fixpipe.py": 1, _LANG + "basic/test_data_copy.py": 1, _LANG + "basic/test_scalar.py": 5,
                  _LANG + "basic/test_set_atomic.py": 5, _LANG + "basic/test_vector_binary.py": 18,
                  _LANG + "basic/test_vector_cmpsel.py": 7, _LANG + "basic/test_vector_reduce.py": 8,
                  _LANG + "basic/test_vector_scalar.py": 7, _LANG + "basic/test_vector_ternary.py": 1,
@@ -85,35 +85,76 @@ PASSING = {
 }
 
 
+def rerun_flaky(name: str, result, runs: int = 2, run=None) -> tuple[dict, set]:
+    """(failures that are not a deliberate ascendc_py error after up to ``runs`` reruns of
+    them, the node ids that passed on a rerun).
+
+    pyasc's references are torch on the CPU, and this machine's torch.sqrt has been seen to
+    return values off by up to 3e-4 (relative) now and then, also in a process that never
+    imported ascendc_py: such a case is run again (twice) before it counts, and a case that
+    passes on a rerun counts as passing for the floors too (so the floors are checked after
+    the reruns, not before)."""
+    run = run or (lambda nodes: corpus.run_corpus(corpus.CORPORA[name], Path(PYASC_REPO),
+                                                  nodes=nodes))
+    wrong = {node: message for node, message in result.failed.items()
+             if not corpus.is_deliberate(message)}
+    again = wrong
+    for _ in range(runs if wrong else 0):
+        rerun = run(list(again))
+        again = {n: m for n, m in rerun.failed.items() if n in again}
+        if not again:
+            break
+    return again, set(wrong) - set(again)
+
+
+def passed_per_file(result, recovered: set) -> dict:
+    """file -> cases that passed, counting the ones that passed on a rerun."""
+    out: dict = {}
+    for node in set(result.passed) | recovered:
+        file = node.split("::")[0]
+        out[file] = out.get(file, 0) + 1
+    return out
+
+
 @pytest.mark.skipif(not PYASC_REPO, reason=SKIP)
 @pytest.mark.parametrize("name", list(corpus.CORPORA))
 def test_pyasc_corpus(name):
     result = corpus.run_corpus(corpus.CORPORA[name], Path(PYASC_REPO))
     summary = corpus.format_result(result)
-    files = result.files()
-    regressed = {f: (files.get(f, [0])[0], n) for f, n in PASSING[name].items()
-                 if files.get(f, [0])[0] < n}
+    wrong, recovered = rerun_flaky(name, result)
+    if recovered:
+        warnings.warn(f"pyasc {name}: failed once, then passed: {sorted(recovered)}")
+    files = passed_per_file(result, recovered)
+    regressed = {f: (files.get(f, 0), n) for f, n in PASSING[name].items()
+                 if files.get(f, 0) < n}
     assert not regressed, f"fewer cases pass than before (file: (now, before)): {regressed}\n" \
                           f"{summary}"
-    wrong = {node: message for node, message in result.failed.items()
-             if not corpus.is_deliberate(message)}
-    if wrong:
-        # pyasc's references are torch on the CPU, and this machine's torch.sqrt has been seen
-        # to return values off by up to 3e-4 (relative) now and then, also in a process that
-        # never imported ascendc_py: such a case is run again (twice) before it counts.
-        again = wrong
-        for _ in range(2):
-            rerun = corpus.run_corpus(corpus.CORPORA[name], Path(PYASC_REPO), nodes=list(again))
-            again = {n: m for n, m in rerun.failed.items() if n in again}
-            if not again:
-                break
-        if not again:
-            warnings.warn(f"pyasc {name}: failed once, then passed: {wrong}")
-        wrong = again
     assert not wrong, f"failures that are not a deliberate ascendc_py error (a wrong result " \
                       f"or an internal exception): {wrong}\n{summary}"
     if name == "lib-host":
         assert not result.failed and len(result.passed) == 89, summary
+
+
+def test_floors_count_cases_that_pass_on_a_rerun():
+    """A torch-reference flake (a case failing with a wrong result once, then passing) counts
+    towards its file's floor; a deliberate error is never rerun; a case failing every time
+    stays a failure."""
+    flaky, stuck = "f.py::test_flaky", "f.py::test_stuck"
+    first = corpus.Result(corpus.CORPORA["kernels"], passed=["f.py::test_ok"],
+                          failed={flaky: "assert False", stuck: "AssertionError: x",
+                                  "f.py::test_refused": "ascendc_py.compiler.errors."
+                                                        "KernelTypeError: t.py:1:1: no"})
+    calls = []
+
+    def run(nodes):
+        calls.append(sorted(nodes))
+        return corpus.Result(corpus.CORPORA["kernels"], passed=[n for n in nodes if n == flaky],
+                             failed={n: "assert False" for n in nodes if n != flaky})
+
+    wrong, recovered = rerun_flaky("kernels", first, run=run)
+    assert recovered == {flaky} and set(wrong) == {stuck}
+    assert calls == [[flaky, stuck], [stuck]]
+    assert passed_per_file(first, recovered) == {"f.py": 2}
 
 
 def test_skip_reason_names_the_variable():

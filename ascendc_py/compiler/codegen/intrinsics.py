@@ -62,7 +62,8 @@ def instruction_pipe(op: str, operands) -> "PipeID | None":
     from ...dsl.types import PipeID
     from ...simulator.config import ASCEND910B2
     refs = [a for a in operands[:2] if isinstance(a, (ir.LocalRef, ir.GlobalRef))]
-    if op in ("data_copy", "data_copy_pad", "load_data", "load_data_with_transpose") and \
+    if op in ("data_copy", "data_copy_pad", "load_data", "load_data_with_transpose",
+              "load_data_2d_v2") and \
             len(refs) == 2:
         dst, src = (r.memory if isinstance(r, ir.LocalRef) else Memory.GM for r in refs)
         try:
@@ -273,3 +274,4 @@ from . import lower_cmpmask  # noqa: E402,F401  (pyasc-lang: the CMPMASK registe
 from . import lower_add_deq  # noqa: E402,F401  (pyasc-lang: add_deq_relu)
 from . import lower_load3d  # noqa: E402,F401  (conv19: img2col load_data)
 from . import lower_ib_sync  # noqa: E402,F401  (pyasc-sync: GM-flag inter-block sync)
+from . import lower_cube_sparse  # noqa: E402,F401  (pyasc15: sparse cube, Load2Dv2, cube registers)

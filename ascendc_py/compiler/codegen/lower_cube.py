@@ -656,6 +656,8 @@ def lower_fixpipe(cg: Codegen, s: ir.Intrinsic) -> None:
     _, darg, doff = operand(cg, dst)
     sa = cg.b.sext(cg.expr(src.addr), I64)
     values = [cg._as_i64(cg.expr(e)) for e in s.args[2:]]
+    from .lower_cube_sparse import pre_quant_deq   # set_fix_pipe_pre_quant_flag's register
+    values[4] = pre_quant_deq(cg, values[4], s.attr("quant"))
     args = [darg, doff, sa] + values + [
         cg.i64(s.attr("quant")), cg.i64(s.attr("layout")),
         cg.i64(int(s.attr("src_dtype").is_int)), cg.i64(s.attr("dtype").sizeof()),

@@ -1,5 +1,6 @@
 """Codegen, runtime-library function and timing of the img2col load (``load_data`` with
-``LoadData3DParamsV2``; semantics and the NumPy reference: ``ops/load3d.py``).
+``LoadData3DParamsV2`` or ``LoadData3DParamsV2Pro``, one library function for both; the
+fmatrix and padding registers; semantics and the NumPy reference: ``ops/load3d.py``).
 
 One library call per instruction: it checks every field (range → CubeParamError naming the
 field; C0 alignment and spans → CubeParamError saying the rule), the destination's 512-byte
@@ -14,20 +15,21 @@ occupy MTE1, and the data is there ``CubeCosts.load3d_latency`` = 43 cycles late
 """
 from __future__ import annotations
 
-from ...dsl.types import Memory
+from ...dsl.types import Memory, float64
 from ...simulator import abi
 from ...simulator import timing_params as TP
 from .. import ir
-from ..ops.load3d import BOUNDARY_MIN, LOAD3D_RULES, LOAD3D_V2_FIELDS, REPEAT_FIELDS
+from ..ops.load3d import (BOUNDARY_MIN, FMATRIX_FIELDS, LOAD3D_RULES, LOAD3D_V2_FIELDS,
+                          REPEAT_FIELDS, V2PRO_FIELDS, V2PRO_PACKING)
 from . import runtime_lib
 from .core import Codegen, FnBuilder, lowering
 from .intrinsics import call_checked, operand
 from .lower_cube import _aligned, _aligned_l0, _checks, _memmove, _ptr, _san, _sanitizing
-from .lower_movement import _bits, _fill
+from .lower_movement import _bits, _fill, _value_bits
 from .rtfuncs import call_rt, call_tm, counted, rt
 from .sanitize import READ_ANY, WRITE, path_pipe
 from .timing import _TB, _issue, tm
-from .types import I64
+from .types import F64, I64, convert
 
 E = abi.ErrorCode
 _NAMES = tuple(n for n, _, _ in LOAD3D_V2_FIELDS)
@@ -195,16 +197,62 @@ def lower_set_load_data_boundary(cg: Codegen, s: ir.Intrinsic) -> None:
     cg.scalar_cost(1)
 
 
+def _registers(cg: Codegen) -> dict:
+    """The fmatrix (l1_h, l1_w, pads) and padding-value (float64 bits) registers' allocas
+    (entry block, once: every block starts with them 0)."""
+    regs = getattr(cg, "_load3d_regs", None)
+    if regs is None:
+        regs = cg._load3d_regs = {}
+        for name in FMATRIX_FIELDS + ("pad_value",):
+            regs[name] = cg.alloca_builder.alloca(I64, name=f"load3d.{name}")
+            cg.alloca_builder.store(cg.i64(0), regs[name])
+    return regs
+
+
+@lowering("set_load_data_padding_value")
+def lower_set_load_data_padding_value(cg: Codegen, s: ir.Intrinsic) -> None:
+    cg.b.store(cg.b.bitcast(cg.expr(s.args[0]), I64), _registers(cg)["pad_value"])
+    cg.scalar_cost(1)
+
+
+def _v2pro_values(cg: Codegen, s: ir.Intrinsic) -> tuple:
+    """(the 21 LoadData3DParamsV2 values, pad bits) of a V2Pro load: the window fields decoded
+    from ext_config / filter_config, the map from the fmatrix register, the pad value from the
+    padding register (converted to the load's dtype)."""
+    b = cg.b
+    dtype = s.attr("dtype")
+    v = dict(zip((n for n, _ in V2PRO_FIELDS), (cg._as_i64(cg.expr(e)) for e in s.args[2:])))
+    for word, name, lo, width in V2PRO_PACKING:
+        v[name] = b.and_(b.lshr(v[word], cg.i64(lo)), cg.i64((1 << width) - 1))
+    regs = _registers(cg)
+    for name in FMATRIX_FIELDS:
+        v[name] = b.load(regs[name], typ=I64)
+    value = convert(b, b.bitcast(b.load(regs["pad_value"], typ=I64), F64), float64, dtype)
+    return [v[n] for n in _NAMES], _value_bits(cg, value, dtype)
+
+
 @lowering("load_data_3d")
 def lower_load_data_3d(cg: Codegen, s: ir.Intrinsic) -> None:
     dst, src = s.args[:2]
     dmem, da, _ = operand(cg, dst)
     sa = cg.b.sext(cg.expr(src.addr), dmem.type)
     dtype = s.attr("dtype")
-    values = [cg._as_i64(cg.expr(e)) for e in s.args[2:2 + len(_NAMES)]]
+    pro = s.attr("form") == "v2pro"
+    if pro:
+        values, pad_bits = _v2pro_values(cg, s)
+    else:   # Ascend C's default IsResetLoad3dConfig: the fmatrix and padding registers first
+        values = [cg._as_i64(cg.expr(e)) for e in s.args[2:2 + len(_NAMES)]]
+        pad_bits = _bits(cg, s.args[2 + len(_NAMES)], dtype)
+        regs = _registers(cg)
+        for name in FMATRIX_FIELDS:
+            cg.b.store(values[_NAMES.index(name)], regs[name])
+        pad = convert(cg.b, cg.expr(s.args[2 + len(_NAMES)]), dtype, float64)
+        cg.b.store(cg.b.bitcast(pad, I64), regs["pad_value"])
     args = [dmem, da, sa, cg.i64(dtype.sizeof())] + values + [
-        _bits(cg, s.args[2 + len(_NAMES)], dtype),
-        cg.i64(TP.path_index(Memory.L1, dst.memory)), cg.i64(TP.OP_INDEX["load_data_3d"]),
+        pad_bits, cg.i64(TP.path_index(Memory.L1, dst.memory)),
+        cg.i64(TP.OP_INDEX["load_data_3d"]),
         cg.b.load(_boundary(cg)), cg.b.load(_repeat(cg)["repeat_time"])]
+    record = ("LoadData3DParamsV2Pro (its packed words and the fmatrix/padding registers)"
+              if pro else "LoadData3DParamsV2")
     call_checked(cg, runtime_lib.declare_rt(cg.module, "cube_load3d"), args, "load_data",
-                 ("dst", "src", ("LoadData3DParamsV2",) + DETAIL_FIELDS), operands=s.args[:2])
+                 ("dst", "src", (record,) + DETAIL_FIELDS), operands=s.args[:2])

@@ -150,3 +150,4 @@ from . import copy_records, cmpmask  # noqa: E402,F401  (pyasc-lang: records, CM
 from . import add_deq  # noqa: E402,F401  (pyasc-lang: add_deq_relu)
 from . import load3d  # noqa: E402,F401  (conv19: ops/load3d.py, img2col)
 from . import ib_sync  # noqa: E402,F401  (pyasc-sync: ib_set/ib_wait, notify/wait_pre_block)
+from . import cube_sparse  # noqa: E402,F401  (pyasc15: 2:4 sparse cube, Load2Dv2, cube registers)

@@ -35,9 +35,24 @@ load_data 3D reads it: one iteration (repeat_time 1, any stride and mode) is the
 other repeat times are a run-time error at the load (the docs do not say which address, source
 or destination, the stride advances, so repeats are not modelled).
 
-Not modelled (errors at the line): Load3Dv1 and LoadData3DParamsV2Pro (V1 is not an A2/A3
-interface; V2Pro packs the same fields in register words whose layout the docs do not give),
-``en_transpose``, ``f_matrix_ctrl`` (the right-matrix fmatrix), channel sizes that are not a
+**Registers** (Ascend C's Load3D state, per block, every block starting at 0): the *fmatrix*
+(``l1_h``, ``l1_w``, the four pads) and the *padding value*. A load with ``LoadData3DParamsV2``
+sets both from its fields first (pyasc's ``load_data`` passes Ascend C's default
+``IsResetLoad3dConfig``, which resets them), then loads; ``set_load_data_padding_value(value)``
+(SetLoadDataPaddingValue) sets the padding value (kept as a number, converted to the load's
+dtype as a store converts).
+
+**LoadData3DParamsV2Pro** (channel_size, en_transpose, en_small_k, filter_size_w,
+filter_size_h, f_matrix_ctrl, ext_config, filter_config) is the same load with the window
+fields packed in two 64-bit words and the map and padding taken from the registers (the last
+V2 load or set_load_data_padding_value). The docs give the words but not their bit layout;
+*chosen here* (:func:`v2pro_fields`), each field in LoadData3DParamsV2's order from the lowest
+bits: ``ext_config`` = k_extension | m_extension << 16 | k_start_pt << 32 | m_start_pt << 48,
+``filter_config`` = stride_w | stride_h << 8 | filter_w << 16 | filter_h << 24 |
+dilation_filter_w << 32 | dilation_filter_h << 40 (the default 0x10101010101 is all ones).
+
+Not modelled (errors at the line): Load3Dv1 (not an A2/A3 interface), ``en_transpose``,
+``en_small_k``, ``f_matrix_ctrl`` (the right-matrix fmatrix), channel sizes that are not a
 multiple of C0 (the 4-channel small-C forms).
 """
 from __future__ import annotations
@@ -79,6 +94,37 @@ BOUNDARY_MIN = 1024
 #: dtypes Load3Dv2 moves on A2/A3 per destination (int4 not modelled)
 LOAD3D_TYPES_A = (int8, uint8, float16, bfloat16, uint32, int32, float32)
 LOAD3D_TYPES_B = (float16, bfloat16, uint32, int32, float32)
+
+
+#: LoadData3DParamsV2Pro in pyasc's order (field, default)
+V2PRO_FIELDS = (("channel_size", 0), ("en_transpose", False), ("en_small_k", False),
+                ("filter_size_w", False), ("filter_size_h", False), ("f_matrix_ctrl", False),
+                ("ext_config", 0), ("filter_config", 0x10101010101))
+#: the packed words' fields (LOAD3D_V2_FIELDS names): (word, name, lowest bit, width)
+V2PRO_PACKING = (("ext_config", "k_extension", 0, 16), ("ext_config", "m_extension", 16, 16),
+                 ("ext_config", "k_start_pt", 32, 16), ("ext_config", "m_start_pt", 48, 16),
+                 ("filter_config", "stride_w", 0, 8), ("filter_config", "stride_h", 8, 8),
+                 ("filter_config", "filter_w", 16, 8), ("filter_config", "filter_h", 24, 8),
+                 ("filter_config", "dilation_filter_w", 32, 8),
+                 ("filter_config", "dilation_filter_h", 40, 8))
+#: the fmatrix register's fields
+FMATRIX_FIELDS = ("pad_left", "pad_right", "pad_top", "pad_bottom", "l1_h", "l1_w")
+
+
+def v2pro_fields(ext_config: int, filter_config: int) -> dict:
+    """The LoadData3DParamsV2 fields packed in V2Pro's two words (the layout chosen above)."""
+    words = {"ext_config": int(ext_config), "filter_config": int(filter_config)}
+    return {name: (words[w] >> lo) & ((1 << width) - 1) for w, name, lo, width in V2PRO_PACKING}
+
+
+def v2pro_words(**fields) -> tuple[int, int]:
+    """(ext_config, filter_config) packing LoadData3DParamsV2 fields (missing ones: 0 in
+    ext_config, 1 in filter_config)."""
+    out = {"ext_config": 0, "filter_config": 0}
+    for w, name, lo, width in V2PRO_PACKING:
+        v = int(fields.get(name, 0 if w == "ext_config" else 1))
+        out[w] |= (v & ((1 << width) - 1)) << lo
+    return out["ext_config"], out["filter_config"]
 
 
 def c0_of(itemsize: int) -> int:
@@ -158,7 +204,10 @@ register(OpSpec(
         "pad_list, l1_h, l1_w, channel_size, k_extension, m_extension, k_start_pt, m_start_pt, "
         "stride_w, stride_h, filter_w, filter_h, dilation_filter_w, dilation_filter_h, "
         "en_transpose, pad_value, filter_size_w, filter_size_h, f_matrix_ctrl)) from an "
-        "NC1HWC0 feature map in L1 to ZZ (L0A) / ZN (L0B) fractals.", flops_per_elem=0))
+        "NC1HWC0 feature map in L1 to ZZ (L0A) / ZN (L0B) fractals; or with "
+        "LoadData3DParamsV2Pro(channel_size, en_transpose, en_small_k, filter_size_w, "
+        "filter_size_h, f_matrix_ctrl, ext_config, filter_config), the map and pad value from "
+        "the registers the last V2 load / set_load_data_padding_value set.", flops_per_elem=0))
 
 register(OpSpec(
     "set_load_data_boundary", Family.SYSTEM, PipeID.PIPE_S, CostClass.SCALAR, (),
@@ -172,3 +221,9 @@ register(OpSpec(
     doc="set_load_data_repeat(LoadDataRepeatParam(repeat_time=1, repeat_stride=0, "
         "repeat_mode=0)): Load3Dv2's repeat register, read by load_data 3D (one iteration "
         "modelled)", flops_per_elem=0))
+register(OpSpec(
+    "set_load_data_padding_value", Family.SYSTEM, PipeID.PIPE_S, CostClass.SCALAR, (),
+    (("pad_value",),), None,
+    doc="set_load_data_padding_value(value): the Load3D padding register, read by load_data "
+        "with LoadData3DParamsV2Pro (a LoadData3DParamsV2 load sets it from its pad_value)",
+    flops_per_elem=0))

@@ -114,6 +114,9 @@ def want_dtype(v: SVal, what: str, loc: SourceLoc) -> DataType:
     if not isinstance(v, DTypeV):
         raise KernelTypeError(f"{what} must be a dtype (e.g. asc.float16 or x.dtype), got "
                               f"{v.describe()}", loc)
+    if v.dtype.is_void():
+        raise KernelTypeError(f"{what} cannot be asc.void: it has no values (only a "
+                              f"function's return type is void)", loc)
     return v.dtype
 
 
@@ -628,3 +631,4 @@ from . import list_tensor  # noqa: E402,F401  (pyasc-lang: ListTensorDesc, Tenso
 from . import add_deq  # noqa: E402,F401  (pyasc-lang: add_deq_relu)
 from . import load3d  # noqa: E402,F401  (conv19: LoadData3DParams records, img2col)
 from . import ib_sync  # noqa: E402,F401  (pyasc-sync: GM-flag inter-block sync)
+from . import cube_sparse  # noqa: E402,F401  (pyasc15: 2:4 sparse cube, LoadData2DParamsV2, cube registers)

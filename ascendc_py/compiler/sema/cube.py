@@ -202,6 +202,9 @@ def load_data(an, args, kwargs, loc) -> SVal:
     if isinstance(b["params"], StructV) and b["params"].kind.startswith("LoadData3D"):
         from .load3d import load_data_3d   # img2col (Load3D): sema/load3d.py
         return load_data_3d(an, b["dst"], b["src"], b["params"], loc)
+    if isinstance(b["params"], StructV) and b["params"].kind == "LoadData2DParamsV2":
+        from .cube_sparse import load_data_2d_v2   # Load2Dv2: sema/cube_sparse.py
+        return load_data_2d_v2(an, b["dst"], b["src"], b["params"], loc)
     dst = _local(b["dst"], "load_data", "dst", (Memory.L0A, Memory.L0B), "A2 (L0A) or B2 (L0B)",
                  loc)
     src = b["src"]

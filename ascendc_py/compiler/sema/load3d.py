@@ -7,11 +7,11 @@ time (range, C0 alignment, the K span); run-time values by the library.
 """
 from __future__ import annotations
 
-from ...dsl.types import Memory, bool_, int32, int64
+from ...dsl.types import Memory, bool_, int32, int64, uint64
 from .. import ir
 from ..errors import DtypeError, KernelTypeError, KernelValueError, OperandKindError
 from ..ops.load3d import (BOUNDARY_MIN, REPEAT_FIELDS, LOAD3D_TYPES_A, LOAD3D_TYPES_B, LOAD3D_V2_FIELDS, c0_of,
-                          output_size)
+                          output_size, V2PRO_FIELDS, V2PRO_PACKING, v2pro_fields)
 from . import scalars as S
 from .builtins import bind_args, function, want_int
 from .values import ConstV, LocalTensorV, NoneV, RtV, StructV, SVal, TupleV
@@ -27,8 +27,6 @@ V1_PARAMS = ("pad_list", "l1_h", "l1_w", "c1_index", "fetch_filter_w", "fetch_fi
              "left_top_w", "left_top_h", "stride_w", "stride_h", "filter_w", "filter_h",
              "dilation_filter_w", "dilation_filter_h", "jump_stride", "repeat_mode",
              "repeat_time", "c_size", "pad_value")
-V2PRO_PARAMS = ("channel_size", "en_transpose", "en_small_k", "filter_size_w", "filter_size_h",
-                "f_matrix_ctrl", "ext_config", "filter_config")
 _BOOLS = {"en_transpose", "filter_size_w", "filter_size_h", "f_matrix_ctrl"}
 _LIMITS = {n: (lo, hi) for n, lo, hi in LOAD3D_V2_FIELDS}
 _UNMODELLED = {"en_transpose": "LoadData3DParamsV2.en_transpose is not modelled",
@@ -88,7 +86,53 @@ def _record(kind: str, names: tuple):
 
 
 function("LoadData3DParamsV1")(_record("LoadData3DParamsV1", V1_PARAMS))
-function("LoadData3DParamsV2Pro")(_record("LoadData3DParamsV2Pro", V2PRO_PARAMS))
+_V2PRO_BOOLS = {"en_transpose", "en_small_k", "filter_size_w", "filter_size_h", "f_matrix_ctrl"}
+_V2PRO_UNMODELLED = {"en_transpose": "is not modelled", "en_small_k": "(small-K mode) is not "
+                     "modelled", "f_matrix_ctrl": "(the right matrix's fmatrix) is not modelled"}
+
+
+@function("LoadData3DParamsV2Pro")
+def _v2pro(an, args, kwargs, loc) -> SVal:
+    names = tuple(n for n, _ in V2PRO_FIELDS)
+    defaults = {n: ConstV(d, bool_ if isinstance(d, bool) else
+                          (uint64 if n.endswith("config") else int32)) for n, d in V2PRO_FIELDS}
+    b = bind_args("asc.LoadData3DParamsV2Pro()", names, args, kwargs, loc, defaults)
+    fields = []
+    for n in names:
+        v = b[n]
+        if n in _V2PRO_BOOLS:
+            v = S.truth(v, loc)
+            if isinstance(v, ConstV) and v.value and n in _V2PRO_UNMODELLED:
+                raise KernelValueError(f"LoadData3DParamsV2Pro.{n} {_V2PRO_UNMODELLED[n]}", loc)
+        else:
+            v = S.numeric(v)
+            want_int(v, f"LoadData3DParamsV2Pro.{n}", loc, uint64 if n.endswith("config")
+                     else int64)
+            hi = 2 ** 64 - 1 if n.endswith("config") else 65535
+            if isinstance(v, ConstV) and not 0 <= int(v.value) <= hi:
+                raise KernelValueError(f"LoadData3DParamsV2Pro.{n} = {v.value} is out of range "
+                                       f"0..{hi}", loc)
+        fields.append((n, v))
+    return StructV("LoadData3DParamsV2Pro", tuple(fields))
+
+
+def _packed_checks(rec: StructV, loc) -> None:
+    """The window fields packed in constant ext_config / filter_config words, in range."""
+    ext, flt = (_const(rec.get(w)) for w in ("ext_config", "filter_config"))
+    for word, value in (("ext_config", ext), ("filter_config", flt)):
+        if value is None:
+            continue
+        for name, got in v2pro_fields(ext or 0, flt or 0).items():
+            lo, hi = _LIMITS[name]
+            if (word, name) in _PACKED and not lo <= got <= hi:
+                raise KernelValueError(f"LoadData3DParamsV2Pro.{word} packs {name} = {got}, "
+                                       f"out of range {lo}..{hi}", loc,
+                                       hint=f"the packing: {_PACKING_TEXT}")
+
+
+_PACKED = {(w, n) for w, n, _lo, _width in V2PRO_PACKING}
+_PACKING_TEXT = "; ".join(f"{w}[{lo + width - 1}:{lo}] = {n}"
+                          for w, n, lo, width in V2PRO_PACKING)
 
 
 def _const(v: SVal):
@@ -145,10 +189,6 @@ def load_data_3d(an, dst: SVal, src: SVal, params: StructV, loc) -> SVal:
                                "on Ascend 910B (A2/A3): the docs list it for the Atlas training "
                                "and inference products only", loc,
                                hint="use asc.LoadData3DParamsV2")
-    if params.kind == "LoadData3DParamsV2Pro":
-        raise KernelValueError("asc.load_data with LoadData3DParamsV2Pro is not modelled: it "
-                               "packs the fields in register words whose bit layout the public "
-                               "docs do not give", loc, hint="use asc.LoadData3DParamsV2")
     if not isinstance(dst, LocalTensorV) or dst.memory not in (Memory.L0A, Memory.L0B):
         raise OperandKindError(f"asc.load_data (Load3D) dst must be a LocalTensor at A2 (L0A) "
                                f"or B2 (L0B), got {dst.describe()}", loc)
@@ -165,6 +205,20 @@ def load_data_3d(an, dst: SVal, src: SVal, params: StructV, loc) -> SVal:
         raise DtypeError(f"asc.load_data (Load3Dv2) to {where} does not support "
                          f"{dst.dtype.name} on Ascend 910B (A2/A3); supported: "
                          f"{', '.join(d.name for d in allowed)}", loc)
+    if params.kind == "LoadData3DParamsV2Pro":   # the window packed, the map from registers
+        c0 = c0_of(dst.dtype.sizeof())
+        ch = _const(params.get("channel_size"))
+        if ch is not None and ch % c0:
+            raise KernelValueError(f"LoadData3DParamsV2Pro.channel_size = {ch} must be a "
+                                   f"multiple of C0 = {c0} for this dtype", loc)
+        _packed_checks(params, loc)
+        ops = tuple(S.to_expr(params.get(n), int64) if n in _V2PRO_BOOLS else
+                    want_int(params.get(n), f"LoadData3DParamsV2Pro.{n}", loc,
+                             uint64 if n.endswith("config") else int64)
+                    for n, _ in V2PRO_FIELDS)
+        an.emit(ir.Intrinsic("load_data_3d", (dst.ref(), src.ref()) + ops, (), loc,
+                             (("dtype", dst.dtype), ("form", "v2pro"))))
+        return NoneV()
     _static_checks(params, c0_of(dst.dtype.sizeof()), loc)
     fields = tuple(S.to_expr(params.get(n), int64) if n in _BOOLS else
                    want_int(params.get(n), f"LoadData3DParamsV2.{n}", loc, int64)
@@ -215,4 +269,13 @@ def _set_load_data_repeat(an, args, kwargs, loc) -> SVal:
     ops = tuple(want_int(rec.get(n), f"LoadDataRepeatParam.{n}", loc, int64)
                 for n, *_ in REPEAT_FIELDS)
     an.emit(ir.Intrinsic("set_load_data_repeat", ops, (), loc))
+    return NoneV()
+
+
+@function("set_load_data_padding_value")
+def _set_load_data_padding_value(an, args, kwargs, loc) -> SVal:
+    from ...dsl.types import float64
+    b = bind_args("asc.set_load_data_padding_value()", ("pad_value",), args, kwargs, loc)
+    value = S.to_expr(S.cast(b["pad_value"], float64, loc), float64)
+    an.emit(ir.Intrinsic("set_load_data_padding_value", (value,), (), loc))
     return NoneV()
