@@ -259,8 +259,14 @@ class Autotuner:
     def __init__(self, kernel, configs: Sequence[Config], key: Sequence[str],
                  prune_configs_by: Optional[dict] = None, print_table: bool = True,
                  use_disk_cache: bool = True, pre_hook: Optional[Callable] = None,
-                 rtol: Optional[float] = None, atol: Optional[float] = None):
+                 rtol: Optional[float] = None, atol: Optional[float] = None,
+                 backend: str = "auto", workers: Optional[int] = None):
         from .dsl.kernel import Kernel
+        if backend not in ("auto", "inprocess", "process"):
+            raise ValueError(f"autotune: backend must be 'auto', 'inprocess' or 'process', got "
+                             f"{backend!r}")
+        self.backend = backend
+        self.workers = workers
         if not isinstance(kernel, Kernel):
             if callable(kernel) and hasattr(kernel, "__code__"):
                 from .dsl.kernel import kernel as make_kernel
@@ -442,8 +448,13 @@ class Autotuner:
         # the configs run untraced and unsanitized (the chosen one then runs as asked)
         platform_kw = {"platform": launch.get("platform"), "trace": False, "sanitize": False}
         bar = _progress(len(configs), f"autotune {self.__name__}")
+        pooled = None
         try:
-            for config in configs:
+            if self._use_pool(len(configs)):
+                from .sweeper import run_configs_in_pool
+                pooled = run_configs_in_pool(self, grid, values, chip, configs,
+                                             self._workers(), bar)
+            for i, config in enumerate(configs if pooled is None else ()):
                 bd = self._block_dim(grid, config)
                 row = TuneRow(config, bd)
                 result.rows.append(row)
@@ -467,6 +478,18 @@ class Autotuner:
                                 self.kernel.def_loc())
                 best = min((r.cycles for r in result.rows if r.cycles is not None))
                 bar.update(best)
+            for config, out in zip(configs, pooled or ()):   # the pool's, in config order
+                row = TuneRow(config, out.get("block_dim", 0), out["cycles"],
+                              out.get("bottleneck", ""), out.get("gm_bandwidth_gbps", 0.0),
+                              out.get("time_us", 0.0), out["error"])
+                result.rows.append(row)
+                if row.cycles is None:
+                    continue
+                if reference is None:
+                    reference = (config, out["written"])
+                else:
+                    _check_same(self.__name__, reference, config, out["written"],
+                                self.tolerance, self.kernel.def_loc())
         finally:
             bar.close()
             for n, v in arrays.items():
@@ -482,6 +505,20 @@ class Autotuner:
         best = min(ok, key=lambda r: r.cycles)     # ties: the first in config order
         result.best, result.best_block_dim = best.config, best.block_dim
         return result
+
+    def _workers(self) -> int:
+        import os
+        return self.workers or os.cpu_count() or 1
+
+    def _use_pool(self, n_configs: int) -> bool:
+        """Whether this tuning run goes to the process pool: ``backend="process"``, or
+        "auto" with at least ``POOL_THRESHOLD`` configs and more than one CPU."""
+        if self.backend == "process":
+            return True
+        if self.backend != "auto":
+            return False
+        from .sweeper import POOL_THRESHOLD
+        return n_configs >= POOL_THRESHOLD and self._workers() > 1
 
     def _remember(self, key, chip, result: TuneResult, write: bool) -> None:
         mem = (key, platform_id(chip))
@@ -665,7 +702,8 @@ def _progress(total: int, what: str):
 def autotune(configs: Sequence[Config], key: Sequence[str] = (),
              prune_configs_by: Optional[dict] = None, *, print_table: bool = True,
              use_disk_cache: bool = True, pre_hook: Optional[Callable] = None,
-             rtol: Optional[float] = None, atol: Optional[float] = None) -> Callable:
+             rtol: Optional[float] = None, atol: Optional[float] = None,
+             backend: str = "auto", workers: Optional[int] = None) -> Callable:
     """Decorator above ``@asc.kernel``: choose the kernel's ``ConstExpr`` values (and
     optionally ``block_dim``) among ``configs`` by fewest simulated cycles, once per value of
     the ``key`` arguments and platform (a key entry may also be a function of the arguments by
@@ -674,11 +712,16 @@ def autotune(configs: Sequence[Config], key: Sequence[str] = (),
     each tuning run (it is kept in ``k.tables`` either way). ``pre_hook(args)``: called
     before every launch like a Config's. ``rtol``/``atol``: the tolerance of the check that
     configs agree (default: the dtype's, ``asc.testing``). ``use_disk_cache=False`` keeps
-    choices in memory only. See the module docstring."""
+    choices in memory only. ``backend``: where a tuning run launches the configs: "inprocess",
+    "process" (the local process pool of ``asc.sweep``; workers import the kernel, hooks and a
+    callable grid by module and name, else the run stays in-process) or "auto" (default:
+    the pool from ``asc.sweeper.POOL_THRESHOLD`` configs on, with more than one CPU);
+    ``workers``: the pool's size (default: the CPU count). The choice and table are the same
+    whichever runs them. See the module docstring."""
     def wrap(kernel) -> Autotuner:
         return Autotuner(kernel, configs, key, prune_configs_by, print_table=print_table,
                          use_disk_cache=use_disk_cache, pre_hook=pre_hook, rtol=rtol,
-                         atol=atol)
+                         atol=atol, backend=backend, workers=workers)
     return wrap
 
 

@@ -124,6 +124,70 @@ class _Job:
         self.kernel = _resolve_kernel(*state["kernel"])
 
 
+class _TuneJob:
+    """An autotune run's configs for the process pool: ``run(i)`` launches config ``i`` on
+    the arguments as they were passed and returns its figures and what it wrote to the GM
+    arrays (the launching process checks that the configs agree, in config order)."""
+
+    def __init__(self, tuner: Autotuner, grid, values: dict, chip):
+        self.kernel = tuner.kernel
+        self.configs = list(tuner.configs)
+        self.key = list(tuner.key)
+        self.pre_hook = tuner.pre_hook
+        self.grid = grid
+        self.values = values
+        self.chip = chip
+        self._tuner = None
+        self._original = None
+
+    def run(self, ci: int) -> dict:
+        if self._tuner is None:
+            self._tuner = Autotuner(self.kernel, self.configs, self.key, print_table=False,
+                                    use_disk_cache=False, pre_hook=self.pre_hook)
+            self._original = {n: _snapshot(v) for n, v in self.values.items() if _is_array(v)}
+        tuner, config = self._tuner, self.configs[ci]
+        for n, v in self._original.items():
+            _restore(self.values[n], v)
+        out = {"ci": ci, "cycles": None, "error": "", "written": None}
+        try:
+            bd = tuner._block_dim(self.grid, config)
+            out["block_dim"] = bd
+            report = tuner.kernel[bd](*tuner._full_args(self.values, config), platform=self.chip,
+                                      trace=False, sanitize=False)
+            out.update(cycles=int(report.cycles), bottleneck=report.bottleneck,
+                       gm_bandwidth_gbps=float(report.gm_bandwidth_gbps),
+                       time_us=float(report.time_us))
+            out["written"] = {n: _snapshot(self.values[n]) for n in self._original}
+        except Exception as exc:  # noqa: BLE001 - reported in the table, never chosen
+            out["error"] = _first_line(exc)
+        return out
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["kernel"] = _kernel_ref(self.kernel)
+        state["_tuner"] = None
+        state["_original"] = None
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.kernel = _resolve_kernel(*state["kernel"])
+
+
+def run_configs_in_pool(tuner: Autotuner, grid, values: dict, chip, configs: list,
+                        workers: int, bar: Progress) -> Optional[list]:
+    """Launch ``configs`` (those of ``tuner``, maybe pruned) in the process pool: their
+    results in config order, or None when the run cannot be sent to workers (a kernel not at
+    module level, a lambda hook or grid: the caller runs in-process)."""
+    job = _TuneJob(tuner, grid, values, chip)
+    index = {c: i for i, c in enumerate(job.configs)}
+    try:
+        pickle.dumps(job)
+    except Exception:  # noqa: BLE001 - not shareable: in-process
+        return None
+    return _run_pool(job, [index[c] for c in configs], workers, bar)
+
+
 def _label(shape) -> Any:
     return shape if isinstance(shape, (int, float, str)) else repr(shape)
 

@@ -99,17 +99,22 @@ def linear_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, b: asc.GlobalAddre
     q_c.free_tensor(acc)
 
 
+#: bytes of ``asc.adv.swiglu``'s temporary buffer in the fused SwiGLU kernel (4 float32 regions
+#: of 2048 elements: the API works through a chunk of rows in pieces of 2048 elements)
+SWIGLU_FFN_TMP = 4 * 4 * 2048
 #: Unified Buffer bytes the fused SwiGLU kernel's vector stage uses per padded element of a row
 #: chunk: gate and up float32 tiles double-buffered (16), the output double-buffered (≤ 8), one
-#: float32 temporary (4)
+#: float32 result row (4); the chunks get what the API's temporary buffer leaves of 160 KB
 SWIGLU_FFN_UB_BYTES_PER_ELEM = 28
-SWIGLU_FFN_UB_BUDGET = 160 * 1024
+SWIGLU_FFN_UB_BUDGET = 160 * 1024 - SWIGLU_FFN_TMP
 
 
-def swiglu_ffn_tiling(m: int, n: int, k: int, in_type):
+def swiglu_ffn_tiling(m: int, n: int, k: int, in_type, base=None):
     """The TCubeTiling of ``swiglu_ffn_kernel`` for x (m×k) @ w (k×n) with inputs of host
     ``DataType`` ``in_type``: m×n over every vector core of the platform (the AIVs number
-    themselves 2·block + sub-block); launch ``ceil(used_core_num / 2)`` blocks."""
+    themselves 2·block + sub-block); launch ``ceil(used_core_num / 2)`` blocks. ``base``:
+    (base_m, base_n) to fix (``set_fix_split``; base_k stays the helper's), e.g. a config of
+    run-time autotuning (``autotiling.ffn_tuner``)."""
     from .. import host
     from ..adv import TCubeTiling
     from ..simulator.config import current_platform
@@ -121,6 +126,8 @@ def swiglu_ffn_tiling(m: int, n: int, k: int, in_type):
     t.set_org_shape(m, n, k)
     t.set_shape(m, n, k)
     t.enable_bias(False)
+    if base is not None:
+        t.set_fix_split(int(base[0]), int(base[1]), -1)
     tiling = TCubeTiling()
     t.get_tiling(tiling)
     return tiling
@@ -151,8 +158,9 @@ def swiglu_ffn_kernel(x: asc.GlobalAddress, wg: asc.GlobalAddress, wu: asc.Globa
     the vector cores (``used_core_num`` ≤ 2 · block_dim). Each AIV asks the cube (Matmul API)
     for its single-core block of both projections, written as float32 to the workspace (on the
     910B the cube and vector cores share data only through GM), then streams that block's rows
-    through the Unified Buffer: ``silu(g) · u = g · u / (1 + exp(-g))`` in float32, rounded once
-    to y's dtype.
+    through the Unified Buffer: ``asc.adv.swiglu(y, u, g, 1.0)``, u · Swish(g) = u · g /
+    (1 + exp(-g)) in float32 (Swish with beta 1 is silu), rounded once to y's dtype. The
+    torch op ``torch.ops.ascendc.swiglu_ffn`` and ``samples/swiglu_ffn.py`` launch this kernel.
     """
     dt = y.dtype
     idx = asc.get_block_idx()                  # the vector core's index (2·block + sub-block)
@@ -193,10 +201,12 @@ def swiglu_ffn_kernel(x: asc.GlobalAddress, wg: asc.GlobalAddress, wu: asc.Globa
     q_u = asc.TQue(asc.TPosition.VECIN, 2)
     q_y = asc.TQue(asc.TPosition.VECOUT, 2)
     calc = asc.TBuf(asc.TPosition.VECCALC)
+    tmp = asc.TBuf(asc.TPosition.VECCALC)
     pipe.init_buffer(q_g, 2, rows * cols * 4)
     pipe.init_buffer(q_u, 2, rows * cols * 4)
     pipe.init_buffer(q_y, 2, rows * cols * dt.sizeof())
     pipe.init_buffer(calc, rows * cols * 4)
+    pipe.init_buffer(tmp, SWIGLU_FFN_TMP)
     if idx < tiling.used_core_num:
         mm_g.set_tensor_a(x_gm)
         mm_g.set_tensor_b(wg_gm)
@@ -209,6 +219,7 @@ def swiglu_ffn_kernel(x: asc.GlobalAddress, wg: asc.GlobalAddress, wu: asc.Globa
         mm_u.iterate_all(u_ws)
         mm_u.end()
         t = calc.get(asc.float32)
+        work = tmp.get(asc.uint8)
         # rows land in UB `cols` floats apart; the gap after a row's 32-byte-padded data is never
         # copied into: zero every input buffer once so the vector unit never reads garbage there
         zero_both_buffers(q_g, rows * cols)
@@ -229,15 +240,11 @@ def swiglu_ffn_kernel(x: asc.GlobalAddress, wg: asc.GlobalAddress, wu: asc.Globa
             q_u.enque(u)
             g = q_g.deque(asc.float32)
             u = q_u.deque(asc.float32)
-            asc.muls(t, g, -1.0, count)
-            asc.exp(t, t, count)
-            asc.adds(t, t, 1.0, count)         # t = 1 + exp(-g)
-            asc.div(t, g, t, count)            # t = silu(g)
             out = q_y.alloc_tensor(dt)
             if dt == asc.float32:
-                asc.mul(out, t, u, count)
+                asc.adv.swiglu(out, u, g, 1.0, count, work)      # u · silu(g)
             else:
-                asc.mul(t, t, u, count)
+                asc.adv.swiglu(t, u, g, 1.0, count, work)
                 asc.cast(out, t, asc.RoundMode.CAST_RINT, count)
             q_g.free_tensor(g)
             q_u.free_tensor(u)
@@ -248,3 +255,36 @@ def swiglu_ffn_kernel(x: asc.GlobalAddress, wg: asc.GlobalAddress, wu: asc.Globa
                                                     (N - tail_n) * dt.sizeof(), 0))
             q_y.free_tensor(out)
             r += n_rows
+
+
+def host_type(dtype):
+    """The host ``DataType`` of a torch or NumPy float16/bfloat16/float32 dtype."""
+    from .. import host
+    name = str(dtype).removeprefix("torch.")
+    return {"float16": host.DataType.DT_FLOAT16, "bfloat16": host.DataType.DT_BF16,
+            "float32": host.DataType.DT_FLOAT}[name]
+
+
+def with_ffn_tiling(args: dict) -> None:
+    """pre_hook of ``ffn_tuned``: the TCubeTiling of this config's base shape for x and wg
+    (BASE_M = BASE_N = 0: the tiling helper's own choice)."""
+    (m, k), n = args["x"].shape, args["wg"].shape[1]
+    base = (args["BASE_M"], args["BASE_N"])
+    in_type = host_type(args["x"].dtype)
+    tiling = swiglu_ffn_tiling(m, n, k, in_type, None if base == (0, 0) else base)
+    if base != (0, 0):
+        own = swiglu_ffn_tiling(m, n, k, in_type)
+        if (tiling.single_core_k, tiling.base_k) != (own.single_core_k, own.base_k):
+            raise ValueError(f"base {base[0]}x{base[1]} changes the K steps (single_core_k "
+                             f"{tiling.single_core_k}, base_k {tiling.base_k} instead of "
+                             f"{own.single_core_k}, {own.base_k}): other result bits")
+    args["tiling"] = tiling
+
+
+@asc.kernel
+def ffn_tuned(x: asc.GlobalAddress, wg: asc.GlobalAddress, wu: asc.GlobalAddress,
+              y: asc.GlobalAddress, ws: asc.GlobalAddress, tiling: asc.adv.TCubeTiling,
+              BASE_M: asc.ConstExpr[int], BASE_N: asc.ConstExpr[int]):
+    """``swiglu_ffn_kernel`` with its Matmul base shape as ConstExpr parameters to autotune:
+    they reach the kernel through the tiling ``with_ffn_tiling`` makes for them."""
+    swiglu_ffn_kernel(x, wg, wu, y, ws, tiling)

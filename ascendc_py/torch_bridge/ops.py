@@ -24,7 +24,7 @@ from torch import Tensor
 
 from . import autotiling
 from . import kernels as K
-from .custom_op import OpInputError, custom_op, elementwise_tiling, same_shape
+from .custom_op import OpInputError, custom_op, same_shape
 
 #: the sepia colour matrix (rows: output R', G', B'; columns: input R, G, B)
 SEPIA = ((0.393, 0.769, 0.189),
@@ -38,8 +38,8 @@ _SEPIA_T_COEFS = tuple(c for row in SEPIA_T for c in row)
 
 def _on(kernel, block_dim: int):
     """``kernel[block_dim]``, made once per (kernel, block_dim): the launchers run per call
-    (with ``ASCENDC_PY_TORCH_AUTOTUNE=1``, the tile chosen by ``asc.autotune``:
-    ``autotiling.py``)."""
+    (their tile comes from the shipped table of autotuned choices, ``autotiling.elementwise``;
+    with ``ASCENDC_PY_TORCH_AUTOTUNE=1``, from ``asc.autotune`` on the call's own shapes)."""
     if autotiling.enabled():
         return autotiling.launcher(kernel, block_dim)
     return _plain_launcher(kernel, block_dim)
@@ -57,7 +57,7 @@ _STEP_SCALE = {torch.float32: 2.0 ** 63, torch.float16: 2.0 ** 12}
 # ----------------------------------------------------------------------------- add
 def _launch_add(x: Tensor, y: Tensor, *, out: Tensor):
     """x + y, element-wise (same shape and dtype; no broadcasting)."""
-    t = elementwise_tiling(x.numel(), x.dtype, K.ADD_UB_TILES)
+    t = autotiling.elementwise(K.add_kernel, x.numel(), x.dtype, K.ADD_UB_TILES)
     return _on(K.add_kernel, t.block_dim)(x, y, out, x.numel(), t.share, t.tile)
 
 
@@ -68,7 +68,8 @@ add = custom_op("ascendc::add", _launch_add, shape_rule=same_shape(), kernel=K.a
 # ----------------------------------------------------------------------------- leaky_relu
 def _launch_leaky_relu_backward(grad: Tensor, x: Tensor, negative_slope: float, *, out: Tensor):
     """grad if x > 0 else negative_slope * grad (the gradient of leaky_relu)."""
-    t = elementwise_tiling(x.numel(), x.dtype, K.LEAKY_RELU_BACKWARD_UB_TILES)
+    t = autotiling.elementwise(K.leaky_relu_backward_kernel, x.numel(), x.dtype,
+                               K.LEAKY_RELU_BACKWARD_UB_TILES)
     return _on(K.leaky_relu_backward_kernel, t.block_dim)(
         grad, x, out, x.numel(), t.share, negative_slope, _STEP_SCALE[x.dtype], t.tile)
 
@@ -79,7 +80,8 @@ leaky_relu_backward = custom_op("ascendc::leaky_relu_backward", _launch_leaky_re
 
 def _launch_leaky_relu(x: Tensor, negative_slope: float = 0.01, *, out: Tensor):
     """x if x >= 0 else negative_slope * x, element-wise."""
-    t = elementwise_tiling(x.numel(), x.dtype, K.LEAKY_RELU_UB_TILES)
+    t = autotiling.elementwise(K.leaky_relu_kernel, x.numel(), x.dtype,
+                               K.LEAKY_RELU_UB_TILES)
     return _on(K.leaky_relu_kernel, t.block_dim)(x, out, x.numel(), t.share, negative_slope, t.tile)
 
 
@@ -112,7 +114,8 @@ def _launch_color_matrix(x, out, coefs):
     n, _, h, w = x.shape
     total = n * h * w
     # blocks of >= 16384 pixels: about the host work that pays for a block's ~40 us of setup
-    t = elementwise_tiling(total, x.dtype, K.COLOR_UB_TILES, min_per_block=16384)
+    t = autotiling.elementwise(K.color_matrix_kernel, total, x.dtype, K.COLOR_UB_TILES,
+                               min_per_block=16384)
     return _on(K.color_matrix_kernel, t.block_dim)(x, out, h * w, total, t.share, *coefs, t.tile)
 
 
@@ -139,7 +142,8 @@ sepia = custom_op("ascendc::sepia", _launch_sepia, shape_rule=_image_shape,
 def _launch_swiglu_backward(grad: Tensor, a: Tensor, b: Tensor, *,
                             out: tuple[Tensor, Tensor]):
     """(grad_a, grad_b) of silu(a) * b."""
-    t = elementwise_tiling(a.numel(), a.dtype, K.SWIGLU_BACKWARD_UB_TILES)
+    t = autotiling.elementwise(K.swiglu_backward_kernel, a.numel(), a.dtype,
+                               K.SWIGLU_BACKWARD_UB_TILES)
     return _on(K.swiglu_backward_kernel, t.block_dim)(grad, a, b, out[0], out[1], a.numel(),
                                                       t.share, t.tile)
 
@@ -150,7 +154,7 @@ swiglu_backward = custom_op("ascendc::swiglu_backward", _launch_swiglu_backward,
 
 def _launch_swiglu(a: Tensor, b: Tensor, *, out: Tensor):
     """silu(a) * b = a * b / (1 + exp(-a)), element-wise (same shape; no broadcasting)."""
-    t = elementwise_tiling(a.numel(), a.dtype, K.SWIGLU_UB_TILES)
+    t = autotiling.elementwise(K.swiglu_kernel, a.numel(), a.dtype, K.SWIGLU_UB_TILES)
     return _on(K.swiglu_kernel, t.block_dim)(a, b, out, a.numel(), t.share, t.tile)
 
 

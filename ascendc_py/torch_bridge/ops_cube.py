@@ -18,6 +18,11 @@ API, float32 accumulation) into a float32 GM workspace, the vector cores compute
 ``silu(g) * u`` in float32 and round once to the input dtype. Backward: both projections are
 recomputed with ``linear``, ``swiglu_backward`` gives their gradients, four ``linear`` launches
 the weight and input gradients.
+
+Tilings: linear's TM × TN comes from the shipped table of autotuned choices per shape class
+(``autotiling.py``; the same bits whichever is chosen), the FFN's Matmul base shape from the
+tiling helper; with ``ASCENDC_PY_TORCH_AUTOTUNE=1``, both from ``asc.autotune`` on the call's
+own shapes.
 """
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ import math
 import torch
 from torch import Tensor
 
+from . import autotiling
 from . import cube_kernels as CK
 from .custom_op import OpInputError, custom_op
 
@@ -60,12 +66,17 @@ def _launch_linear(x: Tensor, w: Tensor, b: Tensor, *, out: Tensor):
     n, k = w.shape
     m = math.prod(x.shape[:-1])
     x2 = x.reshape(m, k)
-    tm, tn, tk = CK.LINEAR_TILES[x.element_size()]
     if m == 0 or n == 0:
         return None
     if k == 0:
         out.copy_(b.expand(out.shape))
         return None
+    if autotiling.enabled():          # tune TM x TN on this call's shapes (autotiling.py)
+        bias = torch.zeros(autotiling.linear_bias_pad(n), dtype=torch.float32)
+        bias[:n] = b
+        return autotiling.linear_tuner(x.element_size())[autotiling.linear_blocks(m, n)](
+            x2, w, bias, out.view(m, n), m, n, k, _quant(x.dtype))
+    tm, tn, tk = autotiling.linear_tiles(m, n, k, x.element_size())   # the shipped choice
     bias = torch.zeros(-(-n // tn) * tn, dtype=torch.float32)  # whole 16-column groups
     bias[:n] = b
     blocks = -(-m // tm) * -(-n // tn)
@@ -118,8 +129,12 @@ def _launch_swiglu_ffn(x: Tensor, wg: Tensor, wu: Tensor, *, out: Tensor):
     if k == 0:
         out.zero_()                 # silu(0) * 0
         return None
-    tiling = CK.swiglu_ffn_tiling(m, n, k, _host_types()[x.dtype])
+    in_type = _host_types()[x.dtype]
     workspace = torch.empty(2 * m * n, dtype=torch.float32)
+    if autotiling.enabled():          # tune base_m x base_n on this call's shapes
+        return autotiling.ffn_tuner()[autotiling.ffn_blocks(m, n, k, in_type)](
+            x.reshape(m, k), wg, wu, out.view(m, n), workspace, None)
+    tiling = CK.swiglu_ffn_tiling(m, n, k, in_type)     # the helper's base shape
     return CK.swiglu_ffn_kernel[-(-tiling.used_core_num // 2)](
         x.reshape(m, k), wg, wu, out.view(m, n), workspace, tiling)
 

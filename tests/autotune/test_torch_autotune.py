@@ -1,5 +1,6 @@
 """The torch bridge and autotune: a user's custom_op launching an autotuned kernel, and the
-shipped element-wise ops with autotuned tiles (opt-in) giving the same bits."""
+shipped element-wise ops with tiles autotuned at run time (ASCENDC_PY_TORCH_AUTOTUNE=1)
+giving the same bits (the shipped table: test_tiling_table.py)."""
 import pytest
 
 torch = pytest.importorskip("torch")

@@ -14,6 +14,7 @@ import ascendc_py.torch_bridge.ops as ops  # noqa: E402
 from ascendc_py import torch_bridge as tb  # noqa: E402
 from ascendc_py.simulator import config  # noqa: E402
 from ascendc_py.torch_bridge import kernels as K  # noqa: E402
+from ascendc_py.torch_bridge import autotiling  # noqa: E402
 from ascendc_py.torch_bridge.custom_op import elementwise_tiling  # noqa: E402
 from torch_bridge_helpers import rand  # noqa: E402
 
@@ -39,7 +40,8 @@ def functions_called(fn) -> set:
 def launch_sepia_directly(x):
     n, _, h, w = x.shape
     out = torch.empty_like(x)
-    t = elementwise_tiling(n * h * w, x.dtype, K.COLOR_UB_TILES, min_per_block=16384)
+    t = autotiling.elementwise(K.color_matrix_kernel, n * h * w, x.dtype, K.COLOR_UB_TILES,
+                               min_per_block=16384)      # the op's tiling (its shipped tile)
     coefs = [c for row in ops.SEPIA for c in row]
     report = K.color_matrix_kernel[t.block_dim](x, out, h * w, n * h * w, t.share, *coefs,
                                                 t.tile)
