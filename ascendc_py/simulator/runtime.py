@@ -361,25 +361,32 @@ LENIENT_SLACK = 256 * 1024  # bytes after each GM buffer in lenient mode (a whol
 def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_values,
                trace: bool = False, trace_capacity: int = 100_000,
                timing: bool = True, lenient: bool = False,
-               sanitize: bool = False, plan=None) -> LaunchResult:
+               sanitize: bool = False, plan=None, budget: Optional[int] = None,
+               time_limit: Optional[float] = None) -> LaunchResult:
     """Run every block; raise the first block's fault (if any) as a KernelRuntimeError.
 
     ``lenient``: every GM buffer is staged in a copy with ``LENIENT_SLACK`` bytes of slack
     after it (as device allocations have); accesses that run into the slack become
     ``GMOutOfBoundsWarning``s naming the line, and only the bytes inside each buffer are copied
     back, so results inside the buffers are unaffected. ``plan``: what the launcher kept of an
-    earlier launch of the same specialisation (``block_runner.NativePlan``), or None.
+    earlier launch of the same specialisation (``block_runner.NativePlan``), or None;
+    ``budget`` and ``time_limit``: ``abi.loop_budget()`` and ``abi.launch_timeout()`` when
+    the caller has just read them (a planned launch reads every mode at once), else None.
     """
     if plan is not None and plan.direct and not (trace or lenient or sanitize) and \
             _native_loop().ENABLED:
-        # the launcher's plan of a kernel the native loop runs, with writable arrays bound by
-        # launcher.plan_key: nothing for gm_access to refuse, record or bump
-        for a in gm_args:
-            if type(a.owner) is not np.ndarray:
-                break
-        else:
+        # the launcher's plan of a kernel the native loop runs, with writable arrays or
+        # tensors that need no grad bound by launcher.plan_key: nothing for gm_access to
+        # refuse; torch tensors the kernel writes get their version bumped after it, whether
+        # it ran to the end or faulted
+        try:
             return _block_runner.run(compiled, platform, block_dim, gm_args, scalar_values,
-                                     timing, None, plan)
+                                     timing, None, plan, budget, time_limit)
+        finally:
+            for a in gm_args:
+                if type(a.owner) is not np.ndarray:
+                    gm_access.after_launch(compiled, gm_args, None)
+                    break
     access = gm_access.before_launch(compiled, gm_args)
     if not (lenient or access is not None) and _numpy_only(gm_args):
         # nothing to stage, no torch tensor whose version a write must bump (after_launch)
@@ -541,13 +548,16 @@ class _Watchdog:
         self.limits: dict[str, float] = {}    # ASCENDC_PY_LAUNCH_TIMEOUT's text -> seconds
         self.thread: Optional[threading.Thread] = None
 
-    def watch(self, stop: "LaunchStop") -> Optional[int]:
-        raw = envvars.get(abi.LAUNCH_TIMEOUT_ENV)
-        limit = self.limits.get(raw)
-        if limit is None:     # (parsed once per text of the variable)
-            if len(self.limits) > 64:
-                self.limits.clear()
-            limit = self.limits[raw] = abi.launch_timeout()
+    def watch(self, stop: "LaunchStop", limit: Optional[float] = None) -> Optional[int]:
+        """Stop ``stop``'s launch once it has run ``limit`` seconds (None: read
+        ``abi.launch_timeout()``); the key to ``forget`` it by (None: no limit)."""
+        if limit is None:
+            raw = envvars.get(abi.LAUNCH_TIMEOUT_ENV)
+            limit = self.limits.get(raw)
+            if limit is None:     # (parsed once per text of the variable)
+                if len(self.limits) > 64:
+                    self.limits.clear()
+                limit = self.limits[raw] = abi.launch_timeout()
         if limit <= 0:
             return None
         key = id(stop)     # (the launch keeps its stop alive until it calls forget)
