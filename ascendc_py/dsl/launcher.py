@@ -115,11 +115,10 @@ def plan_key(kernel, args, names):
             key.append(v.dtype)
             gm.append(gm_arg((name, address, nbytes, v, "", False)))
         elif t.__name__ == "Tensor" and t.__module__ == "torch":
-            if kind != "gm" and kind != "auto" or v.device.type != "cpu" or \
-                    v.requires_grad or not v.is_contiguous():
+            if kind != "gm" and kind != "auto" or not v.is_cpu or v.requires_grad or \
+                    not v.is_contiguous():
                 return None
-            address, size = v.data_ptr(), v.element_size()
-            nbytes = v.numel() * size
+            address, size, nbytes = v.data_ptr(), v.itemsize, v.nbytes
             if not nbytes or address % size:
                 return None
             key.append(v.dtype)

@@ -149,7 +149,7 @@ class NativePlan:
     scalars are floats (``plan_for``)."""
 
     __slots__ = ("compiled", "platform", "block_dim", "costs", "core_key", "layouts",
-                 "float_scalars", "n_gm", "direct", "__weakref__")
+                 "float_scalars", "n_gm", "direct", "written", "__weakref__")
 
     def __init__(self, compiled, platform, block_dim: int, n_gm: int, scalar_dtypes):
         self.compiled, self.platform, self.block_dim = compiled, platform, block_dim
@@ -157,6 +157,10 @@ class NativePlan:
         #: the native loop runs whose GM writes need no run-time access record
         self.direct = runtime.native_loop_runs(compiled) and available() and \
             not getattr(compiled.gm_writes, "checks_at_run_time", True)
+        #: the GM arguments the kernel writes (for a direct launch: all it may write), whose
+        #: torch tensors get their version bumped (``gm_access.after_launch``)
+        self.written = tuple(sorted({arg for arg, _, _ in compiled.gm_writes.static})) \
+            if self.direct else ()
         self.costs = timing_params.cost_table(platform)
         self.core_key = runtime.core_key(platform, abi.ctx_slots(compiled.num_queues),
                                          compiled.memories)
