@@ -40,9 +40,11 @@ class CubeFormat(enum.IntEnum):
 
 
 class LayoutMode(enum.IntEnum):
-    """pyasc's ``LayoutMode``: how batch matmul's batches are laid out. NONE (one matrix) and
-    NORMAL (batches one after another: A batch_a x M x K, B batch_b x K x N, C batch x M x N)
-    are supported by ``Matmul.iterate_batch``; BSNGD, SBNGD and BNGS1S2 are a compile error."""
+    """pyasc's ``LayoutMode``: how batch matmul's batches are laid out (``iterate_batch``,
+    ``iterate_n_batch``). NONE (one matrix) and NORMAL (batches one after another: A
+    batch_a x M x K, B batch_b x K x N, C batch x M x N); BSNGD ([B, S, N, G, D]), SBNGD
+    ([S, B, N, G, D]) and BNGS1S2 ([B, N, G, S1, S2]), their axes from the tiling's
+    ``*_layout_info_*`` fields (``compiler/sema/adv_batch.py``)."""
 
     NONE = 0
     NORMAL = 1
@@ -275,8 +277,10 @@ class Matmul(_KernelClass):
     ``asc.adv.MatmulConfig`` (or a ``get_*_config`` / ``get_matmul_api_tiling`` result).
     Kernel-only. Methods: ``set_tensor_a``, ``set_tensor_b``, ``set_bias``, ``disable_bias``,
     ``set_tail``, ``set_org_shape``, ``set_single_shape``, ``iterate_all``, ``iterate`` (a
-    ``with`` block), ``get_tensor_c``, ``iterate_batch``, ``set_batch_num``,
-    ``set_quant_scalar``, ``set_quant_vector``, ``set_workspace``, ``end``."""
+    ``with`` block, or a bare call whose tiles ``get_tensor_c`` then fetches),
+    ``get_tensor_c``, ``async_get_tensor_c``, ``iterate_batch``, ``iterate_n_batch``,
+    ``get_batch_tensor_c``, ``set_batch_num``, ``set_quant_scalar``, ``set_quant_vector``,
+    ``set_workspace``, ``set_sparse_index``, ``end``."""
 
     asc_name = "adv.Matmul"
 

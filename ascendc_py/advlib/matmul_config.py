@@ -271,15 +271,33 @@ def _static_tiling_class():
 MatmulApiStaticTiling = _static_tiling_class()
 
 
+#: the fields a full constantization fixes beyond the config's (our choice: Ascend C does not
+#: document how it derives them from l1_size): one core, the single-core shape as the whole
+#: shape, one base block of K per L1 load, double-buffered A1/B1 and L0C off, M-first order
+_FULL_DEFAULTS = {"used_core_num": 1, "depth_a1": 2, "depth_b1": 2, "step_k_a": 1,
+                  "step_k_b": 1, "step_m": 1, "step_n": 1, "db_l0c": 1, "iterate_order": 0,
+                  "is_bias": 0, "trans_length": 0, "share_mode": 0, "share_l1_size": 0,
+                  "share_l0c_size": 0, "share_ub_size": 0}
+
+
 def get_matmul_api_tiling(mm_cfg, l1_size=None, a_type=None, b_type=None, c_type=None,
                           bias_type=None):
-    """Ascend C GetMatmulApiTiling: the tiling fields a constant MatmulConfig fixes (Norm or MDL
-    template): base_m/n/k from basic_m/n/k, single_core_m/n/k, step_m/n when set (> 0),
-    iterate_order unless UNDEF; every other field -1 (known only from the run-time tiling).
-    ``l1_size`` (default the platform's L1) and the operand types are checked, not used: which
-    depths and K steps Ascend C derives from them is not documented (our choice). Passed as
-    ``asc.adv.Matmul(..., matmul_config=static_tiling)``, its ``cfg`` is the Matmul's config;
-    the run-time tiling of register_matmul is still required."""
+    """Ascend C GetMatmulApiTiling (Norm and MDL templates, as documented for A2).
+
+    Partial constants (basic_m/n/k set): base_m/n/k, plus single_core_*/step_m/n when set and
+    iterate_order unless UNDEF; the other fields -1 (the run-time tiling of register_matmul
+    gives them and is still required). Full constants (basic_m/n/k and single_core_m/n/k all
+    set): also m = single_core_m, n = single_core_n, k_a = k_b = single_core_k and the
+    ``_FULL_DEFAULTS`` above; then ``asc.adv.register_matmul(pipe, workspace, mm)`` needs no
+    tiling (Ascend C's null tiling pointer). Either way a run-time tiling given as well must
+    hold the same base and single-core values (checked when the Matmul first computes, as the
+    docs require them to agree). ``l1_size`` (default the platform's L1, also accepted after
+    the types as in pyasc's in-kernel signature) must hold one double-buffered base block of A
+    and B at the input size: ValueError otherwise. Passed as ``asc.adv.Matmul(...,
+    matmul_config=static_tiling)``."""
+    if getattr(l1_size, "asc_name", "") == "adv.MatmulType":
+        # pyasc's jit signature: (mm_cfg, a_type, b_type, c_type, bias_type, l1_size)
+        l1_size, a_type, b_type, c_type, bias_type = bias_type, l1_size, a_type, b_type, c_type
     if not isinstance(mm_cfg, MatmulConfig):
         raise ValueError(f"get_matmul_api_tiling: mm_cfg must be a MatmulConfig, got {mm_cfg!r}")
     if mm_cfg.do_basic_block or mm_cfg.do_special_basic_block or mm_cfg.do_ib_share_norm or \
@@ -289,7 +307,8 @@ def get_matmul_api_tiling(mm_cfg, l1_size=None, a_type=None, b_type=None, c_type
     if l1_size is not None and (not isinstance(l1_size, int) or l1_size <= 0):
         raise ValueError(f"get_matmul_api_tiling: l1_size must be a positive int, got "
                          f"{l1_size!r}")
-    for name, t in (("a_type", a_type), ("b_type", b_type), ("c_type", c_type)):
+    for name, t in (("a_type", a_type), ("b_type", b_type), ("c_type", c_type),
+                    ("bias_type", bias_type)):
         if t is not None and getattr(t, "asc_name", "") != "adv.MatmulType":
             raise ValueError(f"get_matmul_api_tiling: {name} must be a MatmulType, got {t!r}")
     known = {}
@@ -302,7 +321,28 @@ def get_matmul_api_tiling(mm_cfg, l1_size=None, a_type=None, b_type=None, c_type
             known[field] = value
     if mm_cfg.iterate_order != IterateOrder.UNDEF:
         known["iterate_order"] = int(mm_cfg.iterate_order)
+    if all(f in known for f in ("base_m", "base_n", "base_k")):
+        from ..simulator import config as _platforms
+        size = a_type.dtype.sizeof() if a_type is not None else 2
+        need = 2 * (known["base_m"] + known["base_n"]) * known["base_k"] * size
+        avail = l1_size if l1_size is not None else \
+            _platforms.current_platform().memories.get("L1").size
+        if need > avail:
+            raise ValueError(f"get_matmul_api_tiling: double-buffered base blocks of A and B "
+                             f"need {need} bytes of L1, l1_size is {avail}")
+    if full_constant(known):
+        for field, value in _FULL_DEFAULTS.items():
+            known.setdefault(field, value)
+        known.update(m=known["single_core_m"], n=known["single_core_n"],
+                     k_a=known["single_core_k"], k_b=known["single_core_k"])
     return MatmulApiStaticTiling(cfg=mm_cfg, **known)
+
+
+def full_constant(fields) -> bool:
+    """Whether base_m/n/k and single_core_m/n/k are all known (> 0)."""
+    get = fields.get if isinstance(fields, dict) else (lambda f, d=-1: getattr(fields, f, d))
+    return all(get(f, -1) > 0 for f in ("base_m", "base_n", "base_k", "single_core_m",
+                                        "single_core_n", "single_core_k"))
 
 
 #: the helpers by name (each also an asc.adv name callable in kernels)

@@ -15,10 +15,14 @@ channels of one image; blocks take tiles block, block + block_num, … in the or
 image, channel tile), so the short last pixel tiles share the last round. A tile is worked in
 channel chunks of CB channel blocks: the chunk's input rows and weight rows go GM → L1 (one
 strided copy each, ``fetch_unit``) while the previous chunk computes; inside a chunk, K steps
-of TK. With ``ROWS`` (an image whose channel block does not fit L1) the input rows are packed
-as a map of their own and load3d gets the image-edge rows as padding (``tile_rows``); without
-it they sit at their place in an image-sized buffer. The output is NHWC (``channels_last``): row m of a tile is pixel m, its Cout values
-contiguous.
+of TK. ``MODE`` says what a chunk holds of the input (``ops_conv._l1_plan`` chooses): 0, the
+rows the tile needs at their place in an image-sized buffer; 1 ``ROWS`` (an image whose
+channel block does not fit L1), those rows packed as a map of their own, load3d getting the
+image-edge rows as padding (``tile_rows``); 2 ``COLS`` (not even the rows of one output row
+fit), a tile is up to TM columns of ONE output row and the chunk holds the rows × columns
+window its kernels touch, halo included, the image edges as padding on all four sides
+(``tile_window``). The output is NHWC (``channels_last``): row m of a tile is pixel m, its
+Cout values contiguous.
 
 ``affine_kernel`` (vector): ``y = x·scale + shift`` per channel of an NHWC tensor (batch norm
 in inference), and ``relu_kernel`` (vector): ``y = max(x, 0)``; the three-launch chain the fused
@@ -33,53 +37,114 @@ import ascendc_py as asc
 CONV_TILES = {2: (256, 128, 64), 4: (128, 128, 32)}
 #: TM when the large tiles would leave cores idle (fewer tiles than AI Cores)
 CONV_TM_SMALL = 128
+#: the largest source gap (32-byte blocks) of one strided data_copy (DataCopyParams.srcStride)
+STRIDE_MAX = 65535
+#: the most blocks of one strided data_copy (DataCopyParams.blockCount)
+COUNT_MAX = 4095
 #: L1 bytes one chunk may take: its feature-map rows plus its weight rows (two chunks in L1,
 #: plus the bias); ``ops_conv._l1_plan`` sizes chunks and row tiles by it
 CONV_L1_BUFFER = 250 * 1024
 
 
 @asc.kernel
-def tile_rows(m0: int, mm: int, h: int, kh: int, sh: int, ph: int, dh: int, wo: int):
-    """The input rows of the img2col tile of pixels ``m0 .. m0 + mm`` as a map of their own:
-    ``(lo, rows, top, bottom, m_start)``: image rows ``lo .. lo + rows`` (at least one), the
-    padding rows above and below them, and the tile's first window in that map. Its output
-    row 0 starts at virtual row ``o`` (the first output row's ``r0·sh − ph`` or, when that is
-    below the image, the last one of its stride class that is not)."""
-    r0 = m0 // wo
-    v0 = r0 * sh - ph
-    v1 = ((m0 + mm - 1) // wo) * sh - ph + dh * (kh - 1)
-    kd = asc.ceildiv(max(v0 - (h - 1), 0), sh)
-    o = v0 - kd * sh
+def axis_span(first: int, last: int, size: int, k: int, s: int, p: int, d: int):
+    """The input span along one axis (rows or columns) of the windows of outputs ``first ..
+    last`` as a map of its own: ``(lo, count, before, after, skip)``: image indices ``lo ..
+    lo + count`` (at least one), the padding before and after them, and how many outputs of
+    the map precede ``first``. The map's output 0 starts at virtual index ``o`` (``first``'s
+    ``first·s − p`` or, when that is past the image, the last one of its stride class that is
+    not)."""
+    v0 = first * s - p
+    v1 = last * s - p + d * (k - 1)
+    skip = asc.ceildiv(max(v0 - (size - 1), 0), s)
+    o = v0 - skip * s
     lo = max(o, 0)
-    hi = max(min(v1, h - 1), lo)
-    return lo, hi - lo + 1, lo - o, max(v1 - hi, 0), m0 - (r0 - kd) * wo
+    hi = max(min(v1, size - 1), lo)
+    return lo, hi - lo + 1, lo - o, max(v1 - hi, 0), skip
+
+
+@asc.kernel
+def tile_rows(m0: int, mm: int, h: int, kh: int, sh: int, ph: int, dh: int, wo: int):
+    """The input rows of the img2col tile of pixels ``m0 .. m0 + mm`` (full output rows wide)
+    as a map of their own: ``(lo, rows, top, bottom, m_start)`` (``axis_span``) with the
+    tile's first window in that map."""
+    r0 = m0 // wo
+    lo, rows, top, bottom, kd = axis_span(r0, (m0 + mm - 1) // wo, h, kh, sh, ph, dh)
+    return lo, rows, top, bottom, m0 - (r0 - kd) * wo
+
+
+@asc.kernel
+def tile_window(r: int, q0: int, m: int, h: int, wd: int, kh: int, kw: int, sh: int, sw: int,
+                ph: int, pw: int, dh: int, dw: int):
+    """The input window of the column tile ``q0 .. q0 + m`` of output row ``r`` (``COLS``)
+    as a map of its own: ``(lo, rows, clo, cols, left, right, top, bottom, m_start)``: image
+    rows ``lo .. lo + rows`` and columns ``clo .. clo + cols``, load3d's ``pad_list`` for the
+    image edges, and the tile's first window in that map."""
+    lo, rows, top, bottom, kd = axis_span(r, r, h, kh, sh, ph, dh)
+    clo, cols, left, right, kc = axis_span(q0, q0 + m - 1, wd, kw, sw, pw, dw)
+    wo_map = (cols + left + right - dw * (kw - 1) - 1) // sw + 1
+    return lo, rows, clo, cols, left, right, top, bottom, kd * wo_map + kc
+
+
+@asc.kernel
+def tile_pixels(mt: int, pixels: int, wo: int, TM: int, MODE: int):
+    """``(m0, m)``: the first pixel (``ho·Wo + wo``) and the pixel count of pixel tile ``mt``
+    of an image: TM consecutive pixels, or with ``COLS`` (MODE 2) up to TM columns of one
+    output row."""
+    m0 = mt * TM
+    m = min(TM, pixels - m0)
+    if MODE == 2:
+        wq = asc.ceildiv(wo, TM)
+        q0 = (mt % wq) * TM
+        m0 = (mt // wq) * wo + q0
+        m = min(TM, wo - q0)
+    return m0, m
 
 
 @asc.kernel
 def fetch_unit(q_a1: asc.TQue, q_b1: asc.TQue, xg: asc.GlobalTensor, wg: asc.GlobalTensor,
                u: int, n_img: int, c1: int, h: int, wd: int, kh: int, kw: int, sh: int,
-               ph: int, dh: int, wo: int, pixels: int, cb: int, cout: int, n_tiles: int,
-               TM: int, TN: int, ROWS: bool):
-    """Copy unit ``u`` of this block (its tile, channel chunk) into L1, one strided copy each:
-    the input rows the tile's windows touch, of the chunk's channel blocks (A1; with ``ROWS``
-    packed as a map of their own, ``tile_rows``, else at their place in the image), and
-    the chunk's FracZ weight rows for the tile's output channels (B1); enque both."""
+               sw: int, ph: int, pw: int, dh: int, dw: int, wo: int, pixels: int, cb: int,
+               cout: int, n_tiles: int, TM: int, TN: int, MODE: int):
+    """Copy unit ``u`` of this block (its tile, channel chunk) into L1: the input the tile's
+    windows touch, of the chunk's channel blocks (A1; MODE 0: the rows at their place in an
+    image-sized map, one strided copy; 1 ``ROWS``: the rows packed as a map of their own,
+    ``tile_rows``, one strided copy; 2 ``COLS``: the rows × columns window, ``tile_window``,
+    one strided copy per channel block), and the chunk's FracZ weight rows for the tile's
+    output channels (B1, one strided copy); enque both."""
     dt = xg.dtype
     C0 = 32 // dt.sizeof()
     chunks = asc.ceildiv(c1, cb)
     t = asc.get_block_idx() + (u // chunks) * asc.get_block_num()
     ch = u % chunks
     img = (t // n_tiles) % n_img
-    m0 = (t // (n_tiles * n_img)) * TM
-    mm = max(min(TM, pixels - m0), 2)
+    m0, m = tile_pixels(t // (n_tiles * n_img), pixels, wo, TM, MODE)
+    mm = max(m, 2)
     c1a = ch * cb
     cbn = min(cb, c1 - c1a)
     a1 = q_a1.alloc_tensor(dt)
-    if ROWS:
-        lo, rows, top, bottom, m_start = tile_rows(m0, min(TM, pixels - m0), h, kh, sh, ph,
-                                                   dh, wo)
-        asc.data_copy(a1, xg[((img * c1 + c1a) * h + lo) * wd * C0:],
-                      asc.DataCopyParams(cbn, rows * wd, (h - rows) * wd, 0))
+    if MODE == 2:
+        lo, rows, clo, cols, left, right, top, bottom, m_start = tile_window(
+            m0 // wo, m0 % wo, m, h, wd, kh, kw, sh, sw, ph, pw, dh, dw)
+        for j in range(cbn):
+            src = (((img * c1 + c1a + j) * h + lo) * wd + clo) * C0
+            if wd - cols <= STRIDE_MAX and rows <= COUNT_MAX:
+                asc.data_copy(a1[j * rows * cols * C0:], xg[src:],
+                              asc.DataCopyParams(rows, cols, wd - cols, 0))
+            else:       # rows further apart than a copy's stride reaches (or too many
+                # for one copy): a copy each
+                for i in range(rows):
+                    asc.data_copy(a1[(j * rows + i) * cols * C0:], xg[src + i * wd * C0:],
+                                  asc.DataCopyParams(1, cols, 0, 0))
+    elif MODE == 1:
+        lo, rows, top, bottom, m_start = tile_rows(m0, m, h, kh, sh, ph, dh, wo)
+        src = ((img * c1 + c1a) * h + lo) * wd * C0
+        if (h - rows) * wd <= STRIDE_MAX:
+            asc.data_copy(a1, xg[src:], asc.DataCopyParams(cbn, rows * wd, (h - rows) * wd, 0))
+        else:           # channel blocks further apart than a copy's stride: a copy each
+            for j in range(cbn):
+                asc.data_copy(a1[j * rows * wd * C0:], xg[src + j * h * wd * C0:],
+                              asc.DataCopyParams(1, rows * wd, 0, 0))
     else:
         h_lo = max((m0 // wo) * sh - ph, 0)
         h_hi = min(((m0 + mm - 1) // wo) * sh - ph + dh * (kh - 1), h - 1)
@@ -101,9 +166,9 @@ def fetch_unit(q_a1: asc.TQue, q_b1: asc.TQue, xg: asc.GlobalTensor, wg: asc.Glo
 def conv2d_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, bias: asc.GlobalAddress,
                   y: asc.GlobalAddress, n_img: int, c1: int, h: int, wd: int, cout: int,
                   kh: int, kw: int, sh: int, sw: int, ph: int, pw: int, dh: int, dw: int,
-                  ho: int, wo: int, cb: int, rows_l1: int, TM: asc.ConstExpr[int], TN: asc.ConstExpr[int],
-                  TK: asc.ConstExpr[int], QUANT: asc.ConstExpr[int], RELU: asc.ConstExpr[bool],
-                  ROWS: asc.ConstExpr[bool] = False):
+                  ho: int, wo: int, cb: int, slab: int, TM: asc.ConstExpr[int],
+                  TN: asc.ConstExpr[int], TK: asc.ConstExpr[int], QUANT: asc.ConstExpr[int],
+                  RELU: asc.ConstExpr[bool], MODE: asc.ConstExpr[int] = 0):
     if asc.ascend_is_aic():
         dt = x.dtype
         C0 = 32 // dt.sizeof()
@@ -120,7 +185,7 @@ def conv2d_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, bias: asc.GlobalAd
         q_c = asc.TQue(asc.TPosition.CO1, 1)
         q_bias1 = asc.TQue(asc.TPosition.C1, 1)
         q_bias2 = asc.TQue(asc.TPosition.C2, 1)
-        pipe.init_buffer(q_a1, 2, cb * rows_l1 * wd * 32)
+        pipe.init_buffer(q_a1, 2, cb * slab * 32)
         n1_all = asc.ceildiv(cout, 16)
         pipe.init_buffer(q_b1, 2, cb * kh * kw * 32 * min(TN, n1_all * 16))
         pipe.init_buffer(q_a2, 2, TM * TK * dt.sizeof())
@@ -130,6 +195,8 @@ def conv2d_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, bias: asc.GlobalAd
         pipe.init_buffer(q_bias2, 1, TN * 4)
         pixels = ho * wo
         m_tiles = asc.ceildiv(pixels, TM)
+        if MODE == 2:
+            m_tiles = ho * asc.ceildiv(wo, TM)
         n_tiles = asc.ceildiv(cout, TN)
         taps = kh * kw
         chunks = asc.ceildiv(c1, cb)
@@ -140,8 +207,8 @@ def conv2d_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, bias: asc.GlobalAd
             mine = asc.ceildiv(tiles - block, asc.get_block_num())
         units = mine * chunks       # (tile, channel chunk) pairs: the next one's rows are
         if units > 0:               # copied in while this one computes
-            fetch_unit(q_a1, q_b1, xg, wg, 0, n_img, c1, h, wd, kh, kw, sh, ph, dh, wo,
-                       pixels, cb, cout, n_tiles, TM, TN, ROWS)
+            fetch_unit(q_a1, q_b1, xg, wg, 0, n_img, c1, h, wd, kh, kw, sh, sw, ph, pw, dh,
+                       dw, wo, pixels, cb, cout, n_tiles, TM, TN, MODE)
         first = True
         acc = q_c.alloc_tensor(asc.float32)
         bt = q_bias2.alloc_tensor(asc.float32)
@@ -152,9 +219,7 @@ def conv2d_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, bias: asc.GlobalAd
             ch = u % chunks
             nt = t % n_tiles               # pixel tiles outermost: the short last tile of
             img = (t // n_tiles) % n_img   # every image comes in the last round
-            mt = t // (n_tiles * n_img)
-            m0 = mt * TM
-            m = min(TM, pixels - m0)
+            m0, m = tile_pixels(t // (n_tiles * n_img), pixels, wo, TM, MODE)
             mm = max(m, 2)             # m == 1 would switch the cube to GEMV
             n0 = nt * TN
             n = min(TN, cout - n0)
@@ -172,12 +237,16 @@ def conv2d_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, bias: asc.GlobalAd
                 bt = q_bias2.deque(asc.float32)
                 first = True
             if u + 1 < units:          # after the bias: MTE2 runs its copies in order
-                fetch_unit(q_a1, q_b1, xg, wg, u + 1, n_img, c1, h, wd, kh, kw, sh, ph, dh,
-                           wo, pixels, cb, cout, n_tiles, TM, TN, ROWS)
+                fetch_unit(q_a1, q_b1, xg, wg, u + 1, n_img, c1, h, wd, kh, kw, sh, sw, ph,
+                           pw, dh, dw, wo, pixels, cb, cout, n_tiles, TM, TN, MODE)
             c1a = ch * cb
             cbn = min(cb, c1 - c1a)
-            if ROWS:    # m, not mm: a second row of a 1-pixel tile could need one more
-                # padding row than the 255 load3d takes; the fractal is written whole anyway
+            # m, not mm: a second row of a 1-pixel tile could need one more padding row than
+            # the 255 load3d takes; the fractal is written whole anyway
+            if MODE == 2:
+                lo, rows, clo, cols, left, right, top, bottom, m_start = tile_window(
+                    m0 // wo, m0 % wo, m, h, wd, kh, kw, sh, sw, ph, pw, dh, dw)
+            elif MODE == 1:
                 lo, rows, top, bottom, m_start = tile_rows(m0, m, h, kh, sh, ph, dh, wo)
             a1 = q_a1.deque(dt)
             w1 = q_b1.deque(dt)
@@ -186,7 +255,11 @@ def conv2d_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, bias: asc.GlobalAd
                 k0 = ks * TK
                 k = min(TK, k_chunk - k0)
                 a2 = q_a2.alloc_tensor(dt)
-                if ROWS:    # the tile's rows, a map of their own (fetch_unit)
+                if MODE == 2:   # the tile's rows x columns, a map of their own
+                    asc.load_data(a2, a1, asc.LoadData3DParamsV2(
+                        [left, right, top, bottom], rows, cols, cbn * C0, k, m, k0, m_start,
+                        sw, sh, kw, kh, dw, dh, False, 0))
+                elif MODE == 1:   # the tile's rows, a map of their own (fetch_unit)
                     asc.load_data(a2, a1, asc.LoadData3DParamsV2(
                         [pw, pw, top, bottom], rows, wd, cbn * C0, k, m, k0, m_start, sw, sh,
                         kw, kh, dw, dh, False, 0))

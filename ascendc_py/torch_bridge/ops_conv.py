@@ -19,7 +19,8 @@ an NCHW input an NCHW one (a host transpose), as aten does. groups > 1 is one la
 Backward of ``conv2d`` (all three products on the cube, through the same kernel): grad_input
 is the convolution of the zero-stuffed, padded gradient with the flipped, transposed weight;
 grad_weight is the convolution of the input (channels as batch) with the gradient as kernel
-(stride and dilation swapped); grad_bias a host sum. ``conv_bn_relu`` is inference-only (its
+(stride and dilation swapped), over pieces of at most ``GRAD_TAPS`` gradient positions
+written in float32 and summed in float32 when the gradient is larger; grad_bias a host sum. ``conv_bn_relu`` is inference-only (its
 BN uses the running statistics, as ``model.eval()``): a backward through it raises.
 """
 from __future__ import annotations
@@ -101,12 +102,13 @@ def _empty_out(x, shape):
     return torch.empty(shape, dtype=x.dtype, device=x.device, memory_format=fmt)
 
 
-def _launch(x: Tensor, w: Tensor, bias: Tensor, geom, relu: bool) -> Tensor:
-    """One conv2d_kernel launch (groups = 1): NHWC result (N, Ho, Wo, Cout) of x's dtype."""
+def _launch(x: Tensor, w: Tensor, bias: Tensor, geom, relu: bool, out_dtype=None) -> Tensor:
+    """One conv2d_kernel launch (groups = 1): NHWC result (N, Ho, Wo, Cout) of x's dtype (or
+    ``out_dtype`` float32: the L0C sums unrounded)."""
     stride, padding, dilation, (ho, wo) = geom
     n, c, h, wd = x.shape
     cout, _, kh, kw = w.shape
-    y = torch.empty((n, ho, wo, cout), dtype=x.dtype)
+    y = torch.empty((n, ho, wo, cout), dtype=out_dtype or x.dtype)
     if y.numel() == 0:
         return y
     xs = HL.nchw_to_nc1hwc0(x)
@@ -117,63 +119,87 @@ def _launch(x: Tensor, w: Tensor, bias: Tensor, geom, relu: bool) -> Tensor:
     cores = current_platform().aic_cores
     if n * -(-ho * wo // tm) * -(-cout // tn) < cores:    # too few tiles: halve them
         tm = CK.CONV_TM_SMALL
-    tm, tn, cb, rows = _l1_plan(h, wd, c1, cout, kh, kw, stride[0], dilation[0], wo, tm,
-                                tn)
+    tm, tn, cb, slab, mode = _l1_plan(h, wd, c1, cout, kh, kw, stride[0], dilation[0], wo, tm,
+                                      tn, stride[1], dilation[1])
     b = torch.zeros(-(-cout // tn) * tn, dtype=torch.float32)
     b[:cout] = bias
     from ..dsl.cube_api import QuantModes
     quant = {torch.float16: QuantModes.F322F16, torch.bfloat16: QuantModes.F322BF16,
-             torch.float32: QuantModes.NoQuant}[x.dtype]
-    tiles = n * -(-ho * wo // tm) * -(-cout // tn)
+             torch.float32: QuantModes.NoQuant}[y.dtype]
+    m_tiles = ho * -(-wo // tm) if mode == 2 else -(-ho * wo // tm)
+    tiles = n * m_tiles * -(-cout // tn)
     blocks = min(tiles, cores)
     report = CK.conv2d_kernel[blocks](
         xs, wf, b, y, n, c1, h, wd, cout, kh, kw, stride[0], stride[1], padding[0],
-        padding[1], dilation[0], dilation[1], ho, wo, cb, rows, tm, tn, tk, int(quant), relu,
-        rows < h)
+        padding[1], dilation[0], dilation[1], ho, wo, cb, slab, tm, tn, tk, int(quant), relu,
+        mode)
     LAST_REPORTS.setdefault("_pending", []).append(report)
     return y
 
 
-def _l1_plan(h, wd, c1, cout, kh, kw, sh, dh, wo, tm, tn):
-    """(TM, TN, channel blocks per chunk, input rows per channel block in L1) of a launch.
+def _l1_plan(h, wd, c1, cout, kh, kw, sh, dh, wo, tm, tn, sw=1, dw=1):
+    """(TM, TN, channel blocks per chunk, input pixels per channel block in L1, MODE) of a
+    launch (MODE: ``conv_kernels.conv2d_kernel``'s 0 whole image, 1 rows, 2 columns).
 
-    A chunk (its input rows and its weight rows, double-buffered) takes at most
-    ``CONV_L1_BUFFER`` bytes of L1. When one channel block of the whole image and its weights
-    fit, a chunk holds whole images (the chunking, so the K order, of the kernel before row
-    tiling); otherwise each tile loads only the rows its TM output pixels' windows touch
-    (halo and stride included), and the larger of the two halves (TM or TN, down to 16)
-    until one channel block does fit."""
+    A chunk (its input and its weight rows, double-buffered) takes at most ``CONV_L1_BUFFER``
+    bytes of L1. When one channel block of the whole image and its weights fit, a chunk holds
+    whole images (MODE 0: the chunking, so the K order, of the kernel before row tiling);
+    otherwise each tile loads only the rows its TM output pixels' windows touch (halo and
+    stride included, MODE 1), and the larger of the two halves (TM or TN, down to 16) until
+    one channel block does fit. When not even that fits (a wide image), a tile is up to TM
+    columns of one output row and loads the rows × columns its windows touch (MODE 2), TM and
+    TN halving again from the start; only a kernel window whose own rows × columns of one
+    channel block (with 16 output channels of weights) exceed the chunk is an error."""
     if h * wd * 32 + kh * kw * 32 * tn <= CK.CONV_L1_BUFFER:
-        return tm, tn, max(1, min(c1, CK.CONV_L1_BUFFER // (h * wd * 32 + kh * kw * 32 * tn))), h
+        cb = max(1, min(c1, CK.CONV_L1_BUFFER // (h * wd * 32 + kh * kw * 32 * tn)))
+        return tm, tn, cb, h * wd, 0
+    w_rows = -(-cout // 16) * 16
+    t_m, t_n = tm, tn
     while True:
-        span = -(-(tm - 1) // wo) + 1                   # output rows TM pixels can touch
+        span = -(-(t_m - 1) // wo) + 1                  # output rows TM pixels can touch
         rows = min(h, max((span - 1) * sh + dh * (kh - 1) + 1, sh))
-        w_bytes = kh * kw * 32 * min(tn, -(-cout // 16) * 16)
+        w_bytes = kh * kw * 32 * min(t_n, w_rows)
         block_bytes = rows * wd * 32 + w_bytes
         if block_bytes <= CK.CONV_L1_BUFFER:
-            return tm, tn, max(1, min(c1, CK.CONV_L1_BUFFER // block_bytes)), rows
+            return (t_m, t_n, max(1, min(c1, CK.CONV_L1_BUFFER // block_bytes)), rows * wd,
+                    int(rows < h))
+        if t_m == 16 and t_n == 16:
+            break
+        if t_n > 16 and (t_m == 16 or w_bytes > rows * wd * 32):
+            t_n //= 2
+        else:
+            t_m //= 2
+    # one output row's windows (a window past the image's end: up to a stride of rows back)
+    rows = min(h, max(dh * (kh - 1) + 1, sh))
+    while True:
+        cols = min(wd, max((tm - 1) * sw + dw * (kw - 1) + 1, sw))
+        w_bytes = kh * kw * 32 * min(tn, w_rows)
+        block_bytes = rows * cols * 32 + w_bytes
+        if block_bytes <= CK.CONV_L1_BUFFER:
+            return tm, tn, max(1, min(c1, CK.CONV_L1_BUFFER // block_bytes)), rows * cols, 2
         if tm == 16 and tn == 16:
             raise OpInputError(
-                f"ascendc::conv2d: one channel block of the {rows} input rows a {wd}-wide "
-                f"output row needs and its {kh}x{kw} weights ({block_bytes} bytes) do not fit "
-                f"the kernel's L1 chunk ({CK.CONV_L1_BUFFER} bytes); the input is tiled by "
-                f"rows, not by columns")
-        if tn > 16 and (tm == 16 or w_bytes > rows * wd * 32):
+                f"ascendc::conv2d: one channel block of the {rows}x{cols} input window of 16 "
+                f"output pixels of a {kh}x{kw} kernel (dilation {dh}x{dw}) and its weights "
+                f"({block_bytes} bytes) do not fit the kernel's L1 chunk "
+                f"({CK.CONV_L1_BUFFER} bytes)")
+        if tn > 16 and (tm == 16 or w_bytes > rows * cols * 32):
             tn //= 2
         else:
             tm //= 2
 
 
-def _conv_nhwc(x, w, bias, stride, padding, dilation, groups, relu=False) -> Tensor:
+def _conv_nhwc(x, w, bias, stride, padding, dilation, groups, relu=False,
+               out_dtype=None) -> Tensor:
     geom = (stride, padding, dilation, _geometry(x, w, stride, padding, dilation, groups))
     cout = w.shape[0]
     bias = torch.zeros(cout) if bias is None else bias.detach().float()
     x, w = x.detach(), w.detach()
     if groups == 1:
-        return _launch(x, w, bias, geom, relu)
+        return _launch(x, w, bias, geom, relu, out_dtype)
     cg, og = x.shape[1] // groups, cout // groups
     parts = [_launch(x[:, g * cg:(g + 1) * cg], w[g * og:(g + 1) * og],
-                     bias[g * og:(g + 1) * og], geom, relu) for g in range(groups)]
+                     bias[g * og:(g + 1) * og], geom, relu, out_dtype) for g in range(groups)]
     return torch.cat(parts, dim=3)
 
 
@@ -239,10 +265,18 @@ def conv2d_input_grad(g, x_shape, w, stride, padding, dilation, groups):
     return conv2d(z.contiguous(), wt.contiguous(), None, 1, 0, list(dilation), groups)
 
 
+#: gradient positions (taps of the gradient-as-kernel) of one grad_weight launch: their FracZ
+#: rows (32 bytes · 16 channels each) must leave L1 room for the input window
+GRAD_TAPS = 256
+
+
 def conv2d_weight_grad(g, x, w_shape, stride, padding, dilation, groups):
     """dL/dweight of conv2d: the input (batch as channels) convolved with the gradient as the
-    kernel, stride and dilation swapped, cropped to (Kh, Kw) (per group)."""
+    kernel, stride and dilation swapped, cropped to (Kh, Kw) (per group). A gradient of more
+    than ``GRAD_TAPS`` positions is tiled (``_weight_grad_tiled``)."""
     cout, cg, kh, kw = w_shape
+    if g.shape[2] * g.shape[3] > GRAD_TAPS:
+        return _weight_grad_tiled(g, x, w_shape, stride, padding, dilation, groups)
     og = cout // groups
     parts = []
     for i in range(groups):
@@ -251,6 +285,39 @@ def conv2d_weight_grad(g, x, w_shape, stride, padding, dilation, groups):
         r = conv2d(xi, gi, None, list(dilation), list(padding), list(stride), 1)
         parts.append(r[:, :, :kh, :kw].transpose(0, 1))
     return torch.cat(parts).contiguous()
+
+
+def _weight_grad_tiled(g, x, w_shape, stride, padding, dilation, groups):
+    """grad_weight over pieces of at most ``GRAD_TAPS`` gradient positions (rows a .. a + A,
+    columns b .. b + B): piece (a, b) is the same convolution of the input window its
+    positions read (the input zero-padded on the host, from row a·stride_h, column
+    b·stride_w) with that part of the gradient, exactly Kh × Kw outputs; each launch writes
+    float32 (the L0C sums, no rounding), the pieces are summed in float32 on the host and
+    rounded to the input dtype once."""
+    cout, cg, kh, kw = w_shape
+    og = cout // groups
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    ho, wo = g.shape[2:]
+    bw = min(wo, GRAD_TAPS, 255)                    # load3d's largest kernel side: 255
+    bh = min(max(1, GRAD_TAPS // bw), 255)
+    xp = torch.nn.functional.pad(x.detach(), [pw, pw, ph, ph])
+    acc = torch.zeros((cout, cg, kh, kw), dtype=torch.float32)
+
+    def pieces():
+        for a in range(0, ho, bh):
+            for b in range(0, wo, bw):
+                ah, bb = min(bh, ho - a), min(bw, wo - b)
+                xs = xp[:, :, a * sh:a * sh + (ah - 1) * sh + (kh - 1) * dh + 1,
+                        b * sw:b * sw + (bb - 1) * sw + (kw - 1) * dw + 1]
+                for i in range(groups):
+                    xi = xs[:, i * cg:(i + 1) * cg].transpose(0, 1).contiguous()
+                    gi = g[:, i * og:(i + 1) * og, a:a + ah, b:b + bb].transpose(0, 1)
+                    r = _conv_nhwc(xi, gi.contiguous(), None, (dh, dw), (0, 0), (sh, sw), 1,
+                                   out_dtype=torch.float32)        # (cg, Kh, Kw, og)
+                    acc[i * og:(i + 1) * og] += r.permute(3, 0, 1, 2)
+
+    _run("ascendc::conv2d", pieces)
+    return acc.to(x.dtype)
 
 
 def _conv2d_backward(ctx, grad):

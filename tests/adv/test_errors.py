@@ -76,8 +76,11 @@ def test_iterate_all_needs_a_gm_c_type():
             F16, F32, _tiling())
 
 
-def test_get_tensor_c_outside_iterate():
-    _raises(E.get_tensor_c_outside, asc.KernelValueError, ["matmul.iterate()"], F16, F32,
+def test_get_tensor_c_outside_iterate_without_pending_tiles():
+    """Outside `with mm.iterate()` get_tensor_c takes the next tile of a bare mm.iterate()
+    call (tests/adv/test_matmul_layout.py); with none pending it stops at its line."""
+    _raises(E.get_tensor_c_outside, asc.KernelAssertionError, ["mm.iterate()",
+                                                               "none is pending"], F16, F32,
             _tiling())
 
 

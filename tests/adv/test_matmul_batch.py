@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import ascendc_py as asc
-from ascendc_py.compiler.errors import KernelValueError, UnsupportedConstructError
+from ascendc_py.compiler.errors import KernelValueError
 
 from kernels_matmul_batch import batch_kernel, batch_tiling
 
@@ -113,15 +113,6 @@ def test_config_helpers_on_the_host():
         asc.adv.MatmulConfig(batch_mode=7)
     with pytest.raises(ValueError):
         asc.adv.get_mm_config(asc.adv.MatmulShapeParams(), asc.adv.MatmulShapeParams())
-
-
-def test_unsupported_layout_is_a_compile_error():
-    @asc.kernel(kernel_type=asc.KernelType.AIC_ONLY)
-    def k(a: asc.GlobalAddress):
-        t = asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float16, False,
-                               asc.LayoutMode.BSNGD)
-    with pytest.raises(UnsupportedConstructError, match="layout BSNGD"):
-        k[1](np.zeros(16, np.float16))
 
 
 def test_runtime_config_argument_is_an_error():

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, event, example, given, settings
 
 import ascendc_py as asc
 
+from . import fuzz_runner as runner
 from . import kernel_gen as kg
 from .kernel_gen import KernelSpec, Masked, Op, Operand, Scalar
 
@@ -47,12 +48,12 @@ def describe(spec: KernelSpec, source: str, blocks: int) -> str:
 
 def run_and_check(spec: KernelSpec) -> None:
     source = kg.render(spec)
-    with kg.breadcrumb(f"{spec!r}\n{source}"):
+    with runner.breadcrumb(f"{spec!r}\n{source}"):
         _run_and_check(spec, source)
 
 
 def _run_and_check(spec: KernelSpec, source: str) -> None:
-    kern = kg.load_kernel(source, fresh=True)   # compiled anew when hypothesis replays it
+    kern = runner.load_kernel(source, fresh=True)   # compiled anew when hypothesis replays it
     for blocks in spec.blocks:
         args, z = kg.make_launch(spec, blocks)
         sanitize = SANITIZE and spec.seed % 4 == 0
@@ -68,7 +69,7 @@ def _run_and_check(spec: KernelSpec, source: str) -> None:
                     caught.extend(w)
 
         try:
-            kg.call_with_timeout(launch)
+            runner.call_with_timeout(launch)
         except Exception as exc:  # noqa: BLE001 - a well-formed kernel must not raise
             pytest.fail(f"{type(exc).__name__}: {exc}{describe(spec, source, blocks)}")
         ours = [w for w in caught if issubclass(w.category, (asc.KernelWarning,))

@@ -6,7 +6,7 @@ exception type, a warning of another class from the compiler, a hang (no result 
 ``ASCENDC_PY_FUZZ_TIMEOUT`` seconds, default 10) or a crash of the process — is a failure that
 prints the offending source. Cases run in-process; a bounded number of batches also run in a
 fresh process so that a segfault is reported with its source instead of killing the test worker,
-and so does every case that folds a gigantic constant (``kernel_gen.risky_constants``: the fold
+and so does every case that folds a gigantic constant (``fuzz_runner.risky_constants``: the fold
 runs in C with the GIL held, so only killing the process stops it). Edits that leave invalid
 Python are skipped (Python rejects them before the compiler sees them).
 
@@ -27,8 +27,10 @@ import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from . import kernel_gen as kg
-from .kernel_gen import Arg, Case, Edit, Recipe  # noqa: F401  (Edit: for pasted cases)
+from . import fuzz_runner as runner
+from . import source_edits as edits
+from .fuzz_runner import Arg, Case, Recipe  # noqa: F401
+from .source_edits import Edit  # noqa: F401  (for pasted cases)
 
 PROFILE = settings.get_current_profile_name()
 
@@ -52,7 +54,7 @@ FUZZ_SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck), pri
 KNOWN_BUGS: dict = {}
 
 
-def known_bug(out: kg.Outcome):
+def known_bug(out: runner.Outcome):
     return next((name for name, match in KNOWN_BUGS.items() if match(out)), None)
 
 
@@ -155,7 +157,7 @@ def describe(case: Case) -> str:
             f"--- source ---\n{case.source}")
 
 
-def judge(case: Case, out: kg.Outcome) -> None:
+def judge(case: Case, out: runner.Outcome) -> None:
     """Fail on a failed outcome unless it is a known bug (and the case is not a repro)."""
     if not out.failed:
         return
@@ -166,17 +168,17 @@ def judge(case: Case, out: kg.Outcome) -> None:
     pytest.fail(f"{out.error_class}: {out.detail}{describe(case)}")
 
 
-@pytest.mark.parametrize("name", [b[0] for b in kg.sample_bases()])
+@pytest.mark.parametrize("name", [b[0] for b in edits.sample_bases()])
 def test_unedited_bases_run_cleanly(name):
     """The recipes are right: every base kernel runs without error before any edit."""
-    _, source, recipe = next(b for b in kg.sample_bases() if b[0] == name)
-    out = kg.run_case(Case(source, recipe, name))
+    _, source, recipe = next(b for b in edits.sample_bases() if b[0] == name)
+    out = runner.run_case(Case(source, recipe, name))
     assert out.status == "ok", out.detail
 
 
 @pytest.mark.fuzz
 @settings(max_examples=examples(30), **FUZZ_SETTINGS)
-@given(case=kg.malformed_cases())
+@given(case=edits.malformed_cases())
 @example(case=BUG1)
 @example(case=BUG2)
 @example(case=BUG3)
@@ -186,7 +188,7 @@ def test_unedited_bases_run_cleanly(name):
 @example(case=BUG7)
 @example(case=BUG8)
 def test_malformed_kernel_fails_cleanly(case):
-    out = kg.run_case(case)
+    out = runner.run_case(case)
     event(f"{out.status}:{out.error_class}" if out.error_class else out.status)
     judge(case, out)
 
@@ -196,15 +198,15 @@ BATCH = 6
 
 @pytest.mark.fuzz
 @settings(max_examples=examples(2, long_divisor=100), **FUZZ_SETTINGS)
-@given(cases=st.lists(kg.malformed_cases(), min_size=BATCH, max_size=BATCH))
+@given(cases=st.lists(edits.malformed_cases(), min_size=BATCH, max_size=BATCH))
 def test_malformed_kernels_in_a_subprocess(cases, tmp_path_factory):
     """The crash guard: a batch of cases in a fresh interpreter; a signal death or a timeout
     names the case that was running."""
     path = tmp_path_factory.mktemp("fuzz_batch") / "cases.json"
-    path.write_text(json.dumps([kg.case_to_json(c) for c in cases]))
-    timeout = 120 + BATCH * (kg.CASE_TIMEOUT + 40)
+    path.write_text(json.dumps([runner.case_to_json(c) for c in cases]))
+    timeout = 120 + BATCH * (runner.CASE_TIMEOUT + 40)
     try:
-        proc = subprocess.run([sys.executable, kg.__file__, "--run-batch", str(path)],
+        proc = subprocess.run([sys.executable, runner.__file__, "--run-batch", str(path)],
                               capture_output=True, text=True, timeout=timeout)
         stdout, stderr = proc.stdout, proc.stderr
         rc, why = proc.returncode, f"exit status {proc.returncode}"
@@ -221,7 +223,7 @@ def test_malformed_kernels_in_a_subprocess(cases, tmp_path_factory):
             r = json.loads(line[7:])
             finished[r["i"]] = r
     for i, r in finished.items():
-        judge(cases[i], kg.Outcome(r["status"], r["detail"], r["class"]))
+        judge(cases[i], runner.Outcome(r["status"], r["detail"], r["class"]))
     if rc != 0:
         running = [i for i in started if i not in finished]
         culprit = describe(cases[running[-1]]) if running else "\n(no case was running)"

@@ -37,15 +37,15 @@ def test_resnet_stem_224_7x7_stride2_pad3_is_row_tiled():
     # one channel block of 224x224 (1.6 MB) is far over the 250 KB chunk: before row tiling
     # this raised OpInputError
     case = (1, 3, 224, 224, 64, 7, 2, 3, 1)
-    tm, tn, cb, rows = ops_conv._l1_plan(224, 224, 1, 64, 7, 7, 2, 1, 112, 256, 128)
-    assert rows < 224 and cb == 1
+    tm, tn, cb, slab, mode = ops_conv._l1_plan(224, 224, 1, 64, 7, 7, 2, 1, 112, 256, 128)
+    assert mode == 1 and slab < 224 * 224 and cb == 1
     _check(case, torch.float16)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.float32], ids=str)
 def test_tall_odd_image(dtype):
     case = (1, 5, 301, 23, 20, 3, 1, 1, 1)    # 301·23·32 B + weights > 250 KB
-    assert ops_conv._l1_plan(301, 23, 1, 20, 3, 3, 1, 1, 23, 256, 128)[3] < 301
+    assert ops_conv._l1_plan(301, 23, 1, 20, 3, 3, 1, 1, 23, 256, 128)[4] == 1
     _check(case, dtype)
 
 
@@ -71,7 +71,7 @@ def test_forced_row_tiling_matches_torch(case, frac, monkeypatch):
                         k * k * 32 * min(128, -(-cout // 16) * 16) + int(h * w * 32 * frac))
     wo = (w + 2 * p - d * (k - 1) - 1) // s + 1
     c1 = -(-c // 16)
-    assert ops_conv._l1_plan(h, w, c1, cout, k, k, s, d, wo, 128, 128)[3] < h
+    assert ops_conv._l1_plan(h, w, c1, cout, k, k, s, d, wo, 128, 128, s, d)[4] == 1
     tiled = _check(case, torch.float16)
     if c1 == 1:     # one channel block: the same K order, so the same bits as whole images
         assert torch.equal(tiled, whole)
@@ -80,8 +80,8 @@ def test_forced_row_tiling_matches_torch(case, frac, monkeypatch):
 def test_wide_7x7_with_many_output_channels_halves_the_channel_tile():
     # 8 rows of 600 pixels (153,600 B) and 7x7 weights of 128 channels (200,704 B) do not fit
     # 250 KB: TN halves
-    tm, tn, cb, rows = ops_conv._l1_plan(20, 600, 1, 160, 7, 7, 1, 1, 600, 256, 128)
-    assert tn < 128 and rows < 20
+    tm, tn, cb, slab, mode = ops_conv._l1_plan(20, 600, 1, 160, 7, 7, 1, 1, 600, 256, 128)
+    assert tn < 128 and mode == 1 and slab < 20 * 600
     _check((1, 3, 20, 600, 160, 7, 1, 3, 1), torch.float16)
 
 
@@ -90,11 +90,5 @@ def test_one_pixel_last_tile_with_large_padding(monkeypatch):
     # computes two rows); sizing its input rows by two pixels asked load3d for 256 padding
     # rows below the image (CubeParamError: pad_bottom out of range 0..255)
     monkeypatch.setattr(CK, "CONV_L1_BUFFER", 62016)
-    assert ops_conv._l1_plan(62, 62, 1, 16, 1, 1, 9, 1, 63, 128, 128)[3] < 62
+    assert ops_conv._l1_plan(62, 62, 1, 16, 1, 1, 9, 1, 63, 128, 128, 9, 1)[4] == 1
     _check((1, 3, 62, 62, 16, 1, 9, 250, 1), torch.float16)
-
-
-def test_too_wide_for_one_row_is_an_error():
-    x = torch.zeros(1, 4, 9, 40000, dtype=torch.float16)
-    with pytest.raises(OpInputError, match="tiled by rows, not by columns"):
-        conv2d(x, torch.zeros(2, 4, 7, 7, dtype=torch.float16), None, 1, 3)

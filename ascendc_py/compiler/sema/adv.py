@@ -7,7 +7,9 @@ tensors, transposition, tails, original shapes) lives in kernel variables the se
 (``matmul_iterate_all`` / ``matmul_get_tensor_c``) whose operands are read from those variables
 and from the tiling (``compiler/ops/matmul.py`` lists them). ``with mm.iterate() as count:``
 is a counted loop over the base_m x base_n tiles of C in the tiling's iterate order (M first
-unless ``iterate_order`` is 1); ``get_tensor_c`` inside it produces tile ``count``.
+unless ``iterate_order`` is 1); ``get_tensor_c`` inside it produces tile ``count``, outside
+it the next pending tile of the last bare ``mm.iterate()`` call. Batch matmul (layouts,
+iterate_n_batch, the workspace) is in ``adv_batch.py``.
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ from ..errors import (ArgumentError, DtypeError, KernelTypeError, KernelValueErr
 from ..ops.matmul import BIAS_TYPES, DTYPE_CODES, MATMUL_ARGS, MATMUL_TYPES
 from . import scalars as S
 from .builtins import bind_args, function, method, want_dtype, want_enum, want_int
-from .values import (ConstV, EnumV, GmAddrV, GmTensorV, LocalTensorV, NoneV, PipeV, PyObjV,
+from .values import (ConstV, EnumV, GmTensorV, LocalTensorV, NoneV, PipeV, PyObjV,
                      RtV, StructV, SVal, TupleV)
 
 UB_POSITIONS = (TPosition.VECCALC, TPosition.VECIN, TPosition.VECOUT)
@@ -42,7 +44,13 @@ _STATE = (("a_arg", int64, -1), ("a_off", int64, 0), ("trans_a", int64, 0),
           ("org_kb", int64, -1), ("batch_a", int64, -1), ("batch_b", int64, -1),
           ("quant_mode", int64, 0), ("quant_scalar", int64, 0), ("quant_arg", int64, -1),
           ("quant_off", int64, 0), ("a_scalar", float32, 0.0),
-          ("b_scalar", float32, 0.0), ("bias_mem", int64, 0), ("bias_size", int64, 0))
+          ("b_scalar", float32, 0.0), ("bias_mem", int64, 0), ("bias_size", int64, 0),
+          # set_workspace: GM argument (-1: none) and byte offset; iterate_n_batch's results
+          # in it (sema/adv_batch.py): C elements per matrix, first element, end, next to hand
+          ("ws_arg", int64, -1), ("ws_off", int64, 0), ("nb_mn", int64, 0),
+          ("nb_first", int64, 0), ("nb_end", int64, 0), ("nb_pos", int64, 0),
+          # the tiles of the last bare mm.iterate() call: how many, and the next to hand out
+          ("it_tiles", int64, 0), ("it_next", int64, 0))
 
 
 @dataclass(eq=False)
@@ -61,6 +69,8 @@ class MatmulV(SVal):
     quant_seen: bool = False
     counts: list = field(default_factory=list)   # the enclosing `with mm.iterate()` counters
     hooks: dict = field(default_factory=dict)    # callback data (sema/adv_operands.py)
+    sparse: bool = False                          # set_sparse_index was called
+    static: object = None                         # get_matmul_api_tiling's record, if given
 
     def describe(self) -> str:
         return "asc.adv.Matmul"
@@ -105,10 +115,6 @@ def _matmul_type_ctor(an, args, kwargs, loc):
     layout = LayoutMode.NONE
     if not isinstance(b["layout"], NoneV):
         layout = want_enum(b["layout"], LayoutMode, "MatmulType layout", loc)
-    if layout not in (LayoutMode.NONE, LayoutMode.NORMAL):
-        raise UnsupportedConstructError(f"MatmulType layout {layout.name} is not supported by the "
-                                        f"simulator; use LayoutMode.NONE or LayoutMode.NORMAL "
-                                        f"(batches one after another)", loc)
     return PyObjV(MatmulType(pos, CubeFormat[fmt.member.name], dtype, bool(trans.value),
                              layout))
 
@@ -225,14 +231,14 @@ def _matmul_ctor(an, args, kwargs, loc):
         raise DtypeError(f"asc.adv.Matmul: bias {tbias.dtype.name} is not supported for "
                          f"{ta.dtype.name} inputs; supported: "
                          f"{', '.join(d.name for d in BIAS_TYPES[ta.dtype])}", loc)
-    cfg = b["matmul_config"]
+    cfg, static = b["matmul_config"], None
     if isinstance(cfg, NoneV):
         cfg = MatmulConfig()
     elif isinstance(cfg, PyObjV) and isinstance(cfg.obj, MatmulConfig):
         cfg = cfg.obj
     elif isinstance(cfg, PyObjV) and getattr(cfg.obj, "asc_name", "") == \
             "adv.MatmulApiStaticTiling":
-        cfg = cfg.obj.cfg                 # get_matmul_api_tiling's result: its config
+        static, cfg = cfg.obj, cfg.obj.cfg    # get_matmul_api_tiling's result and its config
     else:
         raise KernelTypeError(f"asc.adv.Matmul: matmul_config must be an asc.adv.MatmulConfig "
                               f"(or a get_*_config helper's result), got {cfg.describe()}", loc)
@@ -240,7 +246,43 @@ def _matmul_ctor(an, args, kwargs, loc):
     state = {name: ir.Var(f"mm{n}.{name}", dt) for name, dt, _ in _STATE}
     for name, dt, init in _STATE:
         an.emit(ir.Assign(state[name], ir.Const(init, dt), loc))
-    return MatmulV(ta, tb, tc, tbias, state, config=cfg)
+    return MatmulV(ta, tb, tc, tbias, state, config=cfg, static=static)
+
+
+@dataclass(frozen=True)
+class ConstTiling:
+    """The tiling of a fully constant MatmulApiStaticTiling (register_matmul without a
+    tiling): every field a compile-time int (-1, unknown, reads as 0)."""
+
+    obj: object
+    kind: str = "TCubeTiling"
+
+    def get(self, name: str) -> SVal:
+        return ConstV(max(int(getattr(self.obj, name)), 0), int32)
+
+
+#: the fields a constant tiling and a run-time one must agree on (the docs' constraint)
+_CONST_FIELDS = ("base_m", "base_n", "base_k", "single_core_m", "single_core_n",
+                 "single_core_k")
+
+
+def _bind_tiling(an, mm: MatmulV, tiling: Optional[StructV], loc: SourceLoc) -> None:
+    """Give the Matmul its tiling: the run-time one (checked at run time against a constant
+    tiling's known fields), else a fully constant MatmulApiStaticTiling's."""
+    from ...advlib.matmul_config import full_constant
+    if tiling is None:
+        if mm.static is not None and full_constant(mm.static):
+            mm.tiling = ConstTiling(mm.static)
+        return
+    mm.tiling = tiling
+    if mm.static is None:
+        return
+    for f in _CONST_FIELDS:
+        want = int(getattr(mm.static, f))
+        if want > 0:
+            _assert(an, ir.Cmp("eq", _tile(mm, f), ir.Const(want, int64)),
+                    f"Matmul: the run-time tiling's {f} differs from the constant tiling's "
+                    f"({want}, get_matmul_api_tiling): they must agree", loc)
 
 
 def _want_tiling(v: SVal, loc: SourceLoc) -> StructV:
@@ -265,8 +307,8 @@ def _register_matmul(an, args, kwargs, loc):
         raise KernelTypeError(f"register_matmul: pipe must be an asc.TPipe(), got "
                               f"{b['pipe'].describe()}", loc)
     mm = _want_matmul(b["matmul"], loc)
-    if not isinstance(b["tiling"], NoneV):
-        mm.tiling = _want_tiling(b["tiling"], loc)
+    _bind_tiling(an, mm, None if isinstance(b["tiling"], NoneV) else
+                 _want_tiling(b["tiling"], loc), loc)
     server = ir.Var("matmul_server", int64)
     an.emit(ir.Intrinsic("matmul_register", (), (server,), loc))
     label = getattr(an, "kernel_return_label", None)
@@ -279,7 +321,7 @@ def _register_matmul(an, args, kwargs, loc):
 @method(MatmulV, "init")
 def _init(an, mm: MatmulV, name, args, kwargs, loc):
     b = bind_args("Matmul.init()", ("tiling",), args, kwargs, loc)
-    mm.tiling = _want_tiling(b["tiling"], loc)
+    _bind_tiling(an, mm, _want_tiling(b["tiling"], loc), loc)
     return NoneV()
 
 
@@ -392,7 +434,13 @@ def _default(value: ir.Expr, fallback: ir.Expr) -> ir.Expr:
 def _ready(mm: MatmulV, what: str, loc: SourceLoc) -> None:
     if mm.tiling is None:
         raise KernelValueError(f"Matmul.{what} before asc.adv.register_matmul(pipe, workspace, "
-                               f"matmul, tiling): the Matmul has no tiling yet", loc)
+                               f"matmul, tiling): the Matmul has no tiling yet (none is "
+                               f"needed only with a fully constant get_matmul_api_tiling "
+                               f"config)", loc)
+    if mm.sparse:
+        raise UnsupportedConstructError(
+            f"Matmul.{what} after set_sparse_index: the sparse (2:4 densified) Matmul is not "
+            f"supported by the simulator (the densification is not publicly documented)", loc)
     for which in ("a", "b"):
         if not getattr(mm, f"{which}_seen"):
             raise KernelValueError(f"Matmul.{what} before Matmul.set_tensor_{which}(...): the "
@@ -411,7 +459,9 @@ def _shape(mm: MatmulV):
 
 
 def _emit(an, mm: MatmulV, op: str, mode: int, c_mem, c_a, c_off, c_size, tile, seq,
-          loc: SourceLoc) -> None:
+          loc: SourceLoc, over: Optional[dict] = None) -> None:
+    """Emit ``op`` for this Matmul's state; ``over`` replaces operands by name (a batch
+    layout's lda/ldb/ldc and the whole-matrix shape, sema/adv_batch.py)."""
     m, n, k = _shape(mm)
     org_m = _default(mm.load("org_m"), _tile(mm, "m"))
     org_n = _default(mm.load("org_n"), _tile(mm, "n"))
@@ -456,6 +506,7 @@ def _emit(an, mm: MatmulV, op: str, mode: int, c_mem, c_a, c_off, c_size, tile, 
         "bias_mem": mm.load("bias_mem"), "bias_size": mm.load("bias_size"),
         "c_nz": ir.Const(int(mm.c.format == CubeFormat.NZ), int64),
     }
+    values.update(over or {})
     an.emit(ir.Intrinsic(op, tuple(values[name] for name in MATMUL_ARGS), (), loc,
                          (("dtype", mm.a.dtype),)))
 
@@ -497,43 +548,113 @@ def _iterate_all(an, mm: MatmulV, name, args, kwargs, loc):
 
 @method(MatmulV, "iterate")
 def _iterate(an, mm: MatmulV, name, args, kwargs, loc):
+    """``with mm.iterate() as count:`` (the loop over C's tiles, ``with_statement``) or a bare
+    ``mm.iterate(sync=False)`` call: every base_m x base_n tile of C becomes pending, and each
+    ``get_tensor_c`` outside a ``with`` takes the next one in the iterate order."""
     bind_args("Matmul.iterate()", ("en_partial_sum", "sync", "local_c_matrix"), args, kwargs,
               loc, {"en_partial_sum": ConstV(False, bool_), "sync": ConstV(True, bool_),
                     "local_c_matrix": NoneV()})
+    _ready(mm, "iterate", loc)
+    if not getattr(an, "_matmul_with", False):    # a bare call: its tiles become pending
+        _set(an, mm, "it_tiles", _tile_count(mm), loc)
+        _set(an, mm, "it_next", ir.Const(0, int64), loc)
     return MatmulIterV(mm)
 
 
-@method(MatmulV, "get_tensor_c")
+def _tile_count(mm: MatmulV) -> ir.Expr:
+    """ceil(m / base_m) * ceil(n / base_n) of this core's product."""
+    m, n, _ = _shape(mm)
+    one = ir.Const(1, int64)
+
+    def ceil(x, d):
+        return ir.Bin("floordiv", ir.Bin("add", x, ir.Bin("sub", d, one, int64), int64), d,
+                      int64)
+    return ir.Bin("mul", ceil(m, _tile(mm, "base_m")), ceil(n, _tile(mm, "base_n")), int64)
+
+
+def _assert(an, cond: ir.Expr, msg: str, loc: SourceLoc) -> None:
+    an.emit(ir.Intrinsic("kernel_assert", (cond,), (), loc, (("msg", msg),)))
+
+
+_NO_TILE = ("Matmul.get_tensor_c outside `with matmul.iterate() as count:` takes the next "
+            "base_m x base_n tile of the last mm.iterate() call, and none is pending")
+
+
+def _is_tensor(v: SVal) -> bool:
+    return isinstance(v, (LocalTensorV, GmTensorV))
+
+
+@method(MatmulV, "get_tensor_c", "async_get_tensor_c")
 def _get_tensor_c(an, mm: MatmulV, name, args, kwargs, loc):
-    b = bind_args("Matmul.get_tensor_c()", ("tensor", "en_atomic", "en_sequential_write", "sync",
-                                            "optional_tensor"), args, kwargs, loc,
-                  {"en_atomic": ConstV(0, int32), "en_sequential_write": ConstV(False, bool_),
-                   "sync": ConstV(True, bool_), "optional_tensor": NoneV()})
-    if not mm.counts:
-        raise KernelValueError("Matmul.get_tensor_c outside `with matmul.iterate() as count:`; "
-                               "each iteration produces one base_m x base_n tile", loc)
-    _ready(mm, "get_tensor_c", loc)
+    """Inside ``with mm.iterate() as count``: tile ``count``. Outside (Ascend C's asynchronous
+    GetTensorC after ``Iterate<false>()``): the next pending tile of the last bare
+    ``mm.iterate()`` call (a run-time error when none is left). Without a tensor it returns
+    the tile as a GlobalTensor of the workspace (``set_workspace``), row stride base_n."""
+    if name == "async_get_tensor_c":
+        b = bind_args("Matmul.async_get_tensor_c()", ("c",), args, kwargs, loc)
+        b = {"tensor": b["c"], "en_atomic": ConstV(0, int32),
+             "en_sequential_write": ConstV(False, bool_), "sync": ConstV(False, bool_),
+             "optional_tensor": NoneV()}
+    elif not (args and _is_tensor(args[0])) and "tensor" not in kwargs:
+        from .adv_batch import get_tensor_c_ws
+        return get_tensor_c_ws(an, mm, args, kwargs, loc)
+    else:
+        b = bind_args("Matmul.get_tensor_c()", ("tensor", "en_atomic", "en_sequential_write",
+                                                "sync", "optional_tensor"), args, kwargs, loc,
+                      {"en_atomic": ConstV(0, int32), "en_sequential_write": ConstV(False, bool_),
+                       "sync": ConstV(True, bool_), "optional_tensor": NoneV()})
     _atomic(b["en_atomic"], loc)
     seq = _flag(b["en_sequential_write"], "en_sequential_write", loc)
-    t = b["tensor"]
+    dests = [_c_dest(mm, b["tensor"], loc)]
+    if not isinstance(b["optional_tensor"], NoneV):     # GetTensorC(gm, co2Local): both
+        if dests[0][0] != Memory.GM or not isinstance(b["optional_tensor"], LocalTensorV):
+            raise KernelTypeError("Matmul.get_tensor_c with optional_tensor: tensor must be a "
+                                  "GlobalTensor and optional_tensor a LocalTensor (VECIN)", loc)
+        dests.append(_c_dest(mm, b["optional_tensor"], loc))
+    if mm.counts:
+        _ready(mm, "get_tensor_c", loc)
+        tile = S.to_expr(mm.counts[-1], int64)
+    else:
+        tile = _next_tile(an, mm, loc)
+        if tile is None:
+            return NoneV()
+    for c_mem, c_a, c_off, c_size in dests:
+        _emit(an, mm, "matmul_get_tensor_c", 1, c_mem, c_a, c_off, c_size, tile, seq, loc)
+    return NoneV()
+
+
+def _next_tile(an, mm: MatmulV, loc: SourceLoc) -> Optional[ir.Expr]:
+    """The next pending tile of the last bare mm.iterate() (checked at run time), or None when
+    no mm.iterate() can have run before this call (no tiling or A/B yet in the source): then
+    the call is a run-time error if reached."""
+    if mm.tiling is None or not (mm.a_seen and mm.b_seen):
+        _assert(an, ir.Const(False, bool_), _NO_TILE, loc)
+        return None
+    _ready(mm, "get_tensor_c", loc)
+    tile = S.to_expr(an.temp(RtV(mm.load("it_next")), "mm_tile", loc), int64)
+    _assert(an, ir.Cmp("lt", tile, mm.load("it_tiles")), _NO_TILE, loc)
+    _set(an, mm, "it_next", ir.Bin("add", tile, ir.Const(1, int64), int64), loc)
+    return tile
+
+
+def _c_dest(mm: MatmulV, t: SVal, loc: SourceLoc):
+    """(memory, address or GM argument, element offset, size) of a get_tensor_c destination: a
+    UB LocalTensor (whatever C's position: the tile goes where the tensor is) or a GlobalTensor
+    for a GM C."""
     if isinstance(t, LocalTensorV):
-        if t.memory != Memory.UB or mm.c.position not in UB_POSITIONS:
-            raise KernelTypeError(f"Matmul.get_tensor_c: {t.describe()} does not match the c "
-                                  f"type at {mm.c.position.name}", loc)
+        if t.memory != Memory.UB:
+            raise KernelTypeError(f"Matmul.get_tensor_c: {t.describe()} is not in UB "
+                                  f"(VECIN/VECOUT/VECCALC)", loc)
         if t.dtype != mm.c.dtype:
             raise DtypeError(f"Matmul.get_tensor_c tensor is {t.dtype.name} but the Matmul's c "
                              f"type is {mm.c.dtype.name}", loc)
-        c_mem, c_a, c_off, c_size = (Memory.UB, S.to_expr(RtV(t.addr), int64),
-                                     ir.Const(0, int64), S.to_expr(RtV(t.size), int64))
-    else:
-        if mm.c.position != TPosition.GM:
-            raise KernelTypeError(f"Matmul.get_tensor_c: a GlobalTensor does not match the c "
-                                  f"type at {mm.c.position.name}", loc)
-        c = _gm_operand(t, "Matmul.get_tensor_c tensor", mm.c.dtype, loc)
-        c_mem, c_a, c_off, c_size = Memory.GM, S.to_expr(RtV(c.arg), int64), c.offset, c.size
-    _emit(an, mm, "matmul_get_tensor_c", 1, c_mem, c_a, c_off, c_size,
-          S.to_expr(mm.counts[-1], int64), seq, loc)
-    return NoneV()
+        return (Memory.UB, S.to_expr(RtV(t.addr), int64), ir.Const(0, int64),
+                S.to_expr(RtV(t.size), int64))
+    if mm.c.position != TPosition.GM:
+        raise KernelTypeError(f"Matmul.get_tensor_c: a GlobalTensor does not match the c "
+                              f"type at {mm.c.position.name}", loc)
+    c = _gm_operand(t, "Matmul.get_tensor_c tensor", mm.c.dtype, loc)
+    return Memory.GM, S.to_expr(RtV(c.arg), int64), c.offset, c.size
 
 
 # ----------------------------------------------------------------------------- quant
@@ -573,144 +694,6 @@ def _quant_ok(mm: MatmulV) -> bool:
     return mm.a.dtype == int8 and mm.c.dtype in (float16, int8)
 
 
-# ----------------------------------------------------------------------------- batch
-@method(MatmulV, "set_batch_num")
-def _set_batch_num(an, mm: MatmulV, name, args, kwargs, loc):
-    b = bind_args("Matmul.set_batch_num()", ("batch_a", "batch_b"), args, kwargs, loc)
-    for key in ("batch_a", "batch_b"):
-        _set(an, mm, key, want_int(b[key], f"Matmul.set_batch_num {key}", loc, int64), loc)
-    return NoneV()
-
-
-@method(MatmulV, "set_workspace")
-def _set_workspace(an, mm: MatmulV, name, args, kwargs, loc):
-    b = bind_args("Matmul.set_workspace()", ("addr", "size"), args, kwargs, loc,
-                  {"size": NoneV()})
-    if not isinstance(b["addr"], (GmTensorV, GmAddrV)):
-        raise OperandKindError(f"Matmul.set_workspace: addr must be a GlobalTensor or a GM "
-                               f"address, got {b['addr'].describe()}", loc)
-    if not isinstance(b["size"], NoneV):
-        want_int(b["size"], "Matmul.set_workspace size", loc, int64)
-    return NoneV()   # the simulator's Matmul keeps no partial results in GM: nothing to place
-
-
-_BATCH_ARGS = ("tensor", "batch_a", "batch_b", "en_sequential_write", "matrix_stride_a",
-               "matrix_stride_b", "matrix_stride_c", "en_partial_sum", "en_atomic", "sync",
-               "wait_iterate_batch")
-_BATCH_CUBE_ARGS = ("tensor", "en_partial_sum", "en_atomic", "en_sequential_write",
-                    "matrix_stride_a", "matrix_stride_b", "matrix_stride_c")
-
-
-def _is_bool(v: SVal) -> bool:
-    return isinstance(v, ConstV) and isinstance(v.value, bool)
-
-
-@method(MatmulV, "iterate_batch")
-def _iterate_batch(an, mm: MatmulV, name, args, kwargs, loc):
-    """C[i] = A[i // (batch / batch_a)] @ B[i // (batch / batch_b)] (+ bias) for i < batch =
-    max(batch_a, batch_b), each a whole matrix (set_tail's shape, else the single-core shape
-    cut to the original), NORMAL layout: matrix i of A starts matrix_stride_a elements after
-    matrix i - 1 (0: M x Ka of the original shape), likewise B (Kb x N) and C (M x N). One
-    matmul_iterate_all per batch. The cube-only form (tensor, en_partial_sum, en_atomic, ...)
-    takes the batch counts from set_batch_num, else from the tiling's a/b_layout_info_b."""
-    cube_only = (len(args) > 1 and _is_bool(args[1])) or ("en_partial_sum" in kwargs and
-                                                          "batch_a" not in kwargs)
-    zero = ConstV(0, int32)
-    if cube_only:
-        b = bind_args("Matmul.iterate_batch()", _BATCH_CUBE_ARGS, args, kwargs, loc,
-                      {"matrix_stride_a": zero, "matrix_stride_b": zero,
-                       "matrix_stride_c": zero})
-        batch_a = _default(mm.load("batch_a"), _tile(mm, "a_layout_info_b"))
-        batch_b = _default(mm.load("batch_b"), _tile(mm, "b_layout_info_b"))
-    else:
-        b = bind_args("Matmul.iterate_batch()", _BATCH_ARGS, args, kwargs, loc,
-                      {"matrix_stride_a": zero, "matrix_stride_b": zero,
-                       "matrix_stride_c": zero, "en_partial_sum": NoneV(),
-                       "en_atomic": NoneV(), "sync": ConstV(True, bool_),
-                       "wait_iterate_batch": NoneV()})
-        batch_a = want_int(b["batch_a"], "Matmul.iterate_batch batch_a", loc, int64)
-        batch_b = want_int(b["batch_b"], "Matmul.iterate_batch batch_b", loc, int64)
-    _ready(mm, "iterate_batch", loc)
-    if not isinstance(b["en_atomic"], NoneV):
-        _atomic(b["en_atomic"], loc)
-    ps = b["en_partial_sum"]
-    if not isinstance(ps, NoneV) and not (isinstance(ps, ConstV) and not ps.value):
-        raise UnsupportedConstructError("Matmul.iterate_batch: en_partial_sum is not supported "
-                                        "by the simulator (C is overwritten)", loc)
-    seq = b["en_sequential_write"]
-    if not isinstance(seq, ConstV) or seq.value:
-        raise UnsupportedConstructError("Matmul.iterate_batch writes C to GM here: "
-                                        "en_sequential_write must be False (a UB C is not "
-                                        "supported by the simulator's batch matmul)", loc)
-    if mm.c.position != TPosition.GM:
-        raise KernelTypeError(f"Matmul.iterate_batch writes C to GM, but this Matmul's c type "
-                              f"is at {mm.c.position.name}", loc)
-    c = _gm_operand(b["tensor"], "Matmul.iterate_batch tensor", mm.c.dtype, loc)
-    org_m = _default(mm.load("org_m"), _tile(mm, "m"))
-    org_n = _default(mm.load("org_n"), _tile(mm, "n"))
-    org_ka = _default(mm.load("org_ka"), _tile(mm, "k_a"))
-    org_kb = _default(mm.load("org_kb"), _tile(mm, "k_b"))
-
-    def stride(key, dflt):
-        v = want_int(b[key], f"Matmul.iterate_batch {key}", loc, int64)
-        return ir.Select(ir.Cmp("le", v, ir.Const(0, int64)), dflt, v, int64)
-
-    def mul(x, y):
-        return ir.Bin("mul", x, y, int64)
-
-    def tmp(expr, label):
-        return S.to_expr(an.temp(RtV(expr), label, loc), int64)
-
-    sa = tmp(stride("matrix_stride_a", mul(org_m, org_ka)), "batch_sa")
-    sb = tmp(stride("matrix_stride_b", mul(org_kb, org_n)), "batch_sb")
-    sc = tmp(stride("matrix_stride_c", mul(org_m, org_n)), "batch_sc")
-    ba, bb = tmp(batch_a, "batch_a"), tmp(batch_b, "batch_b")
-    big = ir.Select(ir.Cmp("lt", ba, bb), bb, ba, int64)
-    small = ir.Select(ir.Cmp("lt", ba, bb), ba, bb, int64)
-    total = tmp(big, "batch_n")
-    one = ir.Const(1, int64)
-    divisible = ir.Cmp("eq", ir.Bin("mod", total, ir.Select(ir.Cmp("lt", small, one), one, small,
-                                                            int64), int64), ir.Const(0, int64))
-    an.emit(ir.Intrinsic("kernel_assert", (ir.Bin("and", ir.Cmp("ge", small, one), divisible,
-                                                  bool_),), (), loc,
-                         (("msg", "Matmul.iterate_batch: batch_a and batch_b must be >= 1 and the "
-                                  "larger a multiple of the smaller"),)))
-    ra = tmp(ir.Bin("floordiv", total, ir.Select(ir.Cmp("lt", ba, one), one, ba, int64), int64),
-             "batch_ra")
-    rb = tmp(ir.Bin("floordiv", total, ir.Select(ir.Cmp("lt", bb, one), one, bb, int64), int64),
-             "batch_rb")
-    a0, b0 = tmp(mm.load("a_off"), "batch_a0"), tmp(mm.load("b_off"), "batch_b0")
-    # each batch is a whole matrix: the tails if set, else the single-core shape cut to the
-    # original one (the tiling rounds single_core_m/n up)
-    saved = {}
-    for key, single, org in (("tail_m", "single_core_m", org_m), ("tail_n", "single_core_n", org_n),
-                             ("tail_k", "single_core_k", org_ka)):
-        saved[key] = tmp(mm.load(key), f"batch_{key}")
-        sc_ = _tile(mm, single)
-        _set(an, mm, key, _default(saved[key], ir.Select(ir.Cmp("lt", org, sc_), org, sc_, int64)),
-             loc)
-    var = ir.Var(f"batch{an.new_label('bi')}", int64)
-    i = ir.Load(var)
-    with an.capture() as body:
-        for key, base, rep, step in (("a_off", a0, ra, sa), ("b_off", b0, rb, sb)):
-            _set(an, mm, key, ir.Bin("add", base, mul(ir.Bin("floordiv", i, rep, int64), step),
-                                     int64), loc)
-        _emit(an, mm, "matmul_iterate_all", 0, Memory.GM, S.to_expr(RtV(c.arg), int64),
-              ir.Bin("add", c.offset, mul(i, sc), int64), c.size, ir.Const(0, int64),
-              ir.Const(0, int64), loc)
-    an.emit(ir.ForRange(var, ir.Const(0, int64), total, ir.Const(1, int64), tuple(body), loc))
-    _set(an, mm, "a_off", a0, loc)
-    _set(an, mm, "b_off", b0, loc)
-    for key, value in saved.items():
-        _set(an, mm, key, value, loc)
-    return NoneV()
-
-
-@method(MatmulV, "wait_iterate_batch")
-def _wait_batch(an, mm: MatmulV, name, args, kwargs, loc):
-    return NoneV()   # synchronous here
-
-
 def with_statement(an, s) -> None:
     """``with mm.iterate() as count: body`` — a loop over the tiles of C."""
     c = s.context
@@ -718,7 +701,11 @@ def with_statement(an, s) -> None:
             and c.func.attr == "iterate"):
         raise UnsupportedConstructError("`with` statements are not supported in kernels, except "
                                         "`with matmul.iterate() as count:`", s.loc)
-    ctx = an.expr(s.context)
+    an._matmul_with = True          # the with-form's tiles are its loop's, not pending ones
+    try:
+        ctx = an.expr(s.context)
+    finally:
+        an._matmul_with = False
     if not isinstance(ctx, MatmulIterV):
         raise UnsupportedConstructError(f"`with` in kernels only takes matmul.iterate(), got "
                                         f"{ctx.describe()}", s.context.loc)
@@ -787,3 +774,4 @@ from .structs import _register_constructors, _register_methods  # noqa: E402
 _register_methods()
 _register_constructors()
 from . import adv_operands  # noqa: E402,F401  (registrations)
+from . import adv_batch  # noqa: E402,F401  (registrations)
