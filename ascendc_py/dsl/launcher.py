@@ -11,6 +11,7 @@ re-check the plan (``_LaunchPlan.holds``) and reuse it; anything else takes the 
 from __future__ import annotations
 
 import functools
+import os
 import time
 from typing import TYPE_CHECKING, Optional
 
@@ -36,9 +37,10 @@ def launch_names():
 
     from .. import profiler
     from ..compiler import errors, jit, spec
-    from ..simulator import config, gm_access, report, runtime, sanitizer
+    from ..simulator import abi, config, gm_access, report, runtime, sanitizer
     from . import kernel_types, types
     return SimpleNamespace(
+        modes=_EnvModes(abi),
         profiler=profiler, jit=jit, GMAlignmentError=errors.GMAlignmentError,
         ArgSpec=spec.ArgSpec, config=config, gm_access=gm_access, runtime=runtime,
         sanitizer=sanitizer, Report=report.Report, options_key=kernel_types.options_key,
@@ -46,6 +48,42 @@ def launch_names():
         addressof=ctypes.addressof, buffer_of=ctypes.c_char.from_buffer,
         bool_=types.bool_, float32=types.float32, int32=types.int32, int64=types.int64)
 
+
+
+class _EnvModes:
+    """The environment variables a planned launch consults (trace, lenient, sanitize, timing,
+    loop budget, time limit), read in one call per launch: their raw values in one pass over
+    the mapping ``os.environ`` reads (``envvars``), decoded again only when one changed. A
+    change made a moment ago is seen by the next launch, as with ``envvars.get``."""
+
+    NAMES = ("ASCENDC_PY_TRACE", "ASCENDC_PY_LENIENT", "ASCENDC_PY_SANITIZE",
+             "ASCENDC_PY_TIMING")
+
+    def __init__(self, abi):
+        self.abi = abi
+        self.names = self.NAMES + (abi.LOOP_BUDGET_ENV, abi.LAUNCH_TIMEOUT_ENV)
+        self.keys = tuple(os.fsencode(n) for n in self.names) if envvars._FAST else None
+        self.raw = _ABSENT
+        self.value = None
+
+    def read(self) -> tuple:
+        """(plain: none of trace, lenient and sanitize is set; timing as the variable says;
+        the loop budget; the launch time limit in seconds). Raises what ``abi.loop_budget``
+        and ``abi.launch_timeout`` raise for a value they refuse."""
+        keys = self.keys
+        raw = tuple(map(envvars._DATA.get, keys)) if keys is not None else \
+            tuple(envvars.get(n, None) for n in self.names)
+        if raw != self.raw:
+            self.value = self._decode()
+            self.raw = raw
+        return self.value
+
+    def _decode(self) -> tuple:
+        abi, get = self.abi, envvars.get
+        plain = get("ASCENDC_PY_TRACE") in ("", "0") and \
+            get("ASCENDC_PY_LENIENT") in ("", "0") and get("ASCENDC_PY_SANITIZE") in ("", "0")
+        timing = get("ASCENDC_PY_TIMING", "1") not in ("0", "off", "false")   # (jit.timing_enabled)
+        return plain, timing, abi.loop_budget(), abi.launch_timeout()
 
 
 def plan_key(kernel, args, names):
@@ -77,11 +115,10 @@ def plan_key(kernel, args, names):
             key.append(v.dtype)
             gm.append(gm_arg((name, address, nbytes, v, "", False)))
         elif t.__name__ == "Tensor" and t.__module__ == "torch":
-            if kind != "gm" and kind != "auto" or v.device.type != "cpu" or \
-                    v.requires_grad or not v.is_contiguous():
+            if kind != "gm" and kind != "auto" or not v.is_cpu or v.requires_grad or \
+                    not v.is_contiguous():
                 return None
-            address, size = v.data_ptr(), v.element_size()
-            nbytes = v.numel() * size
+            address, size, nbytes = v.data_ptr(), v.itemsize, v.nbytes
             if not nbytes or address % size:
                 return None
             key.append(v.dtype)
@@ -153,24 +190,42 @@ class Launcher:
         if kwargs or platform is not None or trace is not None or sanitize is not None or \
                 lenient:
             return self._launch(names, args, kwargs, platform, trace, sanitize, lenient, t0)
+        plain, timing, budget, time_limit = names.modes.read()
         sanitizer = names.sanitizer
-        if envvars.get("ASCENDC_PY_TRACE") not in ("", "0") or \
-                envvars.get("ASCENDC_PY_LENIENT") not in ("", "0") or \
-                sanitizer.sanitizer_enabled(None):
+        # (sanitizer.sanitizer_enabled and jit.timing_enabled, their environment variables
+        # read above with the others)
+        if not plain or sanitizer._scoped.get() or sanitizer._override:
             return self._launch(names, args, kwargs, platform, trace, sanitize, lenient, t0)
         kernel = self.kernel
         bound = plan_key(kernel, args, names)
         if bound is None:
             return self._launch(names, args, kwargs, platform, trace, sanitize, lenient, t0)
         key, gm, scalars = bound
-        chip = names.config.current_platform()
+        chip = names.config._current                # (config.current_platform())
         plan = self._plans.get(key)
-        if plan is None or not plan.holds(kernel, chip, names.jit.codegen_variant()):
+        jit = names.jit
+        if plan is None or not plan.holds(kernel, chip, jit.codegen_variant()):
             return self._launch(names, args, kwargs, platform, trace, sanitize, lenient, t0,
                                 plan_key=key)
         sanitizer.note_launch(False)
-        return self._run(names, plan.compiled, chip, gm, scalars, False, False, False,
-                         plan.native, "memory", t0)
+        override = jit._timing_override
+        t1 = time.perf_counter()
+        try:
+            result = names.runtime.run_blocks(
+                plan.compiled, chip, self.block_dim, gm, scalars, timing=timing
+                if override is None else override, plan=plan.native, budget=budget,
+                time_limit=time_limit)
+        except Exception as fault:  # what the blocks printed before the fault
+            if getattr(fault, "output", ""):
+                print(fault.output, end="")
+            raise
+        if result.output:
+            return self._finish(names, plan.compiled, chip, result, False, "memory", t0, t1)
+        report = names.Report.of_launch(self.kernel.__name__, chip, result, plan.compiled,
+                                        time.perf_counter() - t1, t1 - t0, "memory", False)
+        if names.profiler._observers:
+            names.profiler.notify(report)
+        return report
 
     def _launch(self, names, args, kwargs, platform, trace, sanitize, lenient, t0,
                 plan_key=None):
@@ -212,6 +267,12 @@ class Launcher:
             if getattr(fault, "output", ""):
                 print(fault.output, end="")
             raise
+        return self._finish(names, compiled, chip, result, sanitize, origin, t0, t1)
+
+    def _finish(self, names, compiled, chip, result, sanitize: bool, origin: str, t0: float,
+                t1: float):
+        """Print what the blocks printed; the launch's (pending) report, told to the
+        profiler's observers."""
         if result.output:  # printf/dump_tensor text, blocks in order
             print(result.output, end="")
         report = names.Report.of_launch(self.kernel.__name__, chip, result, compiled,
@@ -295,7 +356,20 @@ class _LaunchPlan:
         """Whether the plan's entry is still the one a full lookup would return now."""
         if kernel.fn.__code__ is not self.code or kernel._compiled is not self.table or \
                 self.table.version != self.version or chip is not self.platform or \
-                variant != self.variant or not guard_holds(self.guard):
+                variant != self.variant:
             return False
+        kernels, slots = self.guard         # (guard_holds, inline: it runs on every launch)
+        for k, code in kernels:
+            if k.fn.__code__ is not code:
+                return False
+        for container, key, obj in slots:
+            if key is None:
+                try:
+                    if container.cell_contents is not obj:
+                        return False
+                except ValueError:
+                    return False
+            elif container.get(key, _ABSENT) is not obj:
+                return False
         read = self.compiled.globals_read
         return not read or kernel.changed_global(read, self.guard) is None

@@ -149,7 +149,7 @@ class NativePlan:
     scalars are floats (``plan_for``)."""
 
     __slots__ = ("compiled", "platform", "block_dim", "costs", "core_key", "layouts",
-                 "float_scalars", "n_gm", "direct", "__weakref__")
+                 "float_scalars", "n_gm", "direct", "written", "__weakref__")
 
     def __init__(self, compiled, platform, block_dim: int, n_gm: int, scalar_dtypes):
         self.compiled, self.platform, self.block_dim = compiled, platform, block_dim
@@ -157,6 +157,10 @@ class NativePlan:
         #: the native loop runs whose GM writes need no run-time access record
         self.direct = runtime.native_loop_runs(compiled) and available() and \
             not getattr(compiled.gm_writes, "checks_at_run_time", True)
+        #: the GM arguments the kernel writes (for a direct launch: all it may write), whose
+        #: torch tensors get their version bumped (``gm_access.after_launch``)
+        self.written = tuple(sorted({arg for arg, _, _ in compiled.gm_writes.static})) \
+            if self.direct else ()
         self.costs = timing_params.cost_table(platform)
         self.core_key = runtime.core_key(platform, abi.ctx_slots(compiled.num_queues),
                                          compiled.memories)
@@ -323,18 +327,25 @@ def host_threads(compiled, block_dim: int) -> int:
 
 
 def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool,
-        access, plan: Optional[NativePlan] = None) -> runtime.LaunchResult:
+        access, plan: Optional[NativePlan] = None, budget: Optional[int] = None,
+        time_limit: Optional[float] = None) -> runtime.LaunchResult:
     """Run every block of a vector launch natively; raise the first failing block's fault.
-    ``plan``: the launch's NativePlan when the caller kept it (else found here)."""
+    ``plan``: the launch's NativePlan when the caller kept it (else found here); ``budget``
+    and ``time_limit``: the loop budget and the launch's time limit when the caller has read
+    them (else read here)."""
     native = _native if _native is not _UNRESOLVED else _functions()
     if plan is None or plan.compiled is not compiled or plan.block_dim != block_dim or \
             plan.platform is not platform:
         plan = plan_for(compiled, platform, block_dim, scalar_values, len(gm_args))
-    budget = abi.loop_budget()
-    own_thread = runtime.runs_blocks_itself()
-    # a thread other than the main one runs blocks too (Ctrl-C reaches the main thread only)
-    here = own_thread or threading.get_ident() != runtime._MAIN_IDENT
-    threads = host_threads(compiled, block_dim)
+    if budget is None:
+        budget = abi.loop_budget()
+    # (runtime.runs_blocks_itself, inline) the launching thread runs blocks itself on the
+    # main thread once the SIGINT handler is in place; a thread other than the main one runs
+    # blocks too (Ctrl-C reaches the main thread only)
+    main = threading.get_ident() == runtime._MAIN_IDENT
+    own_thread = main and runtime.interrupts.install()
+    here = own_thread or not main
+    threads = 1 if block_dim == 1 else host_threads(compiled, block_dim)
     pool = None
     if threads > 1 and here and native[4] is not None:
         pool = _pool or _host_pool(native[5])
@@ -359,11 +370,11 @@ def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool
         if pool is not None:
             # the launching thread and the pool's workers, woken and awaited in native code
             faults, warnings = _run_pool(compiled, platform, plan, lay, buf, base, threads,
-                                         budget, stop, native, pool)
+                                         budget, stop, native, pool, time_limit)
         elif here and threads == 1:
             # the launching thread runs every block (Ctrl-C: the SIGINT handler stops them)
             faults, warnings = _run_alone(compiled, platform, plan, lay, buf, base, budget,
-                                          stop, native)
+                                          stop, native, time_limit)
         else:
             faults, warnings = _run_threads(compiled, platform, plan, lay, buf, base, threads,
                                             own_thread, budget, stop, native)
@@ -391,16 +402,22 @@ def _own_core(compiled, platform, plan: NativePlan, budget: int):
     return core
 
 
-def _run_alone(compiled, platform, plan, lay, buf, base: int, budget: int, stop, native):
+def _run_alone(compiled, platform, plan, lay, buf, base: int, budget: int, stop, native,
+               time_limit: Optional[float] = None):
     """Every block on the launching thread: ({block: failing ctx}, warnings)."""
     run_blocks, block_dim = native[0], plan.block_dim
-    core = _own_core(compiled, platform, plan, budget)
+    core = getattr(runtime._thread_cores, "core", None)     # (_own_core, inline)
+    if core is None or (core.key is not plan.core_key and core.key != plan.core_key) or \
+            core._template_costs is not plan.costs or \
+            core._template_key != (compiled.num_queues, budget):
+        core = runtime.ready_core(plan.core_key, platform, plan.costs, compiled.num_queues,
+                                  budget)
     at = lay.records
     lay.thread_words.pack_into(buf, 8 * (at + 1), *core.native_words)   # all but the state
     # (the watchdog's stop writes the job record, which every block that starts reads,
     # and the ctx of a running block: listed without the lock, a list append is atomic)
     stop.ctxs.append(core.ctx)
-    watch = runtime._WATCHDOG.watch(stop)
+    watch = runtime._WATCHDOG.watch(stop, time_limit)
     try:
         run_blocks(base, base + 8 * at)
         if buf[abi.JOB_NEXT] < block_dim or buf[at + abi.THREAD_WARNED]:
@@ -417,7 +434,7 @@ def _run_alone(compiled, platform, plan, lay, buf, base: int, budget: int, stop,
 
 
 def _run_pool(compiled, platform, plan, lay, buf, base: int, threads: int, budget: int, stop,
-              native, pool: "_HostPool"):
+              native, pool: "_HostPool", time_limit: Optional[float] = None):
     """The launching thread and ``threads - 1`` workers of the host pool (its lock held):
     one native call offers the workers their thread records, runs the launching thread's
     share and waits for the workers that took theirs. ({block: failing ctx}, warnings)."""
@@ -437,7 +454,7 @@ def _run_pool(compiled, platform, plan, lay, buf, base: int, threads: int, budge
         cpu = _getcpu()
         if cpu != pool.cpu:
             pool.keep_off(cpu)
-    watch = runtime._WATCHDOG.watch(stop)
+    watch = runtime._WATCHDOG.watch(stop, time_limit)
     try:
         # (nonzero: a thread's block failed or left warnings)
         if not launch(*args) and buf[abi.JOB_NEXT] >= block_dim:

@@ -11,6 +11,7 @@ import itertools
 import os
 import _signal as signal  # (the C module: signal.py builds enums, 0.4 ms of a first launch)
 import struct
+import sys
 import threading
 import time
 import weakref
@@ -361,25 +362,31 @@ LENIENT_SLACK = 256 * 1024  # bytes after each GM buffer in lenient mode (a whol
 def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_values,
                trace: bool = False, trace_capacity: int = 100_000,
                timing: bool = True, lenient: bool = False,
-               sanitize: bool = False, plan=None) -> LaunchResult:
+               sanitize: bool = False, plan=None, budget: Optional[int] = None,
+               time_limit: Optional[float] = None) -> LaunchResult:
     """Run every block; raise the first block's fault (if any) as a KernelRuntimeError.
 
     ``lenient``: every GM buffer is staged in a copy with ``LENIENT_SLACK`` bytes of slack
     after it (as device allocations have); accesses that run into the slack become
     ``GMOutOfBoundsWarning``s naming the line, and only the bytes inside each buffer are copied
     back, so results inside the buffers are unaffected. ``plan``: what the launcher kept of an
-    earlier launch of the same specialisation (``block_runner.NativePlan``), or None.
+    earlier launch of the same specialisation (``block_runner.NativePlan``), or None;
+    ``budget`` and ``time_limit``: ``abi.loop_budget()`` and ``abi.launch_timeout()`` when
+    the caller has just read them (a planned launch reads every mode at once), else None.
     """
     if plan is not None and plan.direct and not (trace or lenient or sanitize) and \
             _native_loop().ENABLED:
-        # the launcher's plan of a kernel the native loop runs, with writable arrays bound by
-        # launcher.plan_key: nothing for gm_access to refuse, record or bump
-        for a in gm_args:
-            if type(a.owner) is not np.ndarray:
-                break
-        else:
+        # the launcher's plan of a kernel the native loop runs, with writable arrays or
+        # tensors that need no grad bound by launcher.plan_key: nothing for gm_access to
+        # refuse; torch tensors the kernel writes get their version bumped after it, whether
+        # it ran to the end or faulted
+        try:
             return _block_runner.run(compiled, platform, block_dim, gm_args, scalar_values,
-                                     timing, None, plan)
+                                     timing, None, plan, budget, time_limit)
+        finally:   # (gm_access.after_launch for the plan's bindings: ndarray or Tensor)
+            written = [o for i in plan.written if type(o := gm_args[i].owner) is not np.ndarray]
+            if written:
+                _increment_version(written)
     access = gm_access.before_launch(compiled, gm_args)
     if not (lenient or access is not None) and _numpy_only(gm_args):
         # nothing to stage, no torch tensor whose version a write must bump (after_launch)
@@ -396,6 +403,13 @@ def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_
             if not original.read_only:
                 ctypes.memmove(original.address, copy.ctypes.data, original.nbytes)
         gm_access.after_launch(compiled, originals, access)
+
+
+def _increment_version(tensors: list) -> None:
+    """Bump the autograd version counter of each torch tensor in ``tensors`` (what
+    ``torch.autograd.graph.increment_version`` does, without its Python frame; a tensor
+    exists, so torch is imported)."""
+    sys.modules["torch"]._C._increment_version(tensors)
 
 
 def _numpy_only(gm_args) -> bool:
@@ -533,37 +547,55 @@ class _Watchdog:
     """Stops launches that run past ``abi.launch_timeout()`` seconds: one daemon thread writes
     ``abi.WATCHDOG_BUDGET`` into the loop budget of every block of an expired launch, so its
     next loop iteration faults (LoopLimitError, saying the time ran out). Straight-line code
-    always ends; loops that issue instructions re-read the budget on every iteration."""
+    always ends; loops that issue instructions re-read the budget on every iteration.
+
+    A launch registers and unregisters without the lock (a dict store and pop, atomic under
+    the GIL); the thread scans under the lock with ``scanning`` set, and ``forget`` waits for
+    the lock only while a scan runs, so that once it returns no write can follow."""
 
     def __init__(self):
         self.lock = threading.Lock()
         self.launches: dict[int, tuple[float, LaunchStop]] = {}   # id(stop) -> deadline, stop
         self.limits: dict[str, float] = {}    # ASCENDC_PY_LAUNCH_TIMEOUT's text -> seconds
         self.thread: Optional[threading.Thread] = None
+        self.scanning = False
 
-    def watch(self, stop: "LaunchStop") -> Optional[int]:
-        raw = envvars.get(abi.LAUNCH_TIMEOUT_ENV)
-        limit = self.limits.get(raw)
-        if limit is None:     # (parsed once per text of the variable)
-            if len(self.limits) > 64:
-                self.limits.clear()
-            limit = self.limits[raw] = abi.launch_timeout()
+    def watch(self, stop: "LaunchStop", limit: Optional[float] = None) -> Optional[int]:
+        """Stop ``stop``'s launch once it has run ``limit`` seconds (None: read
+        ``abi.launch_timeout()``); the key to ``forget`` it by (None: no limit)."""
+        if limit is None:
+            raw = envvars.get(abi.LAUNCH_TIMEOUT_ENV)
+            limit = self.limits.get(raw)
+            if limit is None:     # (parsed once per text of the variable)
+                if len(self.limits) > 64:
+                    self.limits.clear()
+                limit = self.limits[raw] = abi.launch_timeout()
         if limit <= 0:
             return None
         key = id(stop)     # (the launch keeps its stop alive until it calls forget)
-        deadline = time.monotonic() + limit
-        with self.lock:
-            self.launches[key] = (deadline, stop)
-            if self.thread is None:
-                self.thread = threading.Thread(target=self._loop, name="ascendc-py-watchdog",
-                                               daemon=True)
-                self.thread.start()
+        self.launches[key] = (time.monotonic() + limit, stop)
+        if self.thread is None:
+            with self.lock:
+                if self.thread is None:
+                    self.thread = threading.Thread(target=self._loop,
+                                                   name="ascendc-py-watchdog", daemon=True)
+                    self.thread.start()
         return key
 
     def forget(self, key: Optional[int]) -> None:
         if key is not None:
-            with self.lock:
-                self.launches.pop(key, None)
+            self.launches.pop(key, None)
+            if self.scanning:   # a scan that began before the pop may still stop this launch
+                with self.lock:
+                    pass
+
+    def _expired(self, now: float) -> list:
+        while True:
+            try:
+                return [stop for deadline, stop in list(self.launches.values())
+                        if now >= deadline]
+            except RuntimeError:    # a launch came or went during the copy: copy again
+                continue
 
     def _loop(self) -> None:
         block_interrupts()
@@ -571,9 +603,12 @@ class _Watchdog:
             time.sleep(0.1)
             now = time.monotonic()
             with self.lock:   # under the lock: once forget() returns, no write can follow
-                for deadline, stop in self.launches.values():   # repeated every 0.1 s
-                    if now >= deadline:
+                self.scanning = True
+                try:
+                    for stop in self._expired(now):   # repeated every 0.1 s
                         stop.stop()
+                finally:
+                    self.scanning = False
 
 
 _WATCHDOG = _Watchdog()

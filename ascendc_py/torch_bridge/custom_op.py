@@ -55,8 +55,10 @@ import torch
 from ..compiler.errors import user_boundary
 from ..simulator import config
 from . import profile as _profile
-from .hostmem import advise_huge_pages
+from .hostmem import MIN_BYTES, advise_huge_pages
 from .registration import register_op
+
+_CURRENT_OP = _profile._current_op     # the op the launches are attributed to (profile.py)
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 #: the default ``host_casts``: bfloat16 is computed in float32 (no bfloat16 cast in kernels yet)
@@ -223,6 +225,9 @@ class AscendOp:
         self._tensor_positions = tuple(i for i, p in enumerate(params)
                                        if p.annotation is torch.Tensor)
         self._defaults = tuple(p.default for p in params)
+        self._other_positions = tuple(i for i in range(len(self._defaults))
+                                      if i not in self._tensor_positions)
+        self._plain_plans: dict = {}
         self._plain_dtypes = frozenset(d for d in self.dtypes if d not in self.host_casts)
 
         @user_boundary
@@ -352,7 +357,8 @@ class AscendOp:
         """The common call in few steps: every argument by position (trailing defaults filled
         in), every tensor argument a contiguous CPU tensor of one accepted dtype that needs no
         host cast. (False, None) for anything else, which ``_run`` handles in full (and whose
-        errors it raises); the outcome is the same either way."""
+        errors it raises); the outcome is the same either way. What the shape rule and
+        ``out_dtype`` give is kept per (dtype, shapes, other arguments) (``_plain_plan``)."""
         n = len(self._positional)
         if len(args) < n:
             args = tuple(args) + self._defaults[len(args):]
@@ -361,6 +367,7 @@ class AscendOp:
         elif len(args) > n:
             return False, None
         dtype = first = None
+        key = []
         for i in self._tensor_positions:
             t = args[i]
             if type(t) is not torch.Tensor or not t.is_cpu or not t.is_contiguous():
@@ -371,29 +378,70 @@ class AscendOp:
                     return False, None
             elif t.dtype != dtype:
                 return False, None
+            key.append(t.shape)
         if dtype is None:
             return False, None
+        for i in self._other_positions:
+            v = args[i]
+            # (a float by its bits: -0.0 and 0.0 are equal keys otherwise; NaN never hits)
+            key.append((v, v.hex()) if type(v) is float else v)
+        key.append(dtype)
+        key = tuple(key)
+        try:
+            plan = self._plain_plans.get(key)
+        except TypeError:        # an argument that is not hashable: nothing kept
+            key = plan = None
+        if plan is None:
+            plan = self._plain_plan(args, first, dtype)
+            if plan is None:
+                return False, None
+            if key is not None:
+                if len(self._plain_plans) > 256:
+                    self._plain_plans.clear()
+                self._plain_plans[key] = plan
+        return True, self._plain_call(args, first, plan)
+
+    def _plain_plan(self, args, first, dtype):
+        """What ``_run_plain`` needs of the shape rule and ``out_dtype`` for ``args``:
+        (output shapes, dtype computed in, dtype returned, whether the output is shaped like
+        the first tensor, whether anything is launched, whether an output is large enough
+        for huge-page advice); None when the full path must run (it raises the error)."""
         shapes = self._shapes(*args)
         single = self.num_outputs is None
         if not single and len(shapes) != self.num_outputs:
-            return False, None      # the full path raises the error
+            return None      # the full path raises the error
         if self.out_dtype is not None:
             dtype = self.out_dtype(*args)
         wide = self.host_casts.get(dtype)
-        if single:
-            if wide is None and dtype == first.dtype and shapes[0] == first.shape:
-                out = torch.empty_like(first, memory_format=torch.contiguous_format)
-            else:
-                out = torch.empty(shapes[0], dtype=wide or dtype)
-            outs, launch = (out,), out.numel() > 0
+        computed = wide or dtype
+        like = single and wide is None and dtype == first.dtype and shapes[0] == first.shape
+        sizes = [math.prod(s) for s in shapes]
+        big = any(k * computed.itemsize >= MIN_BYTES for k in sizes)
+        return shapes, computed, dtype, like, any(sizes), big
+
+    def _plain_call(self, args, first, plan):
+        """Allocate the outputs ``plan`` (``_plain_plan``) describes, launch, round back."""
+        shapes, computed, dtype, like, launch, big = plan
+        if like:
+            out = torch.empty_like(first, memory_format=torch.contiguous_format)
+            outs = (out,)
+        elif self.num_outputs is None:
+            outs = (out := torch.empty(shapes[0], dtype=computed),)
         else:
-            outs = out = tuple(torch.empty(s, dtype=wide or dtype) for s in shapes)
-            launch = any(o.numel() for o in outs)
+            outs = out = tuple(torch.empty(s, dtype=computed) for s in shapes)
         if launch:
-            self._launch(args, {}, out)
-        if wide is not None:
+            if big:
+                advise_huge_pages(outs)
+            token = _CURRENT_OP.set(self.name)      # (_profile.enter_op, inline)
+            try:
+                reports = self.launcher(*args, out=out)
+            finally:
+                _CURRENT_OP.reset(token)
+            self.last_reports = tuple(reports) if isinstance(reports, (tuple, list)) else \
+                ((reports,) if reports is not None else ())
+        if computed is not dtype:
             outs = tuple(o.to(dtype) for o in outs)
-        return True, outs[0] if single else outs
+        return outs[0] if self.num_outputs is None else outs
 
 
 class _Positional:

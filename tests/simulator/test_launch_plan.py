@@ -108,3 +108,40 @@ def test_a_table_replaced_by_a_plain_dict_makes_no_plan(monkeypatch):
     for _ in range(2):
         _launch(x)
     assert all(p.table is not vadd_kernel._compiled for p in vadd_kernel[2]._plans.values())
+
+
+def test_environment_changed_after_the_plan_is_seen_by_the_next_launch(monkeypatch):
+    """A planned launch reads its modes' variables in one pass (launcher ``_EnvModes``): each
+    change is seen by the very next launch, as when each was read on its own."""
+    x = np.arange(2 * TILE, dtype=np.float32)
+    on = _launch(x)
+    monkeypatch.setenv("ASCENDC_PY_TIMING", "0")
+    assert _launch(x).launch_cycles == 0
+    monkeypatch.setenv("ASCENDC_PY_TIMING", "1")
+    assert _launch(x).cycles == on.cycles
+    monkeypatch.setenv("ASCENDC_PY_SANITIZE", "1")
+    assert _launch(x).sanitized
+    monkeypatch.delenv("ASCENDC_PY_SANITIZE")
+    assert not _launch(x).sanitized
+    asc.set_sanitizer(True)
+    try:
+        assert _launch(x).sanitized
+    finally:
+        asc.set_sanitizer(None)
+    many = np.arange(16 * TILE, dtype=np.float32)     # 8 tiles per block
+    _launch(many)
+    monkeypatch.setenv("ASCENDC_PY_LOOP_BUDGET", "2")
+    with pytest.raises(asc.LoopLimitError):
+        _launch(many)
+    monkeypatch.delenv("ASCENDC_PY_LOOP_BUDGET")
+    _launch(many)
+    _launch(x, blocks=1)         # (the plan of 1 block)
+    limits = []
+    real = runtime._WATCHDOG.watch
+    monkeypatch.setattr(runtime._WATCHDOG, "watch",
+                        lambda stop, limit=None: limits.append(limit) or real(stop, limit))
+    monkeypatch.setenv("ASCENDC_PY_LAUNCH_TIMEOUT", "7.5")
+    _launch(x, blocks=1)
+    monkeypatch.setenv("ASCENDC_PY_LAUNCH_TIMEOUT", "0")
+    _launch(x, blocks=1)
+    assert limits[-2:] == [7.5, 0.0]

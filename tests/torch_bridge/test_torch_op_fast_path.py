@@ -129,3 +129,25 @@ def test_cached_tilings_follow_the_platform():
         assert chip.aiv_cores == 40
         assert elementwise_tiling(n, torch.float32, 6).block_dim == 40
     assert elementwise_tiling(n, torch.float32, 6).block_dim == 48
+
+
+def test_what_the_plain_path_keeps_per_call_follows_every_argument():
+    """``_run_plain`` keeps the shape rule's answer per (dtype, shapes, other arguments): a
+    different shape, integer or float (-0.0 is not 0.0) gets the rule's answer for it."""
+    import math
+
+    def rule(x, k: int, s: float):
+        return (x.shape[0] * k + (1 if math.copysign(1.0, s) < 0 else 0), x.shape[1])
+
+    def launch(x: torch.Tensor, k: int, s: float, *, out: torch.Tensor):
+        out.fill_(s)
+
+    op = tb.custom_op("perflaunch14_test::rows", launch, shape_rule=rule)
+    x = torch.zeros(2, 3)
+    assert op(x, 2, 0.0).shape == (4, 3)
+    assert op(x, 3, 0.0).shape == (6, 3)
+    assert op(x, 2, -0.0).shape == (5, 3)
+    assert op(torch.zeros(1, 3), 2, 0.0).shape == (2, 3)
+    assert op(x, 2, 0.0).shape == (4, 3)
+    assert op(x.half(), 2, 1.5).dtype == torch.float16
+    assert bool((op(x, 2, 2.5) == 2.5).all())
