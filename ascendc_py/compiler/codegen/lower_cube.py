@@ -228,17 +228,24 @@ def cube_load2d(fb: FnBuilder, dst_mem, dst_a, src_mem, src_a, src_off, esize, s
                                             fb.i64(0)), frac), 1, op, site)
 
 
-@lowering("load_data")
-def lower_load_data(cg: Codegen, s: ir.Intrinsic) -> None:
+def call_load2d(cg: Codegen, s: ir.Intrinsic, rt_name: str, record: str, checks) -> None:
+    """A 2D load_data form: ``rt_name`` called with (dst, src, element size, the record's
+    fields, path, op), its run-time checks named after ``record`` (also LoadData2DParamsV2's
+    lowering, lower_cube_sparse.py)."""
     dst, src = s.args[:2]
     dmem, da, _ = operand(cg, dst)
     smem, sa, soff = operand(cg, src)
     src_mem = src.memory if isinstance(src, ir.LocalRef) else Memory.GM
     values = [cg._as_i64(cg.expr(e)) for e in s.args[2:]]
     args = [dmem, da, smem, sa, soff, cg.i64(s.attr("dtype").sizeof())] + values + [
-        cg.i64(TP.path_index(src_mem, dst.memory)), cg.i64(TP.OP_INDEX["load_data"])]
-    call_checked(cg, runtime_lib.declare_rt(cg.module, "cube_load2d"), args, "load_data",
-                 _detail(("dst", "src"), "LoadData2DParams", LOAD2D_FIELDS), operands=s.args[:2])
+        cg.i64(TP.path_index(src_mem, dst.memory)), cg.i64(TP.OP_INDEX[s.op])]
+    call_checked(cg, runtime_lib.declare_rt(cg.module, rt_name), args, "load_data",
+                 _detail(("dst", "src"), record, checks), operands=s.args[:2])
+
+
+@lowering("load_data")
+def lower_load_data(cg: Codegen, s: ir.Intrinsic) -> None:
+    call_load2d(cg, s, "cube_load2d", "LoadData2DParams", LOAD2D_FIELDS)
 
 
 @rt("dst_mem", "dst_a", "src_a", "esize", "start", "repeat", "sstride", "gap", "frac_gap",

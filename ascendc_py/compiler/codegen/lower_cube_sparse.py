@@ -22,9 +22,9 @@ from ..ops.cube import MMAD_FIELDS
 from ..ops.cube_sparse import INDEX_BYTES, LOAD2D_V2_FIELDS, SPARSE_LOAD_FIELDS
 from . import runtime_lib
 from .core import Codegen, FnBuilder, lowering
-from .intrinsics import call_checked, operand
+from .intrinsics import call_checked
 from .lower_cube import (_aligned, _aligned_l0, _ceil, _checks, _detail, _local, _memmove, _ptr,
-                         _san, _sanitizing)
+                         _san, _sanitizing, call_load2d)
 from .rtfuncs import call_rt, call_tm, counted, operand_pointer, rt
 from .sanitize import READ, READ_ANY, WRITE, path_pipe
 from .types import I1, I8, I16, I32, I64, PTR, intrinsic
@@ -275,12 +275,4 @@ def cube_load2d_v2(fb: FnBuilder, dst_mem, dst_a, src_mem, src_a, src_off, esize
 
 @lowering("load_data_2d_v2")
 def lower_load_data_2d_v2(cg: Codegen, s: ir.Intrinsic) -> None:
-    dst, src = s.args[:2]
-    dmem, da, _ = operand(cg, dst)
-    smem, sa, soff = operand(cg, src)
-    src_mem = src.memory if isinstance(src, ir.LocalRef) else Memory.GM
-    values = [cg._as_i64(cg.expr(e)) for e in s.args[2:]]
-    args = [dmem, da, smem, sa, soff, cg.i64(s.attr("dtype").sizeof())] + values + [
-        cg.i64(TP.path_index(src_mem, dst.memory)), cg.i64(TP.OP_INDEX["load_data_2d_v2"])]
-    call_checked(cg, runtime_lib.declare_rt(cg.module, "cube_load2d_v2"), args, "load_data",
-                 _detail(("dst", "src"), "LoadData2DParamsV2", _V2_CHECKS), operands=s.args[:2])
+    call_load2d(cg, s, "cube_load2d_v2", "LoadData2DParamsV2", _V2_CHECKS)
