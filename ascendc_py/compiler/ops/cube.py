@@ -327,7 +327,10 @@ REGISTRY["data_copy"] = dataclasses.replace(
     forms=REGISTRY["data_copy"].forms + (("dst", "src", "intri_params"),),
     doc=REGISTRY["data_copy"].doc + " GM→L1 (A1/B1/C1) with Nd2NzParams(nd_num, n_value, "
         "d_value, src_nd_matrix_stride, src_d_value, dst_nz_c0_stride, dst_nz_n_stride, "
-        "dst_nz_matrix_stride) converts ND to the cube's NZ layout (MTE2).")
+        "dst_nz_matrix_stride) converts ND to the cube's NZ layout (MTE2). L0C→GM with "
+        "DataCopyCO12DstParams(n_size, m_size, dst_stride, src_stride, quant_pre, relu_pre, "
+        "channel_split, nz2nd_en) is fixpipe's instruction on the FIX pipe, its scalar quant "
+        "scale from set_fix_pipe_pre_quant_flag.")
 
 register(OpSpec(
     "load_data", Family.DATA_COPY, PipeID.PIPE_MTE1, CostClass.DMA, CUBE_COPY_TYPES,
