@@ -198,8 +198,20 @@ if sys.argv[1] == "ignored":
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 else:
     signal.signal(signal.SIGINT, lambda *a: called.append(1))
-threading.Thread(target=lambda: (time.sleep(0.5), os.kill(os.getpid(), signal.SIGINT)),
-                 daemon=True).start()
+x[:] = 0
+
+
+def interrupt_once_running():
+    # the signal is sent once the launch's loop is observably running natively: one sent
+    # before (the launcher's Python preamble) reaches the program's own handler first, which
+    # here swallows it, and the launch would then run on (README, "Ctrl-C")
+    deadline = time.monotonic() + 60
+    while x[0] < 1000 and time.monotonic() < deadline:
+        time.sleep(0.001)
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+threading.Thread(target=interrupt_once_running, daemon=True).start()
 try:
     spin[1](x, n, n)
     outcome = "returned"
