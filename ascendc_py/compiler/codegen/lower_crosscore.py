@@ -289,6 +289,35 @@ def all_stuck(fb: FnBuilder, s: _State) -> L.Value:
     return b.load(dead, typ=I1)
 
 
+def poll_turn(fb: FnBuilder, s: _State, rc, spins, stop, tag: str) -> None:
+    """One turn of a cross-core poll loop (xc_take here, ib_take in lower_ib_sync.py): leave to
+    ``stop`` with ``rc`` XCORE_ABORTED when another core aborted the launch, or LOOP_LIMIT when
+    the loop budget is spent (Ctrl-C, the time limit); otherwise back off and take the lock."""
+    b, func = fb.b, fb.func
+    aborted = b.load_atomic(s.ptr(X.ABORT), "monotonic", 8, typ=I64)
+    b.store(fb.i64(int(E.XCORE_ABORTED)), rc)
+    go = func.append_basic_block(f"{tag}.go")
+    b.cbranch(b.icmp_signed("!=", aborted, fb.i64(0)), stop, go)
+    b.position_at_end(go)
+    b.store(fb.i64(int(E.LOOP_LIMIT)), rc)
+    go2 = func.append_basic_block(f"{tag}.go2")
+    b.cbranch(b.icmp_signed("<", fb.ld(abi.LOOP_BUDGET), fb.i64(0)), stop, go2)
+    b.position_at_end(go2)
+    s.backoff(spins, 500)
+    s.lock()
+
+
+def fail_stopped(fb: FnBuilder, rc, site, what, u) -> None:
+    """The error a poll loop left with: ``rc``'s LOOP_LIMIT or XCORE_ABORTED, else a deadlock
+    (every sub-core stuck) naming ``what`` it waited for and the unit ``u``."""
+    b = fb.b
+    code = b.load(rc, typ=I64)
+    fb.fail_with(b.icmp_signed("==", code, fb.i64(int(E.LOOP_LIMIT))), E.LOOP_LIMIT, site)
+    fb.fail_with(b.icmp_signed("==", code, fb.i64(int(E.XCORE_ABORTED))), E.XCORE_ABORTED,
+                 site)
+    fb.fail_with(L.Constant(I1, 1), E.XCORE_DEADLOCK, site, what, u)
+
+
 @rt("flag")
 def xc_take(fb: FnBuilder, flag, site):
     """Block until this sub-core's counter of ``flag`` is non-zero, take one; its stamp goes
@@ -316,17 +345,7 @@ def xc_take(fb: FnBuilder, flag, site):
 
     b.position_at_end(head)       # ------------------------------------------ poll loop
     stop = func.append_basic_block("xc.stop")
-    aborted = b.load_atomic(s.ptr(X.ABORT), "monotonic", 8, typ=I64)
-    b.store(fb.i64(int(E.XCORE_ABORTED)), rc)
-    go = func.append_basic_block("xc.go")
-    b.cbranch(b.icmp_signed("!=", aborted, fb.i64(0)), stop, go)
-    b.position_at_end(go)
-    b.store(fb.i64(int(E.LOOP_LIMIT)), rc)
-    go2 = func.append_basic_block("xc.go2")
-    b.cbranch(b.icmp_signed("<", fb.ld(abi.LOOP_BUDGET), fb.i64(0)), stop, go2)
-    b.position_at_end(go2)
-    s.backoff(spins, 500)
-    s.lock()
+    poll_turn(fb, s, rc, spins, stop, "xc")
     have = b.icmp_signed(">", s.count(mine), fb.i64(0))
     got = func.append_basic_block("xc.got")
     scan = func.append_basic_block("xc.scan")
@@ -345,11 +364,7 @@ def xc_take(fb: FnBuilder, flag, site):
     b.cbranch(dead, stop, head)
 
     b.position_at_end(stop)       # ------------------------------------------ give up
-    code = b.load(rc, typ=I64)
-    fb.fail_with(b.icmp_signed("==", code, fb.i64(int(E.LOOP_LIMIT))), E.LOOP_LIMIT, site)
-    fb.fail_with(b.icmp_signed("==", code, fb.i64(int(E.XCORE_ABORTED))), E.XCORE_ABORTED,
-                 site)
-    fb.fail_with(L.Constant(I1, 1), E.XCORE_DEADLOCK, site, flag, u)
+    fail_stopped(fb, rc, site, flag, u)
     b.branch(done)
     b.position_at_end(done)
 

@@ -27,7 +27,7 @@ from .. import ir
 from ..ops.ib_sync import KIND_NOTIFY, KIND_SET, KIND_WAIT_PRE, OPS, SLOT_ELEMS
 from .core import Codegen, FnBuilder, lowering
 from .intrinsics import call_checked, operand
-from .lower_crosscore import _State, all_stuck
+from .lower_crosscore import _State, all_stuck, fail_stopped, poll_turn
 from .rtfuncs import call_rt, call_tm, operand_pointer, rt
 from .runtime_lib import declare_rt
 from .timing import _TB, tm
@@ -162,17 +162,7 @@ def ib_take(fb: FnBuilder, word, kind, site):
     b.cbranch(have, done, head)
 
     b.position_at_end(head)
-    aborted = b.load_atomic(s.ptr(X.ABORT), "monotonic", 8, typ=I64)
-    b.store(fb.i64(int(E.XCORE_ABORTED)), rc)
-    go = func.append_basic_block("ib.go")
-    b.cbranch(b.icmp_signed("!=", aborted, fb.i64(0)), stop, go)
-    b.position_at_end(go)
-    b.store(fb.i64(int(E.LOOP_LIMIT)), rc)
-    go2 = func.append_basic_block("ib.go2")
-    b.cbranch(b.icmp_signed("<", fb.ld(abi.LOOP_BUDGET), fb.i64(0)), stop, go2)
-    b.position_at_end(go2)
-    s.backoff(spins, 500)
-    s.lock()
+    poll_turn(fb, s, rc, spins, stop, "ib")
     have = try_take()
     got = func.append_basic_block("ib.got")
     scan = func.append_basic_block("ib.scan")
@@ -187,11 +177,7 @@ def ib_take(fb: FnBuilder, word, kind, site):
     b.cbranch(dead, stop, head)
 
     b.position_at_end(stop)
-    code = b.load(rc, typ=I64)
-    fb.fail_with(b.icmp_signed("==", code, fb.i64(int(E.LOOP_LIMIT))), E.LOOP_LIMIT, site)
-    fb.fail_with(b.icmp_signed("==", code, fb.i64(int(E.XCORE_ABORTED))), E.XCORE_ABORTED,
-                 site)
-    fb.fail_with(L.Constant(I1, 1), E.XCORE_DEADLOCK, site, word, u)
+    fail_stopped(fb, rc, site, word, u)
     b.branch(done)
     b.position_at_end(done)
 
