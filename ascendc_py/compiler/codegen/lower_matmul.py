@@ -445,15 +445,21 @@ def _scatter_nz(fb: FnBuilder, a, scratch, pc, c_first, rf, cf, tm, tn, es_c, nz
                 lo = fb.smax(cf, b.mul(b.add(first_blk, j), sixteen))
                 hi = fb.smin(b.add(cf, tn), b.mul(b.add(b.add(first_blk, j), fb.i64(1)), sixteen))
                 start = b.mul(b.add(c_first, b.sub(nz_at(b.add(rf, r), lo), nz_first)), es_c)
-                nbytes = b.mul(b.sub(hi, lo), es_c)
-                with b.if_else(b.icmp_signed("==", a["c_mem"], fb.i64(0))) as (gm, local):
-                    with gm:
-                        call_rt(fb, "san_gm_write", a["c_a"], start, nbytes, site)
-                    with local:
-                        call_rt(fb, "san_access", s_pipe, a["c_mem"], b.add(a["c_a"], start),
-                                nbytes, fb.i64(1), site)
+                _san_c_write(fb, a, s_pipe, start, b.mul(b.sub(hi, lo), es_c), site)
             counted(fb, blocks, blk)
         counted(fb, tm, srow)
+
+
+def _san_c_write(fb: FnBuilder, a, s_pipe, start, nbytes, site) -> None:
+    """Sanitize mode: ``nbytes`` of C from byte ``start`` recorded as written: in GM's write
+    log, or as a write of pipe ``s_pipe`` to C's local memory."""
+    b = fb.b
+    with b.if_else(b.icmp_signed("==", a["c_mem"], fb.i64(0))) as (gm, local):
+        with gm:
+            call_rt(fb, "san_gm_write", a["c_a"], start, nbytes, site)
+        with local:
+            call_rt(fb, "san_access", s_pipe, a["c_mem"], b.add(a["c_a"], start), nbytes,
+                    fb.i64(1), site)
 
 
 def _sanitize(fb: FnBuilder, a, c_first, tm, tn, ldc, es_c, site) -> None:
@@ -469,13 +475,8 @@ def _sanitize(fb: FnBuilder, a, c_first, tm, tn, ldc, es_c, site) -> None:
         row_bytes = b.mul(tn, es_c)
 
         def row(r):
-            start = b.mul(b.add(c_first, b.mul(r, ldc)), es_c)
-            with b.if_else(b.icmp_signed("==", a["c_mem"], fb.i64(0))) as (gm, local):
-                with gm:
-                    call_rt(fb, "san_gm_write", a["c_a"], start, row_bytes, site)
-                with local:
-                    call_rt(fb, "san_access", s_pipe, a["c_mem"], b.add(a["c_a"], start),
-                            row_bytes, fb.i64(1), site)
+            _san_c_write(fb, a, s_pipe, b.mul(b.add(c_first, b.mul(r, ldc)), es_c), row_bytes,
+                         site)
         counted(fb, tm, row)
 
 
