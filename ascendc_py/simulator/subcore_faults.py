@@ -16,6 +16,15 @@ _ROLE_HINT = ("guard vector code with `if asc.ascend_is_aiv():` and cube code wi
               "`if asc.ascend_is_aic():`; each sub-core has only its own memories (the AIC: L1, "
               "L0A, L0B, L0C, BT, FB; an AIV: UB)")
 _PRIORITY = {int(E.XCORE_DEADLOCK): 1, int(E.XCORE_ABORTED): 2}
+_XC_DEADLOCK_HINT = (
+    "every cross_core_wait_flag needs a cross_core_set_flag of the same flag id on the sub-cores "
+    "its mode names: mode 2 on the AIC releases one wait on each AIV of its AI Core, mode 2 on "
+    "both AIVs releases one on the AIC, modes 0 and 1 are barriers every participant must set; "
+    "sync_all must be reached by every sub-core it synchronises")
+_IB_DEADLOCK_HINT = (
+    "every ib_wait needs an ib_set with the same block_idx and event_id on the same gm_workspace "
+    "(initialised to 0), and every block must call notify_next_block as often as the next block "
+    "calls wait_pre_block")
 
 
 def first_fault(compiled, errors: dict, lay: SubcoreLayout, output: str
@@ -113,26 +122,14 @@ def build(compiled, code: int, site_id: int, a: int, b: int, c: int, ctx, block:
                  "e.g. with a flag back from the consumer that the producer waits for")
     if code == E.XCORE_MODE:
         return _mode_error(op, a, b, lay, loc, where)
-    if code == E.XCORE_DEADLOCK and op not in IB_SYNC_OPS:
+    if code == E.XCORE_DEADLOCK:
+        ib = op in IB_SYNC_OPS       # blocks polling a GM word, or sub-cores waiting for flags
         others = _others(group, lay)
         return err.CrossCoreDeadlockError(
             f"{_what(site, a)} on the {label} of block {block} can never be satisfied: every "
-            f"sub-core of the launch has finished or is waiting{' (' + others + ')' if others else ''}"
-            f"; this would hang on hardware", loc,
-            hint="every cross_core_wait_flag needs a cross_core_set_flag of the same flag id on "
-                 "the sub-cores its mode names: mode 2 on the AIC releases one wait on each AIV "
-                 "of its AI Core, mode 2 on both AIVs releases one on the AIC, modes 0 and 1 are "
-                 "barriers every participant must set; sync_all must be reached by every "
-                 "sub-core it synchronises")
-    if code == E.XCORE_DEADLOCK and op in IB_SYNC_OPS:
-        others = _others(group, lay)
-        return err.CrossCoreDeadlockError(
-            f"{_what(site, a)} on the {label} of block {block} can never be satisfied: every "
-            f"block of the launch has finished or is waiting{' (' + others + ')' if others else ''}"
-            f"; this would hang on hardware", loc,
-            hint="every ib_wait needs an ib_set with the same block_idx and event_id on the same "
-                 "gm_workspace (initialised to 0), and every block must call notify_next_block "
-                 "as often as the next block calls wait_pre_block")
+            f"{'block' if ib else 'sub-core'} of the launch has finished or is waiting"
+            f"{' (' + others + ')' if others else ''}; this would hang on hardware", loc,
+            hint=_IB_DEADLOCK_HINT if ib else _XC_DEADLOCK_HINT)
     if code == E.LOOP_LIMIT and op in ("cross_core_wait_flag", "sync_all") + IB_SYNC_OPS \
             and ctx is not None \
             and ctx[abi.LOOP_BUDGET] < abi.WATCHDOG_BUDGET // 2:
