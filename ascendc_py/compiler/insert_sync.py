@@ -26,7 +26,9 @@ alias). The event id of an inserted flag is one the kernel does not name for tha
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
+
+from ..fieldwise import FrozenFieldwise, fieldwise_dataclass
 from typing import Any, Mapping, Optional
 
 from ..dsl.types import EVENT_IDS_PER_EVENT, HardEvent, Memory, PipeID, int32
@@ -57,8 +59,8 @@ def sync_enabled(options: Mapping[str, Any], uses_auto_tensors: bool) -> Optiona
 
 
 # ----------------------------------------------------------------------------- buffers
-@dataclass(frozen=True)
-class _Key:
+@fieldwise_dataclass(frozen=True)
+class _Key(FrozenFieldwise):
     memory: Memory
     kind: str            # "range" (compile-time bytes), "queue" (a TQue's buffers), "var"
     #                      (another address variable), "gm", "any"
@@ -199,8 +201,8 @@ def _alias(a: _Key, b: _Key) -> bool:
 
 
 # ----------------------------------------------------------------------------- state
-@dataclass(frozen=True)
-class _Access:
+@fieldwise_dataclass(frozen=True)
+class _Access(FrozenFieldwise):
     pipe: PipeID
     write: bool
     before: frozenset    # pipes this access is ordered before

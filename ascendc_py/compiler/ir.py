@@ -9,7 +9,7 @@ scalar variables, structured control flow and intrinsic calls whose tensor opera
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional, Union
 
 from ..dsl.types import DataType, Memory, bool_, int32, int64
@@ -28,7 +28,7 @@ def _frozen(cls):
     return fieldwise_dataclass(cls, frozen=True)
 
 
-@dataclass(frozen=True, eq=False)
+@fieldwise_dataclass(frozen=True)
 class Var:
     """A mutable scalar variable (an ``alloca`` in codegen). Identity is the object."""
 

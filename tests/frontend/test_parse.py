@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast as pyast
+import functools
 import importlib.util
 import linecache
 import os
@@ -681,3 +682,60 @@ def test_ellipsis_statement_is_a_placeholder_like_pass():
     assert type(stmt) is A.Pass and stmt.loc.line == FIRST_LINE + 1
     first, second = body("if x:\n    ...\n...\n")
     assert type(first.body[0]) is A.Pass and type(second) is A.Pass
+
+
+def test_a_kernel_source_is_found_as_inspect_finds_it():
+    """``capture_source`` finds a function's lines in its file without ``tokenize``
+    (``source._lines_from_file``, issue 14): the same lines and first line as
+    ``inspect.getsourcelines`` for every function of the package, the samples and these
+    tests, decorated, nested in classes, one-line or ending in comments."""
+    import importlib
+    import inspect
+    import pkgutil
+    import types
+
+    import ascendc_py
+    from ascendc_py.compiler.frontend.source import _lines_from_file
+
+    def functions(namespace, depth=0):
+        for value in list(vars(namespace).values()):
+            if isinstance(value, types.FunctionType):
+                yield inspect.unwrap(value)
+            elif isinstance(getattr(value, "fn", None), types.FunctionType):
+                yield inspect.unwrap(value.fn)
+            elif isinstance(value, type) and depth < 2 and \
+                    value.__module__ == getattr(namespace, "__name__", None):
+                yield from functions(value, depth + 1)
+
+    modules = [importlib.import_module(m.name)
+               for m in pkgutil.walk_packages(ascendc_py.__path__, "ascendc_py.")
+               if m.name.startswith(("ascendc_py.compiler", "ascendc_py.dsl"))]
+    modules.append(sys.modules[__name__])
+    found = 0
+    for module in modules:
+        for fn in functions(module):
+            got = _lines_from_file(fn, fn.__code__)
+            if got is None:
+                continue
+            lines, first, file = got
+            assert (lines, first) == tuple(inspect.getsourcelines(fn)), fn.__qualname__
+            assert file == inspect.getsourcefile(fn)
+            found += 1
+    assert found > 500
+
+
+@functools.lru_cache(maxsize=None)
+def _decorated(x):  # a comment after the def line
+    return (x +
+            1)
+    # a comment at the end of the body
+
+
+class _Holder:
+    def method(self, x,
+               y):
+        """A docstring."""
+        return x, y
+
+
+def _one_line(x): return x  # noqa: E704

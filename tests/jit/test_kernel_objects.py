@@ -92,3 +92,43 @@ def test_samples_kernels_get_fast_codegen_and_a_scalar_loop_does_not(monkeypatch
     mod = jit.optimize_kernel_module(*jit.kernel_module_texts(cg.module, cg.entry_name),
                                      cg.entry_name)
     assert has_scalar_loop(str(mod.get_function(cg.entry_name)))
+
+
+def test_the_worker_thread_emits_the_same_objects(monkeypatch):
+    """A compile emits the objects on a worker thread (``kernel_objects.KernelObjects``) while
+    it does its Python work: byte for byte what ``emit_kernel_object`` emits."""
+    from ascendc_py.compiler.kernel_objects import KernelObjects
+    (kernel_text, helper_text, _internal), entry = _sepia_texts(monkeypatch)
+    obj, _times, more = jit.emit_kernel_object(kernel_text, helper_text, _internal, entry)
+    worker = KernelObjects(helper_text, entry).start()
+    worker.kernel_text(kernel_text)
+    obj2, times2, more2 = worker.result()
+    assert (obj2, more2) == (obj, more)
+    assert set(times2) == {"llvm_parse", "optimize", "emit", "llvm_wait"}
+
+
+def test_an_error_on_the_worker_thread_is_raised_by_the_compile(monkeypatch, tmp_path):
+    """LLVM failing on the worker thread is an internal compiler error of the compile that
+    names the kernel (raised on the compiling thread), and the worker does not linger."""
+    import threading
+
+    import ascendc_py as asc
+    from ascendc_py.compiler import kernel_objects
+    from ascendc_py.compiler.errors import InternalCompilerError
+    import pytest
+
+    def broken(text, entry_name):
+        raise RuntimeError("LLVM went wrong")
+
+    monkeypatch.setattr(kernel_objects, "kernel_function_object", broken)
+    monkeypatch.setenv("ASCENDC_PY_CACHE_DIR", str(tmp_path))
+
+    @asc.kernel
+    def worker_error_kernel(x: asc.GlobalAddress, n: int):
+        g = asc.GlobalTensor()
+        g.set_global_buffer(x, n)
+        g.set_value(0, g.get_value(1) + n)
+
+    with pytest.raises(InternalCompilerError, match="worker_error_kernel.*LLVM went wrong"):
+        worker_error_kernel[1](np.zeros(8, np.float32), 8)
+    assert not any(t.name == "asc-llvm" and t.is_alive() for t in threading.enumerate())

@@ -8,7 +8,9 @@ turns that into an exception naming the kernel line.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from ...fieldwise import Fieldwise, fieldwise_dataclass
 from typing import Callable, Optional
 
 from llvmlite import ir as L
@@ -31,8 +33,8 @@ def lowering(*names: str):
     return deco
 
 
-@dataclass
-class CodegenResult:
+@fieldwise_dataclass
+class CodegenResult(Fieldwise):
     module: L.Module
     entry_name: str
     sites: list[Site] = field(default_factory=list)

@@ -11,18 +11,20 @@ back into absolute file positions: ``line = first_line + rel_line - 1`` and
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import linecache
 import os
-from dataclasses import dataclass
+import warnings
+from ...fieldwise import FrozenFieldwise, fieldwise_dataclass
 
 from ..errors import KernelSyntaxError, SourceChangedError, SourceLoc
 from .code_match import source_matches_code
 
 
-@dataclass(frozen=True)
-class KernelSource:
+@fieldwise_dataclass(frozen=True)
+class KernelSource(FrozenFieldwise):
     """The source of one kernel function and where it sits in its file.
 
     ``text``: the dedented source of the function, decorators included, ending in a newline.
@@ -94,8 +96,12 @@ def capture_source(fn) -> KernelSource:
             "a lambda cannot be a kernel", loc,
             hint="define the kernel with `def` and decorate it with @asc.kernel")
     try:
-        lines, first_line = inspect.getsourcelines(fn)
-        file = inspect.getsourcefile(fn) or inspect.getfile(fn)
+        found = _lines_from_file(fn, code)
+        if found is not None:
+            lines, first_line, file = found
+        else:
+            lines, first_line = inspect.getsourcelines(fn)
+            file = inspect.getsourcefile(fn) or inspect.getfile(fn)
     except (OSError, TypeError):
         found = _from_notebook_cell(fn, code)
         if found is not None:
@@ -121,6 +127,59 @@ def capture_source(fn) -> KernelSource:
                       f"the source ascendc_py compiles are the same")
     return KernelSource(text, file, max(first_line, 1), col_offset,
                         hashlib.sha256(text.encode()).hexdigest())
+
+
+def _lines_from_file(fn, code):
+    """``(lines, first_line, file)`` as ``inspect.getsourcelines`` and ``getsourcefile`` give
+    them for a function defined in a source file, found without ``tokenize`` (whose first use
+    in a process compiles its regular expressions: ~2 ms of a cold compile, issue 14): the
+    file's text (``linecache``, re-read when the file changed on disk, as ``inspect`` does) is
+    parsed by ``ast`` once for all the kernels it defines, and the function is the ``def``
+    whose first line (its first decorator's) is ``code.co_firstlineno``; its block ends at the
+    definition's last line, where ``inspect.getblock`` ends it. None (the caller asks
+    ``inspect``) for anything else: no code object, no such file, a text that does not parse,
+    no definition starting at that line or several."""
+    if code is None or not isinstance(getattr(fn, "__globals__", None), dict):
+        return None
+    file = code.co_filename
+    if not file or (file.startswith("<") and file.endswith(">")) or not os.path.isfile(file):
+        return None
+    if inspect.getsourcefile(fn) != file:
+        return None
+    linecache.checkcache(file)
+    lines = linecache.getlines(file, fn.__globals__)
+    if not lines:
+        return None
+    span = _definition_spans("".join(lines), file).get(code.co_firstlineno)
+    if span is None:
+        return None
+    first, last = span
+    return lines[first - 1:last], first, file
+
+
+@functools.lru_cache(maxsize=4)
+def _definition_spans(text: str, file: str) -> dict:
+    """{first line: (first line, last line)} of every function definition in ``text`` whose
+    first line no other definition shares (1-based; a decorated definition starts at its
+    first decorator); empty if the text does not parse."""
+    import ast
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, file)
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+        return {}
+    spans: dict = {}
+    shared = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            if first in spans:
+                shared.add(first)
+            spans[first] = (first, node.end_lineno)
+    for first in shared:
+        del spans[first]
+    return spans
 
 
 def _from_notebook_cell(fn, code) -> KernelSource | None:

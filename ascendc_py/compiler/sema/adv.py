@@ -13,7 +13,7 @@ iterate_n_batch, the workspace) is in ``adv_batch.py``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
 
 import dataclasses
@@ -30,7 +30,8 @@ from ..errors import (ArgumentError, DtypeError, KernelTypeError, KernelValueErr
 from ..ops.matmul import BIAS_TYPES, DTYPE_CODES, MATMUL_ARGS, MATMUL_TYPES
 from . import scalars as S
 from .builtins import FUNCTIONS, bind_args, function, method, want_dtype, want_enum, want_int
-from .values import (ConstV, EnumV, GmTensorV, LocalTensorV, NoneV, PipeV, PyObjV,
+from ...fieldwise import FrozenFieldwise, fieldwise_dataclass
+from .values import (FieldwiseRepr, frozen_value, identity_value, ConstV, EnumV, GmTensorV, LocalTensorV, NoneV, PipeV, PyObjV,
                      RtV, StructV, SVal, TupleV)
 
 UB_POSITIONS = (TPosition.VECCALC, TPosition.VECIN, TPosition.VECOUT)
@@ -52,8 +53,8 @@ _STATE = (("a_arg", int64, -1), ("a_off", int64, 0), ("trans_a", int64, 0),
           ("it_tiles", int64, 0), ("it_next", int64, 0))
 
 
-@dataclass(eq=False)
-class MatmulV(SVal):
+@identity_value
+class MatmulV(SVal, FieldwiseRepr):
     """A Matmul object (compile-time record; run-time state in ``vars``)."""
 
     a: MatmulType
@@ -78,8 +79,8 @@ class MatmulV(SVal):
         return ir.Load(self.vars[name])
 
 
-@dataclass(frozen=True)
-class MatmulIterV(SVal):
+@frozen_value
+class MatmulIterV(SVal, FrozenFieldwise):
     """``mm.iterate()`` before the ``with``."""
 
     mm: MatmulV
@@ -269,8 +270,8 @@ def _matmul_ctor(an, args, kwargs, loc):
     return MatmulV(ta, tb, tc, tbias, state, config=cfg, static=static)
 
 
-@dataclass(frozen=True)
-class ConstTiling:
+@fieldwise_dataclass(frozen=True)
+class ConstTiling(FrozenFieldwise):
     """The tiling of a fully constant MatmulApiStaticTiling (register_matmul without a
     tiling): every field a compile-time int (-1, unknown, reads as 0)."""
 

@@ -10,7 +10,9 @@ import builtins as py_builtins
 import contextlib
 import difflib
 import itertools
-from dataclasses import dataclass, replace
+from dataclasses import replace
+
+from ...fieldwise import Fieldwise, fieldwise_dataclass
 from typing import Any, Optional
 
 from ...dsl.types import DataType, bool_, int32, int64
@@ -33,8 +35,8 @@ MAX_INLINE_DEPTH = 32
 MAX_UNROLL = 4096
 
 
-@dataclass
-class SemaResult:
+@fieldwise_dataclass
+class SemaResult(Fieldwise):
     function: ir.Function
     globals_read: dict[tuple[str, ...], Any]
     queue_names: list[str]

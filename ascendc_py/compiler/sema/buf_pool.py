@@ -24,20 +24,19 @@ number of buffer ids of Ascend C's pool) must be 1..16 and limits nothing else h
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from ...dsl.types import Memory, PipeID, TPosition, int32
 from .. import ir
 from ..errors import ConstantRangeError, KernelTypeError, OperandKindError
 from .builtins import bind_args, function, method, want_const_int, want_enum, want_int
 from .objects import _queue_attrs
-from .values import ConstV, NoneV, PipeV, QueueV, SVal
+from .values import FieldwiseRepr, identity_value, ConstV, NoneV, PipeV, QueueV, SVal
 
 MAX_BUF_IDS = 16
 
 
-@dataclass(eq=False)
-class PoolV(SVal):
+@identity_value
+class PoolV(SVal, FieldwiseRepr):
     position: TPosition
     base: ir.Var
     end: ir.Var

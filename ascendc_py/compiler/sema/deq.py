@@ -8,7 +8,6 @@ mask_kind, mask_lo, mask_hi, repeat, dst_blk, src_blk, dst_rep, src_rep`` and at
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from ...dsl.types import bool_, float32, int64, uint64
 from .. import ir
@@ -17,13 +16,14 @@ from ..ops import REGISTRY
 from ..ops.deq import DEQ_PAIRS, VDEQ_GROUPS
 from . import scalars as S
 from .builtins import (bind_args, function, mask_operand, repeat_strides, want_int, want_local)
-from .values import ConstV, LocalTensorV, NoneV, StructV, SVal, TupleV
+from ...fieldwise import FrozenFieldwise
+from .values import frozen_value, ConstV, LocalTensorV, NoneV, StructV, SVal, TupleV
 
 MAX_REPEAT = 255
 
 
-@dataclass(frozen=True)
-class VdeqInfoV(SVal):
+@frozen_value
+class VdeqInfoV(SVal, FrozenFieldwise):
     scales: tuple
     offsets: tuple
     signs: tuple

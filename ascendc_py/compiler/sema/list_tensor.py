@@ -24,20 +24,19 @@ has dim 0 and index 0, and its data faults at the first access (GM_UNSET).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from ...dsl.types import DataType, bool_, float32, int32, int64, uint64
 from .. import ir
 from ..errors import KernelTypeError, OperandKindError
 from .builtins import bind_args, function, method, want_dtype, want_int
-from .values import ConstV, GmAddrV, GmTensorV, NoneV, RtV, SVal
+from .values import FieldwiseRepr, identity_value, ConstV, GmAddrV, GmTensorV, NoneV, RtV, SVal
 
 NO_CHECK = 0xFFFFFFFF
 LOW32 = 0xFFFFFFFF
 
 
-@dataclass(eq=False)
-class ListTensorDescV(SVal):
+@identity_value
+class ListTensorDescV(SVal, FieldwiseRepr):
     """A ListTensorDesc: variables (GM argument, first word, first word of the pointer table)."""
 
     arg: ir.Var
@@ -49,8 +48,8 @@ class ListTensorDescV(SVal):
         return "ListTensorDesc"
 
 
-@dataclass(eq=False)
-class TensorDescV(SVal):
+@identity_value
+class TensorDescV(SVal, FieldwiseRepr):
     """A TensorDesc of ``dtype``: variables filled by ListTensorDesc.get_desc."""
 
     dtype: DataType

@@ -13,18 +13,17 @@ with TPipe: a kernel that makes both is a compile error at the second one.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from ...dsl.hardware import Hardware
 from ...dsl.types import Memory, TPosition, int32
 from .. import ir
 from ..errors import KernelTypeError, UnsupportedConstructError
 from .builtins import bind_args, function, method, want_dtype, want_enum, want_int
-from .values import EnumV, LocalTensorV, RtV, SVal
+from .values import FieldwiseRepr, identity_value, EnumV, LocalTensorV, RtV, SVal
 
 
-@dataclass(eq=False)
-class AllocatorV(SVal):
+@identity_value
+class AllocatorV(SVal, FieldwiseRepr):
     memory: Memory
     cur: ir.Var
 

@@ -23,7 +23,6 @@ path instead of the queue's own (the same rule). Every other method is TQue's.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from ...dsl.types import TPosition, int32
 from .. import ir
@@ -31,7 +30,7 @@ from ..errors import ConstantRangeError, KernelTypeError, UnsupportedConstructEr
 from .builtins import (METHODS, bind_args, function, method, want_const_int, want_dtype,
                        want_enum)
 from .objects import MAX_QUEUE_BUFFERS, _new_queue, _queue_attrs
-from .values import ConstV, EnumV, LocalTensorV, NoneV, QueueV
+from .values import identity_value, ConstV, EnumV, LocalTensorV, NoneV, QueueV
 
 P = TPosition
 #: the documented two-position paths and the TQue position each acts as
@@ -41,7 +40,7 @@ QUEUE_POSITIONS = (P.VECIN, P.VECOUT, P.VECCALC, P.A1, P.A2, P.B1, P.B2, P.C1, P
                    P.CO2)
 
 
-@dataclass(eq=False)
+@identity_value
 class BoundQueueV(QueueV):
     """A TQueBind: a TQue whose hand-over pipes come from its (src, dst) path."""
 

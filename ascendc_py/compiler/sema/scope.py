@@ -1,7 +1,9 @@
 """Name binding for semantic analysis: function scopes, slots for reassigned names, merges."""
 from __future__ import annotations
 
-from dataclasses import replace, dataclass, field
+from dataclasses import replace, field
+
+from ...fieldwise import Fieldwise, fieldwise_dataclass
 from typing import Any, Optional
 
 from ... import dsl
@@ -108,8 +110,8 @@ def field_assigned_names(body: tuple[A.Stmt, ...]) -> set[str]:
     return names
 
 
-@dataclass
-class FunctionScope:
+@fieldwise_dataclass
+class FunctionScope(Fieldwise):
     """One function being analysed (the kernel, or an inlined device function)."""
 
     name: str

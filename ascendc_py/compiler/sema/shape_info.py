@@ -19,7 +19,7 @@ here.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ...dsl.data_format import DataFormat
 from ...dsl.types import bool_, int32
@@ -28,13 +28,14 @@ from ..errors import KernelTypeError, KernelValueError
 from . import scalars as S
 from .builtins import (bind_args, function, method, want_const_int, want_dtype, want_enum,
                        want_int)
-from .values import ConstV, EnumV, GmTensorV, LocalTensorV, NoneV, RtV, SVal, TupleV
+from ...fieldwise import FrozenFieldwise
+from .values import frozen_value, ConstV, EnumV, GmTensorV, LocalTensorV, NoneV, RtV, SVal, TupleV
 
 MAX_DIMS = 8
 
 
-@dataclass(frozen=True)
-class ShapeInfoV(SVal):
+@frozen_value
+class ShapeInfoV(SVal, FrozenFieldwise):
     shape: tuple
     original: tuple
     data_format: DataFormat = DataFormat.ND

@@ -7,12 +7,12 @@ static attributes (dtype, position) plus IR expressions for their runtime fields
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Optional
 
 from ...dsl.types import DataType, Memory, TPosition
 from .. import ir
-from ...fieldwise import FrozenFieldwise, fieldwise_dataclass
+from ...fieldwise import Fieldwise, FrozenFieldwise, fieldwise_dataclass
 from ..errors import SourceLoc, TensorInfo
 
 
@@ -31,6 +31,25 @@ def frozen_value(cls):
     if not cls.__doc__:       # (fieldwise_dataclass would compile __init__ for a signature)
         cls.__doc__ = f"The ``{cls.__name__}`` sema value."
     return fieldwise_dataclass(cls, frozen=True)
+
+
+class FieldwiseRepr:
+    """``Fieldwise``'s ``__repr__`` (the generated one's text) for a class declared with
+    ``identity_value``: ``==`` and the hash stay the object's identity, as ``@dataclass(eq=False)``
+    leaves them."""
+
+    __slots__ = ()
+    __repr__ = Fieldwise.__repr__
+
+
+def identity_value(cls):
+    """``@dataclass(eq=False)`` for a mutable ``SVal`` subclass that also derives from
+    ``FieldwiseRepr``: the same fields, ``__init__`` and ``repr``, ``==`` by identity, without
+    compiling methods with ``exec`` when the module is imported (issue 14: a cold compile
+    imports the sema modules)."""
+    if not cls.__doc__:       # (fieldwise_dataclass would compile __init__ for a signature)
+        cls.__doc__ = f"The ``{cls.__name__}`` sema value."
+    return fieldwise_dataclass(cls)
 
 
 @frozen_value
@@ -145,8 +164,8 @@ class GmAddrV(SVal, FrozenFieldwise):
         return f"GlobalAddress[{self.dtype.name}]"
 
 
-@dataclass(eq=False)
-class GmTensorV(SVal):
+@identity_value
+class GmTensorV(SVal, FieldwiseRepr):
     """A GlobalTensor. ``GlobalTensor()`` objects are mutable (set_global_buffer)."""
 
     dtype: Optional[DataType]
@@ -198,8 +217,8 @@ class LocalTensorV(SVal, FrozenFieldwise):
                            self.bounded, info)
 
 
-@dataclass(eq=False)
-class QueueV(SVal):
+@identity_value
+class QueueV(SVal, FieldwiseRepr):
     qid: int
     position: TPosition
     depth: int
@@ -210,8 +229,8 @@ class QueueV(SVal):
         return f"{'TBuf' if self.is_tbuf else 'TQue'}({self.position.name})"
 
 
-@dataclass(eq=False)
-class PipeV(SVal):
+@identity_value
+class PipeV(SVal, FieldwiseRepr):
     def describe(self) -> str:
         return "TPipe"
 
@@ -243,8 +262,8 @@ class Undefined(SVal, FrozenFieldwise):
         return "undefined"
 
 
-@dataclass
-class Slot:
+@fieldwise_dataclass
+class Slot(Fieldwise):
     """Storage of a name assigned more than once: one IR variable per runtime field."""
 
     template: SVal
