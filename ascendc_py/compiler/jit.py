@@ -352,14 +352,25 @@ def emit_kernel_object(kernel_text: str, helper_text: Optional[str],
         obj = tm.emit_object(mod)
         times["emit"] = time.perf_counter() - t0
         return obj, times, []
-    from .kernel_objects import helper_object, kernel_function_object
-    obj, times = kernel_function_object(kernel_text, entry_name)
+    t0 = time.perf_counter()
+    mod = _parse_module(kernel_text)
+    t1 = time.perf_counter()
+    pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(
+        speed_level=KERNEL_FUNCTION_LEVEL))
+    pb.getFunctionPassManager().run(mod.get_function(entry_name), pb)
+    helpers = optimized_helper_module(helper_text) if helper_text is not None else None
+    t2 = time.perf_counter()
+    from .scalar_loops import has_scalar_loop
+    kernel_tm = tm if has_scalar_loop(str(mod.get_function(entry_name))) else \
+        _kernel_target_machine
+    obj = kernel_tm.emit_object(mod)
     more = []
-    if helper_text is not None:
-        helper_obj, helper_times = helper_object(helper_text)
-        more.append(helper_obj)
-        for name, seconds in helper_times.items():
-            times[name] += seconds
+    if helpers is not None:
+        for f in helpers.functions:
+            if not f.is_declaration:
+                f.visibility = "hidden"
+        more.append(tm.emit_object(helpers))
+    times.update(llvm_parse=t1 - t0, optimize=t2 - t1, emit=time.perf_counter() - t2)
     return obj, times, more
 
 
@@ -604,8 +615,9 @@ def compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
 
 
 def _compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
-    from . import insert_sync
+    from . import gm_writes, insert_sync
     from . import ir as kir
+    from . import kernel_kind
     from .codegen.core import generate
     from .sema.analyzer import analyze
 
@@ -624,42 +636,22 @@ def _compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
         times["verify"] = t3 - t2
         from .codegen.timing import TimingEmitter
         cg = generate(result.function, TimingEmitter())
-        helper_text, internal = helper_module_text(cg.module, cg.entry_name)
+        texts = kernel_module_texts(cg.module, cg.entry_name)
         t4 = time.perf_counter()
+        times["codegen"] = t4 - t3
         _llvm()
         t5 = time.perf_counter()
         times["llvm_init"] = t5 - t4
-        worker = None
-        if internal is not None and KERNEL_FUNCTION_FAST_CODEGEN:
-            from .kernel_objects import KernelObjects    # LLVM beside the Python work below
-            worker = KernelObjects(helper_text, cg.entry_name).start()
-        try:
-            kernel_text = kernel_function_text(cg.module, cg.entry_name, internal)
-            t6 = time.perf_counter()
-            times["codegen"] = t4 - t3 + t6 - t5
-            if worker is None:
-                obj, llvm_times, more = emit_kernel_object(kernel_text, helper_text, internal,
-                                                           cg.entry_name)
-                times.update(llvm_times)
-            else:
-                worker.kernel_text(kernel_text)
-            t7 = time.perf_counter()
-            from .codegen.runtime_loader import CORE, ensure_shards
-            shards = runtime_shards(cg.module)
-            ensure_shards([CORE, *shards])   # built the first time a kernel calls them (once)
-            t8 = time.perf_counter()
-            times["runtime_library"] = t8 - t7
-            meta = _entry_meta(kernel, result, cg, shards)
-        finally:
-            if worker is not None:
-                worker.abandon()
-        if worker is not None:
-            obj, llvm_times, more = worker.result()
-            times.update(llvm_times)
-        meta["more_objects"] = list(more)
-        t9 = time.perf_counter()
+        shards = runtime_shards(cg.module)
+        obj, llvm_times, more = emit_kernel_object(*texts, cg.entry_name)
+        times.update(llvm_times)
+        t4 = time.perf_counter()
+        from .codegen.runtime_loader import CORE, ensure_shards
+        ensure_shards([CORE, *shards])   # built the first time a kernel calls them (once)
+        t5 = time.perf_counter()
+        times["runtime_library"] = t5 - t4
         address = _load_object(obj, cg.entry_name, shards, more=tuple(more))
-        times["load"] = time.perf_counter() - t9
+        times["load"] = time.perf_counter() - t5
         entry = _entry_path(key)
     except KernelError:
         raise
@@ -667,16 +659,7 @@ def _compile_kernel(kernel, specs, key: CacheKey) -> CompiledKernel:
         raise InternalCompilerError(f"internal compiler error while compiling "
                                     f"'{kernel.__name__}': {type(exc).__name__}: {exc}",
                                     kernel.def_loc()) from exc
-    _link_in_background(obj, entry, meta)
-    return _meta_to_compiled(kernel.__name__, address, meta,
-                             compile_seconds=time.perf_counter() - t0, stage_seconds=times)
-
-
-def _entry_meta(kernel, result, cg, shards) -> dict:
-    """The cache entry's metadata of a compile (without ``more_objects``)."""
-    from . import gm_writes, kernel_kind
-    from . import ir as kir
-    return dict(entry_name=cg.entry_name, sites=cg.sites, gm_args=result.function.gm_args,
+    meta = dict(entry_name=cg.entry_name, sites=cg.sites, gm_args=result.function.gm_args,
                 scalar_args=result.function.scalar_args,
                 num_queues=result.function.num_queues, queue_names=result.queue_names,
                 globals_read=result.globals_read,
@@ -684,7 +667,11 @@ def _entry_meta(kernel, result, cg, shards) -> dict:
                 kernel_type=kernel_kind.kernel_type(result.function,
                                                     getattr(kernel, "options", {})),
                 source_sha256=source_hashes(kernel),
-                gm_writes=gm_writes.analyze(result.function), runtime_shards=shards)
+                gm_writes=gm_writes.analyze(result.function), runtime_shards=shards,
+                more_objects=list(more))
+    _link_in_background(obj, entry, meta)
+    return _meta_to_compiled(kernel.__name__, address, meta,
+                             compile_seconds=time.perf_counter() - t0, stage_seconds=times)
 
 
 def runtime_shards(module) -> list:
