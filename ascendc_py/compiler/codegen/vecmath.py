@@ -36,6 +36,7 @@ log: see ``log_f32``.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 from llvmlite import ir as L
@@ -79,14 +80,15 @@ def _pow2_fraction_bits(j: int) -> int:
     return (1023 << 52) | (m - (1 << 52))
 
 
+@functools.lru_cache(maxsize=1)
 def exp_table() -> tuple[int, ...]:
     """T[j] = bits(2^(j/32)) - (j << 47): adding ``k << 47`` for any k with k mod 32 == j gives
-    the bits of 2^(k/32) (the exponent field absorbs k div 32)."""
+    the bits of 2^(k/32) (the exponent field absorbs k div 32). Computed when a kernel first
+    needs it (~1.3 ms of big-integer roots, which every compile paid at import: issue 14)."""
     return tuple((_pow2_fraction_bits(j) - (j << (52 - EXP_TABLE_BITS))) % (1 << 64)
                  for j in range(_N))
 
 
-_EXP_TABLE = exp_table()
 _TABLE_NAME = "vecmath.expf_table"
 
 
@@ -95,7 +97,7 @@ def _table(module: L.Module) -> L.GlobalVariable:
     if g is None:
         ty = L.ArrayType(I64, _N)
         g = L.GlobalVariable(module, ty, name=_TABLE_NAME)
-        g.initializer = L.Constant(ty, list(_EXP_TABLE))
+        g.initializer = L.Constant(ty, list(exp_table()))
         g.global_constant = True
         g.linkage = "internal"
         g.align = 64
