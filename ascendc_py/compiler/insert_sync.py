@@ -61,6 +61,8 @@ def sync_enabled(options: Mapping[str, Any], uses_auto_tensors: bool) -> Optiona
 # ----------------------------------------------------------------------------- buffers
 @fieldwise_dataclass(frozen=True)
 class _Key(FrozenFieldwise):
+    """A buffer the pass tracks: a memory and what is known of the addresses used in it."""
+
     memory: Memory
     kind: str            # "range" (compile-time bytes), "queue" (a TQue's buffers), "var"
     #                      (another address variable), "gm", "any"
@@ -203,6 +205,8 @@ def _alias(a: _Key, b: _Key) -> bool:
 # ----------------------------------------------------------------------------- state
 @fieldwise_dataclass(frozen=True)
 class _Access(FrozenFieldwise):
+    """An access of a buffer by a pipe, and the pipes it is ordered before."""
+
     pipe: PipeID
     write: bool
     before: frozenset    # pipes this access is ordered before

@@ -35,6 +35,8 @@ def lowering(*names: str):
 
 @fieldwise_dataclass
 class CodegenResult(Fieldwise):
+    """A kernel's LLVM module, the name of its entry function and its error sites."""
+
     module: L.Module
     entry_name: str
     sites: list[Site] = field(default_factory=list)

@@ -37,6 +37,8 @@ MAX_UNROLL = 4096
 
 @fieldwise_dataclass
 class SemaResult(Fieldwise):
+    """The analysed kernel: its IR function, the globals it read and its queues' names."""
+
     function: ir.Function
     globals_read: dict[tuple[str, ...], Any]
     queue_names: list[str]
