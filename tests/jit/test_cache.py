@@ -42,6 +42,10 @@ def run_script(script: str, cache, extra_env=None, cwd=None) -> dict:
     """Run ``script`` in a fresh interpreter; return the JSON it prints on its last line.
     The run must be clean: exit code 0, no traceback and no warning on stderr."""
     env = {k: v for k, v in os.environ.items() if k != "ASCENDC_PY_CACHE_DIR"}
+    # no bytecode for the scripts' modules: a test that edits one within a second of its last
+    # import, keeping its size, would otherwise have Python run the stale .pyc (its check is
+    # the source's size and mtime in whole seconds), and the kernel with it
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(TESTS)] + ([str(cwd)] if cwd else []))
     if cache is not None:
         env["ASCENDC_PY_CACHE_DIR"] = str(cache)
