@@ -105,6 +105,10 @@ def scale(og, n: int):
 
 @pytest.fixture()
 def module_dir(tmp_path, monkeypatch):
+    # no bytecode for the test's modules: an edit within a second of the import that keeps the
+    # file's size would have importlib.reload load the stale .pyc (checked by size and mtime
+    # in whole seconds), which ascendc_py then rightly refuses as not the file's text
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
     monkeypatch.syspath_prepend(str(tmp_path))
     yield tmp_path
     for name in ("stale_helpers", "stale_user"):
