@@ -14,18 +14,18 @@ never far from the fewest cycles on any of them): a first call pays no tuning ru
   input element size and class of (M, N, K) (``LINEAR_M_BOUNDS`` ...: a dimension's class is
   the first bound it does not exceed);
 - the fused SwiGLU FFN (``swiglu_ffn``): its Matmul's base_m × base_n (``FFN_CANDIDATES``;
-  (0, 0) is the tiling helper's own fit to the shape, which a class keeps unless a fixed base
-  shape does better on every tuned shape of it in the worst case), per input element size and
-  class of (M, N, K) (``FFN_M_BOUNDS`` ...: finer than linear's, the helper's fit changes with
-  each dimension); classes past the last bounds are not tuned and keep the helper's fit, as
-  does a table base that the helper would give other K steps for a shape (``ffn_base``).
-No candidate changes the K steps of a sum (TK and base_k are not tuned): the element-wise and
-linear candidates write the same bits by construction, which ``tune_tilings`` checks exactly;
-an FFN base shape can change how the simulator's host BLAS rounds a core's block (its
-single-core split), so ``tune_tilings`` keeps only a base that writes the helper's bits on
-every tuned shape of its class. The simulated cycles are the chosen tiling's. The table holds
-choices for the platforms it names; on another platform (or a modified ChipConfig) the ops use
-the untuned defaults.
+  (0, 0) is the tiling helper's own fit to the shape), per input element size and class of
+  (M, N, K) (``FFN_M_BOUNDS`` ...: finer than linear's, since the helper's fit changes with
+  each dimension); classes past the last bounds are not tuned and keep the helper's fit.
+  A class's base is used on a shape only where the helper gives it the split of its own fit
+  over the vector cores (``ffn_base``; else the helper's fit runs).
+No candidate changes the K steps of a sum (TK and base_k are not tuned), and the result bits
+are the default's: the element-wise and linear candidates by construction, the FFN by the
+split rule (every vector core then asks the cube for the same block, which the simulator
+multiplies with one host BLAS call of the same shape), all checked exactly by
+``tune_tilings``. The simulated cycles are the chosen tiling's. The table holds choices for
+the platforms it names; on another platform (or a modified ChipConfig) the ops use the
+untuned defaults.
 
 ``ASCENDC_PY_TORCH_AUTOTUNE=1`` (read at each call) or ``set_enabled(True)``: tune on the
 user's own shapes instead, at run time: the first call of an op for a new key runs the
@@ -183,8 +183,8 @@ def ffn_base(m: int, n: int, k: int, in_type, esize: int) -> tuple:
     """(base_m, base_n) of the fused SwiGLU FFN for x (m×k) @ w (k×n) with ``esize``-byte
     inputs of host ``DataType`` ``in_type``: the shipped table's choice for its class; (0, 0),
     the Matmul tiling helper's own fit, for a class the table does not hold, on a platform it
-    does not name, and when the helper would give the table's base other K steps than its own
-    fit for this shape (``cube_kernels.ffn_tiling`` refuses it)."""
+    does not name, and when the helper would give the table's base another split of this
+    shape than its own fit (``cube_kernels.ffn_keeps_split``: the same bits either way)."""
     table = shipped()
     if table is None:
         return (0, 0)

@@ -20,9 +20,9 @@ recomputed with ``linear``, ``swiglu_backward`` gives their gradients, four ``li
 the weight and input gradients.
 
 Tilings: linear's TM × TN and the FFN's Matmul base_m × base_n come from the shipped table of
-autotuned choices per shape class (``autotiling.py``; linear's candidates write the same bits
-by construction, an FFN class keeps only a base that wrote the tiling helper's bits on its tuned
-shapes, and (0, 0), the helper's own fit, where the table has no choice); with
+autotuned choices per shape class (``autotiling.py``; the same bits whichever is chosen: an FFN
+base is used only where the Matmul tiling helper keeps its own split of the shape, else, and
+where the table has no choice, the helper's own fit runs); with
 ``ASCENDC_PY_TORCH_AUTOTUNE=1``, both from ``asc.autotune`` on the call's own shapes.
 """
 from __future__ import annotations

@@ -4,7 +4,8 @@
 
 For each platform (default: every named one) and each shape class of ``autotiling.py``, this
 calls the shipped op on shapes spread over the class (``class_sizes``: three element counts,
-``cube_shapes``: five matrix shapes for linear, ``ffn_shapes``: six for the fused SwiGLU FFN)
+``cube_shapes``: five matrix shapes for linear, ``ffn_shapes``: six for the fused SwiGLU FFN,
+and the common FFN shapes of its class)
 with run-time tuning on (``asc.autotune`` over the op's
 candidates, the same autotuners ``ASCENDC_PY_TORCH_AUTOTUNE=1`` uses), chooses from autotune's
 tables the config whose worst ratio of cycles to a shape's fewest is smallest (``pick``; ties
@@ -180,13 +181,23 @@ def ffn_dim_sizes(c: int, bounds: tuple, first: int) -> tuple:
     return tuple(max(lo + 1 if c else 1, round(lo * (hi / lo) ** f)) for f in (0.25, 0.6)) + (hi,)
 
 
+#: (M, N, K) of common FFN calls (the README's benchmark, samples, LLM-like projections), tuned
+#: in their classes besides the spread shapes: a fixed base shape can win on every spread
+#: shape of a class and still lose on one of these (float32 (128, 3072, 768): 60 % more
+#: cycles with the 32 x 64 that six spread shapes chose)
+FFN_COMMON_SHAPES = ((2048, 2816, 1024), (300, 700, 200), (8, 1024, 512), (32, 64, 32),
+                     (1, 4096, 4096), (128, 3072, 768))
+
+
 def ffn_shapes(cls: tuple) -> list:
-    """The six (m, n, k) of an FFN class: the four corners of (m, n) at the middle K, and the
-    middle of (m, n) at the smallest and the largest K."""
+    """The (m, n, k) an FFN class is tuned on: the four corners of (m, n) at the middle K, the
+    middle of (m, n) at the smallest and the largest K, and the ``FFN_COMMON_SHAPES`` in it."""
     (m0, m1, m2), (n0, n1, n2), (k0, k1, k2) = (
         ffn_dim_sizes(c, b, f) for c, b, f in zip(cls, (AT.FFN_M_BOUNDS, AT.FFN_N_BOUNDS,
                                                         AT.FFN_K_BOUNDS), (1, 16, 16)))
-    return [(m0, n0, k1), (m0, n2, k1), (m2, n0, k1), (m2, n2, k1), (m1, n1, k0), (m1, n1, k2)]
+    name = "/".join(map(str, cls))
+    return [(m0, n0, k1), (m0, n2, k1), (m2, n0, k1), (m2, n2, k1), (m1, n1, k0),
+            (m1, n1, k2)] + [s for s in FFN_COMMON_SHAPES if AT.ffn_class(*s) == name]
 
 
 def ffn_classes() -> list:
