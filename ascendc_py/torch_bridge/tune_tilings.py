@@ -4,16 +4,15 @@
 
 For each platform (default: every named one) and each shape class of ``autotiling.py``, this
 calls the shipped op on shapes spread over the class (``class_sizes``: three element counts,
-``cube_shapes``: five matrix shapes for linear, ``ffn_shapes``: six for the fused SwiGLU FFN,
-and the common FFN shapes of its class)
-with run-time tuning on (``asc.autotune`` over the op's
-candidates, the same autotuners ``ASCENDC_PY_TORCH_AUTOTUNE=1`` uses), chooses from autotune's
-tables the config whose worst ratio of cycles to a shape's fewest is smallest (``pick``; ties
-keep the default, the first config), and checks that it writes exactly the bits of the
-default tiling on each shape (for the FFN, a base that would change the tiling helper's split
-of a shape runs the helper's own fit there, as the shipped op then does: the same bits). It then rewrites those platforms' entries
-of ``tiling_table.py`` (``--check``: compares and exits 1 when the shipped table differs from
-what autotune picks now; ``--only ffn``: tune only the FFN, keeping the other entries).
+``cube_shapes``: five matrix shapes) with run-time tuning on (``asc.autotune`` over the op's
+candidates, the same autotuners ``ASCENDC_PY_TORCH_AUTOTUNE=1`` uses; for the fused SwiGLU
+FFN, ``ffn_shapes``: six spread shapes and the common FFN shapes of the class, through
+``autotiling.ffn_tuner(keep_split=True)``, the table's rule), chooses from autotune's tables
+the config whose worst ratio of cycles to a shape's fewest is smallest (``pick``; ties keep
+the default, the first config), and checks that it writes exactly the bits of the default
+tiling on each shape. It then rewrites those platforms' entries of ``tiling_table.py``
+(``--check``: compares and exits 1 when the shipped table differs from what autotune picks
+now; ``--only ffn``: tunes only the FFN's classes, keeping the other entries).
 """
 from __future__ import annotations
 
