@@ -215,6 +215,14 @@ def _restore(dst, src) -> None:
         dst.copy_(src)
 
 
+def _equal(a, b) -> bool:
+    """Whether two snapshots hold the same values (shape and dtype too; a NaN is unequal)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return type(a) is type(b) and a.dtype == b.dtype and np.array_equal(a, b)
+    import torch
+    return a.dtype == b.dtype and a.shape == b.shape and bool(torch.equal(a, b))
+
+
 def _key_part(v) -> Any:
     if _is_array(v):
         return ("array", v.dtype, tuple(v.shape))
@@ -633,6 +641,8 @@ def _check_same(kernel: str, reference, config: Config, written: dict,
     from .testing import compare
     ref_config, ref = reference
     for name, value in written.items():
+        if _equal(value, ref[name]):     # equal values pass under any tolerance; compare()'s
+            continue                     # float64 statistics cost seconds on large arrays
         cmp = compare(value, ref[name], **tolerance)
         if not cmp.passed:
             raise AutotuneError(

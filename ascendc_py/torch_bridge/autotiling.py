@@ -13,24 +13,28 @@ never far from the fewest cycles on any of them): a first call pays no tuning ru
 - ``linear``: the tile of y per block (TM × TN; the K chunk TK stays ``LINEAR_TILES``'s), per
   input element size and class of (M, N, K) (``LINEAR_M_BOUNDS`` ...: a dimension's class is
   the first bound it does not exceed);
-No candidate changes the K steps of a sum (TK is not tuned): the element-wise and linear
-candidates write the same bits, which ``tune_tilings`` checks exactly. The simulated cycles are
-the chosen tiling's. The table holds choices for the platforms it names; on another platform
-(or a modified ChipConfig) the ops use the untuned defaults.
-
-The fused SwiGLU FFN is not in the table: its Matmul tiling helper already fits base_m ×
-base_n to each shape and core count, and fixed base shapes chosen per class lost to it on
-shapes other than those tuned (measured: README, "Autotuning and sweeps"). It keeps the
-helper's choice by default.
+- the fused SwiGLU FFN (``swiglu_ffn``): its Matmul's base_m × base_n (``FFN_CANDIDATES``;
+  (0, 0) is the tiling helper's own fit to the shape), per input element size and class of
+  (M, N, K) (``FFN_M_BOUNDS`` ...: finer than linear's, since the helper's fit changes with
+  each dimension); classes past the last bounds are not tuned and keep the helper's fit.
+  A class's base is used on a shape only where the helper gives it the split of its own fit
+  over the vector cores (``ffn_base``; else the helper's fit runs).
+No candidate changes the K steps of a sum (TK and base_k are not tuned), and the result bits
+are the default's: the element-wise and linear candidates by construction, the FFN by the
+split rule (every vector core then asks the cube for the same block, which the simulator
+multiplies with one host BLAS call of the same shape), all checked exactly by
+``tune_tilings``. The simulated cycles are the chosen tiling's. The table holds choices for
+the platforms it names; on another platform (or a modified ChipConfig) the ops use the
+untuned defaults.
 
 ``ASCENDC_PY_TORCH_AUTOTUNE=1`` (read at each call) or ``set_enabled(True)``: tune on the
 user's own shapes instead, at run time: the first call of an op for a new key runs the
 candidates on its arguments (``asc.autotune``, the choice cached in memory and in the compile
 cache directory), later calls launch the choice directly. This includes the FFN's base_m ×
 base_n (``ffn_tuner``: the helper's own choice first, then fixed ones; they agree within the
-dtype's tolerance, not bit for bit: the simulator sums each Matmul base block's float32
-products with the host BLAS, whose rounding order depends on the block's shape; a base shape
-that would change base_k or the K split is refused).
+dtype's tolerance, not bit for bit: the simulator multiplies each vector core's block with
+the host BLAS, whose float32 rounding order can depend on the block's shape; a base shape that
+would change base_k or the K split is refused).
 """
 from __future__ import annotations
 
@@ -54,6 +58,11 @@ LINEAR_CANDIDATES = tuple((tm, tn) for tm in (16, 32, 64, 128, 256) for tn in (6
 #: helper's own choice
 FFN_CANDIDATES = ((0, 0),) + tuple((bm, bn) for bm in (16, 32, 64, 128)
                                    for bn in (32, 64, 128, 256))
+#: shape classes of the fused SwiGLU FFN's base shape (``ffn_class``); past the last bound of
+#: a dimension a shape is not in the table (the helper's fit)
+FFN_M_BOUNDS = (4, 16, 64, 256, 1024, 4096)
+FFN_N_BOUNDS = (64, 256, 1024, 4096)
+FFN_K_BOUNDS = (64, 256, 1024, 4096)
 
 _enabled: Optional[bool] = None
 _tuners: dict = {}       # (kernel, default tile) -> Autotuner
@@ -90,6 +99,14 @@ def dim_class(d: int, bounds: tuple) -> int:
 def mnk_class(m: int, n: int, k: int) -> str:
     return f"{dim_class(m, LINEAR_M_BOUNDS)}/{dim_class(n, LINEAR_N_BOUNDS)}/" \
            f"{dim_class(k, LINEAR_K_BOUNDS)}"
+
+
+def ffn_class(m: int, n: int, k: int) -> Optional[str]:
+    """The FFN's shape class of (M, N, K) ("cm/cn/ck"), None past the last bound of one."""
+    c = (dim_class(m, FFN_M_BOUNDS), dim_class(n, FFN_N_BOUNDS), dim_class(k, FFN_K_BOUNDS))
+    if c[0] == len(FFN_M_BOUNDS) or c[1] == len(FFN_N_BOUNDS) or c[2] == len(FFN_K_BOUNDS):
+        return None
+    return "/".join(map(str, c))
 
 
 def dtype_name(dtype) -> str:
@@ -162,6 +179,30 @@ def linear_tiles(m: int, n: int, k: int, esize: int) -> tuple:
     return found
 
 
+def ffn_base(m: int, n: int, k: int, in_type, esize: int) -> tuple:
+    """(base_m, base_n) of the fused SwiGLU FFN for x (m×k) @ w (k×n) with ``esize``-byte
+    inputs of host ``DataType`` ``in_type``: the shipped table's choice for its class; (0, 0),
+    the Matmul tiling helper's own fit, for a class the table does not hold, on a platform it
+    does not name, and when the helper would give the table's base another split of this
+    shape than its own fit (``cube_kernels.ffn_keeps_split``: the same bits either way)."""
+    table = shipped()
+    if table is None:
+        return (0, 0)
+    memo = _shipped[2]
+    found = memo.get(("ffn", m, n, k, in_type))
+    if found is None:
+        cls = ffn_class(m, n, k)
+        found = tuple(table.get("ffn", {}).get(f"{esize}/{cls}", (0, 0))) if cls else (0, 0)
+        if found != (0, 0):
+            from .cube_kernels import ffn_keeps_split
+            if not ffn_keeps_split(m, n, k, in_type, found):
+                found = (0, 0)
+        if len(memo) > 4096:
+            memo.clear()
+        memo[("ffn", m, n, k, in_type)] = found
+    return found
+
+
 # ---------------------------------------------------------------------------- run-time tuning
 def tuner_for(kernel, tile: int):
     """The autotuner of ``kernel`` (whose last parameter is ``TILE``) around ``tile``."""
@@ -226,27 +267,42 @@ def linear_bias_pad(n: int) -> int:
     return math.ceil(n / 256) * 256
 
 
-def ffn_tuner():
-    """``asc.autotune`` of the fused SwiGLU FFN over ``FFN_CANDIDATES`` (``ffn_tuned``);
-    candidates agree within the dtype's tolerance (their K steps are the same, but the
-    simulator sums each base block's float32 products with the host BLAS, whose rounding
-    order depends on the block's shape)."""
-    found = _tuners.get("swiglu_ffn")
+def ffn_tuner(keep_split: bool = False):
+    """``asc.autotune`` of the fused SwiGLU FFN over ``FFN_CANDIDATES`` (``ffn_tuned``),
+    keyed by the shapes and dtypes of x and wg. Candidates agree within the dtype's tolerance
+    (their K steps are the same, but the simulator multiplies each vector core's block with
+    the host BLAS, whose float32 rounding can depend on the block's shape). ``keep_split``
+    (the shipped table's tuning, ``tune_tilings``): a base that would change the helper's
+    split runs the helper's own fit instead (``cube_kernels.ffn_tiling``), as ``ffn_base``
+    does, and every candidate must write exactly the same bits."""
+    name = "swiglu_ffn_split_kept" if keep_split else "swiglu_ffn"
+    found = _tuners.get(name)
     if found is None:
         import ascendc_py as asc
-        from .cube_kernels import ffn_tuned, with_ffn_tiling
-        found = _tuners["swiglu_ffn"] = asc.autotune(
+        from . import cube_kernels as CK
+        exact = {"rtol": 0.0, "atol": 0.0} if keep_split else {}
+        found = _tuners[name] = asc.autotune(
             configs=[asc.Config(BASE_M=bm, BASE_N=bn) for bm, bn in FFN_CANDIDATES],
-            key=["x", "wg"], print_table=False, pre_hook=with_ffn_tiling)(ffn_tuned)
+            key=["x", "wg"], print_table=False,
+            pre_hook=CK.with_ffn_split_kept if keep_split else CK.with_ffn_tiling, **exact)(
+                CK.ffn_tuned_split_kept if keep_split else CK.ffn_tuned)
     return found
 
 
-def ffn_blocks(m: int, n: int, k: int, in_type):
-    """The launch grid of the fused SwiGLU FFN for a config's base shape."""
-    from .cube_kernels import swiglu_ffn_tiling
-    return lambda meta: -(-swiglu_ffn_tiling(m, n, k, in_type, (meta["BASE_M"], meta["BASE_N"]))
-                          .used_core_num // 2)
+def ffn_blocks(m: int, n: int, k: int, in_type, keep_split: bool = False):
+    """The launch grid of the fused SwiGLU FFN for a config's base shape (the tiling
+    ``ffn_tuner(keep_split)``'s pre_hook makes for it)."""
+    from .cube_kernels import ffn_tiling, swiglu_ffn_tiling
+
+    def blocks(meta):
+        base = (meta["BASE_M"], meta["BASE_N"])
+        if keep_split:
+            tiling = ffn_tiling(m, n, k, in_type, base, keep_split=True)
+        else:           # (a base ffn_tiling refuses fails in the pre_hook, reported there)
+            tiling = swiglu_ffn_tiling(m, n, k, in_type, None if base == (0, 0) else base)
+        return -(-tiling.used_core_num // 2)
+    return blocks
 
 
 __all__ = ["set_enabled", "enabled", "launcher", "tuner_for", "candidates", "elementwise",
-           "linear_tiles", "ENV_VAR"]
+           "linear_tiles", "ffn_base", "ENV_VAR"]

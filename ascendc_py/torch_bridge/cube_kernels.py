@@ -265,20 +265,53 @@ def host_type(dtype):
             "float32": host.DataType.DT_FLOAT}[name]
 
 
+def _split(t) -> tuple:
+    return t.single_core_m, t.single_core_n, t.single_core_k, t.base_k
+
+
+def ffn_tiling(m: int, n: int, k: int, in_type, base: tuple, keep_split: bool = False):
+    """``swiglu_ffn_tiling`` with base_m × base_n ``base`` ((0, 0): the tiling helper's own
+    fit). The helper may give a fixed base other K steps (single_core_k, base_k) than its own
+    fit, which would sum other float32 partial products: ValueError. ``keep_split``: instead,
+    whenever the helper gives ``base`` another split (single_core_m, single_core_n or the K
+    steps) than its own fit, return its own fit. With the same split, every vector core asks
+    the cube for the same block, which the simulator multiplies with one host BLAS call of the
+    same shape: the same result bits whatever the base (the shipped table's rule)."""
+    own = swiglu_ffn_tiling(m, n, k, in_type)
+    if tuple(base) == (0, 0):
+        return own
+    tiling = swiglu_ffn_tiling(m, n, k, in_type, base)
+    if keep_split:
+        return tiling if _split(tiling) == _split(own) else own
+    if _split(tiling)[2:] != _split(own)[2:]:
+        raise ValueError(f"base {base[0]}x{base[1]} changes the K steps (single_core_k "
+                         f"{tiling.single_core_k}, base_k {tiling.base_k} instead of "
+                         f"{own.single_core_k}, {own.base_k}): other result bits")
+    return tiling
+
+
+def ffn_keeps_split(m: int, n: int, k: int, in_type, base: tuple) -> bool:
+    """Whether the helper gives ``base`` its own fit's split (``ffn_tiling``)."""
+    if tuple(base) == (0, 0):
+        return True
+    return _split(swiglu_ffn_tiling(m, n, k, in_type, base)) == \
+        _split(swiglu_ffn_tiling(m, n, k, in_type))
+
+
 def with_ffn_tiling(args: dict) -> None:
     """pre_hook of ``ffn_tuned``: the TCubeTiling of this config's base shape for x and wg
-    (BASE_M = BASE_N = 0: the tiling helper's own choice)."""
+    (BASE_M = BASE_N = 0: the tiling helper's own choice; ``ffn_tiling``)."""
     (m, k), n = args["x"].shape, args["wg"].shape[1]
-    base = (args["BASE_M"], args["BASE_N"])
-    in_type = host_type(args["x"].dtype)
-    tiling = swiglu_ffn_tiling(m, n, k, in_type, None if base == (0, 0) else base)
-    if base != (0, 0):
-        own = swiglu_ffn_tiling(m, n, k, in_type)
-        if (tiling.single_core_k, tiling.base_k) != (own.single_core_k, own.base_k):
-            raise ValueError(f"base {base[0]}x{base[1]} changes the K steps (single_core_k "
-                             f"{tiling.single_core_k}, base_k {tiling.base_k} instead of "
-                             f"{own.single_core_k}, {own.base_k}): other result bits")
-    args["tiling"] = tiling
+    args["tiling"] = ffn_tiling(m, n, k, host_type(args["x"].dtype),
+                                (args["BASE_M"], args["BASE_N"]))
+
+
+def with_ffn_split_kept(args: dict) -> None:
+    """pre_hook of the shipped table's FFN tuning: ``with_ffn_tiling`` with ``keep_split``
+    (a base that would change the helper's split runs the helper's own fit)."""
+    (m, k), n = args["x"].shape, args["wg"].shape[1]
+    args["tiling"] = ffn_tiling(m, n, k, host_type(args["x"].dtype),
+                                (args["BASE_M"], args["BASE_N"]), keep_split=True)
 
 
 @asc.kernel
@@ -287,4 +320,15 @@ def ffn_tuned(x: asc.GlobalAddress, wg: asc.GlobalAddress, wu: asc.GlobalAddress
               BASE_M: asc.ConstExpr[int], BASE_N: asc.ConstExpr[int]):
     """``swiglu_ffn_kernel`` with its Matmul base shape as ConstExpr parameters to autotune:
     they reach the kernel through the tiling ``with_ffn_tiling`` makes for them."""
+    swiglu_ffn_kernel(x, wg, wu, y, ws, tiling)
+
+
+@asc.kernel
+def ffn_tuned_split_kept(x: asc.GlobalAddress, wg: asc.GlobalAddress, wu: asc.GlobalAddress,
+                         y: asc.GlobalAddress, ws: asc.GlobalAddress,
+                         tiling: asc.adv.TCubeTiling, BASE_M: asc.ConstExpr[int],
+                         BASE_N: asc.ConstExpr[int]):
+    """``ffn_tuned`` for the shipped table's tuning (``with_ffn_split_kept`` makes its
+    tiling): a kernel of its own so that autotune's disk cache of choices, keyed by the
+    kernel, keeps its tables apart from run-time tuning's."""
     swiglu_ffn_kernel(x, wg, wu, y, ws, tiling)

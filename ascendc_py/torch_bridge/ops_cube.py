@@ -19,10 +19,11 @@ API, float32 accumulation) into a float32 GM workspace, the vector cores compute
 recomputed with ``linear``, ``swiglu_backward`` gives their gradients, four ``linear`` launches
 the weight and input gradients.
 
-Tilings: linear's TM × TN comes from the shipped table of autotuned choices per shape class
-(``autotiling.py``; the same bits whichever is chosen), the FFN's Matmul base shape from the
-tiling helper; with ``ASCENDC_PY_TORCH_AUTOTUNE=1``, both from ``asc.autotune`` on the call's
-own shapes.
+Tilings: linear's TM × TN and the FFN's Matmul base_m × base_n come from the shipped table of
+autotuned choices per shape class (``autotiling.py``; the same bits whichever is chosen: an FFN
+base is used only where the Matmul tiling helper keeps its own split of the shape, else, and
+where the table has no choice, the helper's own fit runs); with
+``ASCENDC_PY_TORCH_AUTOTUNE=1``, both from ``asc.autotune`` on the call's own shapes.
 """
 from __future__ import annotations
 
@@ -134,7 +135,8 @@ def _launch_swiglu_ffn(x: Tensor, wg: Tensor, wu: Tensor, *, out: Tensor):
     if autotiling.enabled():          # tune base_m x base_n on this call's shapes
         return autotiling.ffn_tuner()[autotiling.ffn_blocks(m, n, k, in_type)](
             x.reshape(m, k), wg, wu, out.view(m, n), workspace, None)
-    tiling = CK.swiglu_ffn_tiling(m, n, k, in_type)     # the helper's base shape
+    base = autotiling.ffn_base(m, n, k, in_type, x.element_size())   # the shipped choice
+    tiling = CK.swiglu_ffn_tiling(m, n, k, in_type, None if base == (0, 0) else base)
     return CK.swiglu_ffn_kernel[-(-tiling.used_core_num // 2)](
         x.reshape(m, k), wg, wu, out.view(m, n), workspace, tiling)
 

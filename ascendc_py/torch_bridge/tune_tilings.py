@@ -5,13 +5,14 @@
 For each platform (default: every named one) and each shape class of ``autotiling.py``, this
 calls the shipped op on shapes spread over the class (``class_sizes``: three element counts,
 ``cube_shapes``: five matrix shapes) with run-time tuning on (``asc.autotune`` over the op's
-candidates, the same autotuners ``ASCENDC_PY_TORCH_AUTOTUNE=1`` uses), chooses from autotune's
-tables the config whose worst ratio of cycles to a shape's fewest is smallest (``pick``; ties
-keep the default, the first config), and checks that it writes exactly the bits of the
-default tiling on each shape. It then rewrites those platforms' entries of
-``tiling_table.py`` (``--check``: compares and exits 1 when the shipped table differs from
-what autotune picks now). The fused SwiGLU FFN is not in the table (``autotiling.py`` says
-why).
+candidates, the same autotuners ``ASCENDC_PY_TORCH_AUTOTUNE=1`` uses; for the fused SwiGLU
+FFN, ``ffn_shapes``: six spread shapes and the common FFN shapes of the class, through
+``autotiling.ffn_tuner(keep_split=True)``, the table's rule), chooses from autotune's tables
+the config whose worst ratio of cycles to a shape's fewest is smallest (``pick``; ties keep
+the default, the first config), and checks that it writes exactly the bits of the default
+tiling on each shape. It then rewrites those platforms' entries of ``tiling_table.py``
+(``--check``: compares and exits 1 when the shipped table differs from what autotune picks
+now; ``--only ffn``: tunes only the FFN's classes, keeping the other entries).
 """
 from __future__ import annotations
 
@@ -172,29 +173,108 @@ def tune_linear(dtype, cls: tuple) -> tuple:
     return int(best.values["TM"]), int(best.values["TN"])
 
 
+def ffn_dim_sizes(c: int, bounds: tuple, first: int) -> tuple:
+    """Three sizes spread geometrically over class ``c`` of an FFN dimension (``first``: the
+    low end of class 0): a quarter and 60 % of the way in log scale, and the bound itself."""
+    lo, hi = (bounds[c - 1] if c else first), bounds[c]
+    return tuple(max(lo + 1 if c else 1, round(lo * (hi / lo) ** f)) for f in (0.25, 0.6)) + (hi,)
+
+
+#: (M, N, K) of common FFN calls (the README's benchmark, samples, LLM-like projections), tuned
+#: in their classes besides the spread shapes: a fixed base shape can win on every spread
+#: shape of a class and still lose on one of these (float32 (128, 3072, 768): 60 % more
+#: cycles with the 32 x 64 that six spread shapes chose)
+FFN_COMMON_SHAPES = ((2048, 2816, 1024), (300, 700, 200), (8, 1024, 512), (32, 64, 32),
+                     (1, 4096, 4096), (128, 3072, 768))
+
+
+def ffn_shapes(cls: tuple) -> list:
+    """The (m, n, k) an FFN class is tuned on: the four corners of (m, n) at the middle K, the
+    middle of (m, n) at the smallest and the largest K, and the ``FFN_COMMON_SHAPES`` in it."""
+    (m0, m1, m2), (n0, n1, n2), (k0, k1, k2) = (
+        ffn_dim_sizes(c, b, f) for c, b, f in zip(cls, (AT.FFN_M_BOUNDS, AT.FFN_N_BOUNDS,
+                                                        AT.FFN_K_BOUNDS), (1, 16, 16)))
+    name = "/".join(map(str, cls))
+    return [(m0, n0, k1), (m0, n2, k1), (m2, n0, k1), (m2, n2, k1), (m1, n1, k0),
+            (m1, n1, k2)] + [s for s in FFN_COMMON_SHAPES if AT.ffn_class(*s) == name]
+
+
+def ffn_classes() -> list:
+    """Every FFN class inside the last bounds (those past them are not tuned)."""
+    return [(cm, cn, ck) for cm in range(len(AT.FFN_M_BOUNDS))
+            for cn in range(len(AT.FFN_N_BOUNDS)) for ck in range(len(AT.FFN_K_BOUNDS))]
+
+
+def _ffn_inputs(m, n, k, dtype):
+    g = torch.Generator().manual_seed(m * 7 + n * 3 + k)
+    x = (torch.rand(m, k, generator=g) - 0.5).to(dtype)
+    wg = ((torch.rand(k, n, generator=g) - 0.5) / k ** 0.5).to(dtype)
+    wu = ((torch.rand(k, n, generator=g) - 0.5) / k ** 0.5).to(dtype)
+    return x, wg, wu
+
+
+def _ffn_run(tuner, args):
+    """Launch the FFN through ``tuner`` on (x, wg, wu); the output."""
+    from .cube_kernels import host_type
+    x, wg, wu = args
+    (m, k), n = x.shape, wg.shape[1]
+    y = torch.empty(m, n, dtype=x.dtype)
+    tuner[AT.ffn_blocks(m, n, k, host_type(x.dtype), keep_split=True)](
+        x, wg, wu, y, torch.empty(2 * m * n, dtype=torch.float32), None)
+    return y
+
+
+def tune_ffn(dtype, cls: tuple) -> tuple:
+    """(base_m, base_n) chosen for the fused SwiGLU FFN on class (cm, cn, ck): ``pick`` over
+    autotune's tables of ``ffn_shapes(cls)`` with the table's rule (``ffn_tuner(keep_split=
+    True)``: a base that changes the helper's split runs its own fit on that shape, and every
+    config must write the same bits); the choice's bits are checked again against (0, 0)."""
+    key = "swiglu_ffn_split_kept"
+    make = lambda: AT.ffn_tuner(keep_split=True)  # noqa: E731
+    results, inputs = [], []
+    for m, n, k in ffn_shapes(cls):
+        inputs.append(_ffn_inputs(m, n, k, dtype))
+        results.append(_tuned(lambda: _ffn_run(make(), inputs[-1]), lambda: [AT._tuners[key]]))
+    best = pick(results)
+    default = results[0].rows[0].config
+    if best != default:
+        for args in inputs:
+            _same_bits(_with_config(key, make, best, lambda: _ffn_run(make(), args)),
+                       _with_config(key, make, default, lambda: _ffn_run(make(), args)),
+                       f"swiglu_ffn {dtype} class {cls}")
+    return int(best.values["BASE_M"]), int(best.values["BASE_N"])
+
+
 def cube_classes() -> list:
     return [(cm, cn, ck) for cm in range(len(AT.LINEAR_M_BOUNDS) + 1)
             for cn in range(len(AT.LINEAR_N_BOUNDS) + 1)
             for ck in range(len(AT.LINEAR_K_BOUNDS) + 1)]
 
 
-def build(platform, log=print) -> dict:
-    """The table entry of one platform: every class tuned."""
+def build(platform, log=print, only=("elementwise", "linear", "ffn"), keep=None) -> dict:
+    """The table entry of one platform: every class of the kinds in ``only`` tuned (the
+    others' entries taken from ``keep``, the shipped entry)."""
     from ..simulator.config import using_platform
-    out = {"elementwise_max_class": ELEMENTWISE_CLASSES[-1], "elementwise": {}, "linear": {}}
+    out = {"elementwise_max_class": ELEMENTWISE_CLASSES[-1], "elementwise": {}, "linear": {},
+           "ffn": {}}
+    out.update({kind: v for kind, v in (keep or {}).items() if kind not in only})
     t0 = time.perf_counter()
     with using_platform(platform):
-        for kernel in elementwise_calls():
+        for kernel in elementwise_calls() if "elementwise" in only else ():
             for dt in ELEMENTWISE_DTYPES:
                 for c in ELEMENTWISE_CLASSES:
                     out["elementwise"][f"{kernel}/{AT.dtype_name(dt)}/{c}"] = \
                         tune_elementwise(kernel, dt, c)
             log(f"  {kernel}: {time.perf_counter() - t0:.0f} s")
-        for dt in CUBE_DTYPES:
+        for dt in CUBE_DTYPES if "linear" in only else ():
             for cls in cube_classes():
                 key = f"{dt.itemsize}/{cls[0]}/{cls[1]}/{cls[2]}"
                 out["linear"][key] = tune_linear(dt, cls)
             log(f"  linear {dt}: {time.perf_counter() - t0:.0f} s")
+        for dt in CUBE_DTYPES if "ffn" in only else ():
+            for cls in ffn_classes():
+                out["ffn"][f"{dt.itemsize}/{cls[0]}/{cls[1]}/{cls[2]}"] = tune_ffn(dt, cls)
+            log(f"  swiglu_ffn {dt}: {time.perf_counter() - t0:.0f} s")
     return out
 
 
@@ -211,11 +291,15 @@ def main(argv=None) -> int:
     p.add_argument("--platforms", nargs="*", default=list(PLATFORMS))
     p.add_argument("--check", action="store_true",
                    help="compare with the shipped table instead of writing it")
+    p.add_argument("--only", nargs="*", default=["elementwise", "linear", "ffn"],
+                   choices=["elementwise", "linear", "ffn"],
+                   help="tune only these kinds (the others keep their shipped entries)")
     a = p.parse_args(argv)
+    from .tiling_table import TABLE as shipped
     table = {}
     for name in a.platforms:
         print(f"tuning the shipped ops' tilings on {name}")
-        table[name] = build(PLATFORMS[name])
+        table[name] = build(PLATFORMS[name], only=a.only, keep=shipped.get(name))
     if a.check:
         from .tiling_table import TABLE
         stale = sorted(name for name in table if TABLE.get(name) != table[name])

@@ -9,11 +9,14 @@ torch = pytest.importorskip("torch")
 from ascendc_py import autotuner  # noqa: E402
 from ascendc_py.simulator import config  # noqa: E402
 from ascendc_py.torch_bridge import autotiling as AT  # noqa: E402
+from ascendc_py.torch_bridge import cube_kernels as CK  # noqa: E402
 from ascendc_py.torch_bridge import kernels as K  # noqa: E402
 from ascendc_py.torch_bridge import ops, tune_tilings  # noqa: E402
 from ascendc_py.torch_bridge.tiling_table import TABLE  # noqa: E402
 
 PLATFORM = "Ascend910B2"
+#: (m, n, k) of a cheap float32 FFN class whose shipped base is a fixed one, not (0, 0)
+FFN_SHAPE = (3, 3000, 100)
 
 
 @pytest.fixture()
@@ -30,10 +33,14 @@ def test_the_table_covers_every_class_of_the_default_platform():
     assert set(entry["elementwise"]) == want
     cube = {f"{dt.itemsize}/{a}/{b}/{c}" for dt in tune_tilings.CUBE_DTYPES
             for a, b, c in tune_tilings.cube_classes()}
-    assert set(entry["linear"]) == cube and "swiglu_ffn" not in entry
+    assert set(entry["linear"]) == cube
+    ffn = {f"{dt.itemsize}/{a}/{b}/{c}" for dt in tune_tilings.CUBE_DTYPES
+           for a, b, c in tune_tilings.ffn_classes()}
+    assert set(entry["ffn"]) == ffn
     for key, tile in entry["elementwise"].items():
         assert tile % 256 == 0 and tile >= 256, key
     assert all(tuple(v) in AT.LINEAR_CANDIDATES for v in entry["linear"].values())
+    assert all(tuple(v) in AT.FFN_CANDIDATES for v in entry["ffn"].values())
 
 
 @pytest.mark.parametrize("kernel,dtype,cls", [("add_kernel", torch.float32, 21),
@@ -49,6 +56,61 @@ def test_shipped_elementwise_tile_is_what_autotune_picks_now(kernel, dtype, cls,
 def test_shipped_linear_tiles_are_what_autotune_picks_now(dtype, cls, no_disk_choices):
     key = f"{dtype.itemsize}/{cls[0]}/{cls[1]}/{cls[2]}"
     assert tune_tilings.tune_linear(dtype, cls) == tuple(TABLE[PLATFORM]["linear"][key])
+
+
+def test_shipped_ffn_base_is_what_autotune_picks_now(no_disk_choices):
+    cls = AT.ffn_class(*FFN_SHAPE)
+    assert tune_tilings.tune_ffn(torch.float32, tuple(map(int, cls.split("/")))) == \
+        tuple(TABLE[PLATFORM]["ffn"][f"4/{cls}"])
+
+
+def test_the_ffn_with_the_table_writes_the_bits_of_the_helpers_fit(monkeypatch):
+    """The table's base shape changes the cycles, never the result: the same bits as the
+    tiling helper's own fit (the untuned default, here on a platform the table does not
+    name) on a shape of the class that was not tuned."""
+    m, n, k = 2, 2497, 130
+    assert AT.ffn_class(m, n, k) == AT.ffn_class(*FFN_SHAPE)
+    assert AT.ffn_base(m, n, k, CK.host_type(torch.float32), 4) != (0, 0)
+    x, wg, wu = tune_tilings._ffn_inputs(m, n, k, torch.float32)
+    y = ops.swiglu_ffn(x, wg, wu)
+    tuned = ops.swiglu_ffn.last_reports[-1].cycles
+    monkeypatch.setitem(TABLE, PLATFORM, {**TABLE[PLATFORM], "ffn": {}})
+    monkeypatch.setattr(AT, "_shipped", [None, None, {}])
+    assert AT.ffn_base(m, n, k, CK.host_type(torch.float32), 4) == (0, 0)
+    y0 = ops.swiglu_ffn(x, wg, wu)
+    assert torch.equal(y.view(torch.uint8), y0.view(torch.uint8))
+    assert tuned < ops.swiglu_ffn.last_reports[-1].cycles       # (8,780 vs 8,863)
+
+
+def test_an_ffn_base_the_helper_gives_other_k_steps_falls_back_to_its_fit(monkeypatch):
+    real = CK.swiglu_ffn_tiling
+
+    def other_k_steps(m, n, k, in_type, base=None):
+        t = real(m, n, k, in_type, base)
+        if base is not None:
+            t.base_k *= 2
+        return t
+    monkeypatch.setattr(CK, "swiglu_ffn_tiling", other_k_steps)
+    monkeypatch.setattr(AT, "_shipped", [None, None, {}])
+    assert AT.ffn_base(*FFN_SHAPE, CK.host_type(torch.float32), 4) == (0, 0)
+    with pytest.raises(ValueError, match="changes the K steps"):
+        CK.ffn_tiling(*FFN_SHAPE, CK.host_type(torch.float32), (16, 32))
+    own = real(*FFN_SHAPE, CK.host_type(torch.float32))
+    kept = CK.ffn_tiling(*FFN_SHAPE, CK.host_type(torch.float32), (16, 32), keep_split=True)
+    assert (kept.base_m, kept.base_n, kept.base_k) == (own.base_m, own.base_n, own.base_k)
+
+
+def test_an_ffn_base_that_changes_the_helpers_split_runs_its_fit_instead():
+    m, n, k = 3, 2000, 200                   # class 0/3/1, whose base 16 x 32 splits it anew
+    ft = CK.host_type(torch.float32)
+    base = tuple(TABLE[PLATFORM]["ffn"][f"4/{AT.ffn_class(m, n, k)}"])
+    assert base != (0, 0) and not CK.ffn_keeps_split(m, n, k, ft, base)
+    assert AT.ffn_base(m, n, k, ft, 4) == (0, 0)
+    own, kept = CK.swiglu_ffn_tiling(m, n, k, ft), CK.ffn_tiling(m, n, k, ft, base, True)
+    assert (kept.base_m, kept.base_n, kept.used_core_num) == \
+        (own.base_m, own.base_n, own.used_core_num)
+    assert AT.ffn_blocks(m, n, k, ft, True)({"BASE_M": base[0], "BASE_N": base[1]}) == \
+        -(-own.used_core_num // 2)
 
 
 def test_ops_use_the_table_without_a_tuning_run(monkeypatch):
@@ -70,7 +132,15 @@ def test_ops_use_the_table_without_a_tuning_run(monkeypatch):
     (report,) = ops.linear.last_reports
     tm, tn = entry["linear"]["2/1/2/1"]
     assert report.block_dim == -(-m // tm) * -(-nn // tn)
-    ops.swiglu_ffn(xs, w.t().contiguous(), w.t().contiguous())   # the helper's tiling
+    m, nn, k = FFN_SHAPE                                      # an FFN class with a fixed base
+    base = tuple(entry["ffn"][f"4/{AT.ffn_class(m, nn, k)}"])
+    assert base != (0, 0) and AT.ffn_base(m, nn, k, CK.host_type(torch.float32), 4) == base
+    x, wg, wu = tune_tilings._ffn_inputs(m, nn, k, torch.float32)
+    ops.swiglu_ffn(x, wg, wu)
+    (report,) = ops.swiglu_ffn.last_reports
+    tiling = CK.swiglu_ffn_tiling(m, nn, k, CK.host_type(torch.float32), base)
+    assert (tiling.base_m, tiling.base_n) == base
+    assert report.block_dim == -(-tiling.used_core_num // 2)
 
 
 def test_another_platform_or_a_modified_one_keeps_the_defaults():
