@@ -251,6 +251,58 @@ def platform_id(chip) -> str:
     return pid
 
 
+def callable_fingerprint(fn, depth: int = 0) -> Any:
+    """A description of a hook or pruning function that is the same in every process for the
+    same code and different when its code, defaults or captured values change: part of the
+    disk cache key, so that two autotuners of one kernel and configs that differ only in a
+    ``pre_hook``, a Config's ``pre_hook`` or ``prune_configs_by`` do not share choices. A
+    captured value whose repr holds a memory address counts by its type only."""
+    if fn is None:
+        return None
+    import functools
+    import marshal
+    if isinstance(fn, functools.partial):
+        return ("partial", callable_fingerprint(fn.func, depth + 1),
+                [_value_fingerprint(a, depth) for a in fn.args],
+                sorted((k, _value_fingerprint(v, depth)) for k, v in fn.keywords.items()))
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        target = getattr(fn, "__func__", None)      # a bound method: its function and self
+        if target is not None:
+            return ("method", callable_fingerprint(target, depth + 1),
+                    _value_fingerprint(getattr(fn, "__self__", None), depth))
+        return ("object", _repr_fingerprint(fn))
+    cells = [c.cell_contents if _cell_full(c) else None for c in (fn.__closure__ or ())]
+    return ("function", getattr(fn, "__module__", None), getattr(fn, "__qualname__", None),
+            hashlib.sha256(marshal.dumps(code)).hexdigest(),
+            [_value_fingerprint(v, depth) for v in (fn.__defaults__ or ())],
+            [_value_fingerprint(v, depth) for v in cells])
+
+
+def _cell_full(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def _value_fingerprint(value, depth: int) -> Any:
+    if callable(value) and not isinstance(value, type):
+        return callable_fingerprint(value, depth + 1) if depth < 4 else type(value).__qualname__
+    return _repr_fingerprint(value)
+
+
+def _repr_fingerprint(value) -> Any:
+    try:
+        text = repr(value)
+    except Exception:                          # a repr that fails: the type alone
+        text = " at 0x"
+    if " at 0x" in text or len(text) > 10_000:
+        return ("value of type", type(value).__module__, type(value).__qualname__)
+    return text
+
+
 def kernel_code_hash(kernel) -> str:
     """A hash of the kernel's code, its callees' code and the constants they read."""
     sources, consts = kernel.dependencies()
@@ -543,7 +595,12 @@ class Autotuner:
             return None
         h = hashlib.sha256(repr((TABLE_VERSION, self.kernel.fn.__module__,
                                  self.kernel.fn.__qualname__, self.code_hash(),
-                                 [repr(c) for c in self.configs], key, repr(chip),
+                                 [(repr(c), callable_fingerprint(c.pre_hook))
+                                  for c in self.configs],
+                                 callable_fingerprint(self.pre_hook),
+                                 sorted((name, callable_fingerprint(f) if callable(f) else f)
+                                        for name, f in self.prune_configs_by.items()),
+                                 sorted(self.tolerance.items()), key, repr(chip),
                                  jit.compiler_version())).encode()).hexdigest()[:32]
         return root / "autotune" / f"{h}.json"
 

@@ -131,6 +131,43 @@ def test_choice_is_cached_on_disk_per_platform(tmp_path, monkeypatch):
     assert len(list((tmp_path / "autotune").glob("*.json"))) == 2
 
 
+def _scale_by(factor):
+    def hook(args):
+        args["SCALE"] = factor
+    return hook
+
+
+def test_the_disk_cache_keeps_apart_tuners_that_differ_in_hooks_or_tolerance(tmp_path,
+                                                                          monkeypatch):
+    """Regression: the disk key held the kernel, configs, key and platform only, so a second
+    autotuner of the same kernel whose pre_hook (here: one that makes the kernel compute
+    something else), a Config's pre_hook, prune_configs_by or tolerance differed reused the
+    first one's choice without running a config."""
+    monkeypatch.setenv("ASCENDC_PY_CACHE_DIR", str(tmp_path))
+    x, y, z, n = make_args(8192)
+
+    def runs_of(tuner):
+        runs = []
+        orig = tuner._run_configs
+        monkeypatch.setattr(tuner, "_run_configs", lambda *a: runs.append(1) or orig(*a))
+        tuner[8](x, y, z, n)
+        return runs
+
+    assert runs_of(tuned(use_disk_cache=True, pre_hook=_scale_by(1))) == [1]
+    # the same hook code with the same captured value, as in a new process: from disk
+    assert runs_of(tuned(use_disk_cache=True, pre_hook=_scale_by(1))) == []
+    doubled = tuned(use_disk_cache=True, pre_hook=_scale_by(2))
+    assert runs_of(doubled) == [1]
+    np.testing.assert_array_equal(z, 2 * (x + y))
+    assert runs_of(tuned(use_disk_cache=True, pre_hook=_scale_by(1), rtol=0.5)) == [1]
+    with_config_hooks = [asc.Config(pre_hook=_scale_by(2), **c.values) for c in SIZES]
+    assert runs_of(tuned(with_config_hooks, use_disk_cache=True, pre_hook=_scale_by(1))) == [1]
+    pruned = tuned(use_disk_cache=True, pre_hook=_scale_by(1),
+                   prune_configs_by={"perf_model": lambda **kw: -kw["TILE"], "top_k": 2})
+    assert runs_of(pruned) == [1]
+    assert len(list((tmp_path / "autotune").glob("*.json"))) == 5
+
+
 KERNEL_SRC = '''
 import ascendc_py as asc
 
