@@ -23,6 +23,9 @@ ALIGN = 32
 
 #: name → (parameter names after ctx and before site, builder)
 RT_FUNCTIONS: dict[str, tuple[tuple[str, ...], Callable]] = {}
+#: runtime functions inlined into their callers in the library: the operand checks that every
+#: vector instruction and copy makes, whose callers pass constants for most arguments
+RT_INLINE = {"check_local"}
 
 
 def cold(func: L.Function) -> L.Function:
@@ -54,6 +57,8 @@ def define_all(module: L.Module, names=None) -> None:
         if func is None:
             func = L.Function(module, rt_signature(name), name=f"asc_rt_{name}")
         func.attributes.add("nounwind")
+        if name in RT_INLINE:
+            func.attributes.add("alwaysinline")
         fb = FnBuilder(module, func)
         args = dict(zip(params + ("site",), func.args[1:]))
         body(fb, **args)
@@ -569,7 +574,7 @@ def define_vector_op(module: L.Module, spec, dtype, src_dtype=None,
     func = L.Function(module, op_signature(spec, dtype, src_dtype),
                       name=op_name(spec, dtype, src_dtype) if with_loop
                       else deferred_op_name(spec, dtype))
-    cold(func)
+    func.attributes.add("nounwind")   # optimised (unlike the masked form): it runs per instruction
     fb = FnBuilder(module, func)
     b = fb.b
     args = list(func.args[1:])
@@ -623,16 +628,19 @@ def call_element_loop(fb: FnBuilder, spec, dtype, ptrs, scalars, count, src_dtyp
 
 
 def _san_vector(fb: FnBuilder, addrs, extents, spec, site) -> None:
-    """Sanitize mode: the V pipe reads the sources (and dst for axpy), then writes dst."""
+    """Sanitize mode: the V pipe reads the sources (and dst for axpy), then writes dst. (The
+    sanitizer's functions return at once when it is off: the test here saves the calls.)"""
     from ...dsl.types import Memory
     v, ub = fb.i64(int(PipeID.PIPE_V)), fb.i64(int(Memory.UB))
-    call_rt(fb, "san_issue", v, site)
-    reads = list(zip(addrs, extents))[1:]
-    if spec.family in (Family.AXPY, Family.TERNARY):   # dst is read too
-        reads.append((addrs[0], extents[0]))
-    for addr, extent in reads:
-        call_rt(fb, "san_access", v, ub, addr, extent, fb.i64(0), site)
-    call_rt(fb, "san_access", v, ub, addrs[0], extents[0], fb.i64(1), site)
+    b = fb.b
+    with b.if_then(b.icmp_signed("!=", fb.ld(abi.SANITIZE), fb.i64(0)), likely=False):
+        call_rt(fb, "san_issue", v, site)
+        reads = list(zip(addrs, extents))[1:]
+        if spec.family in (Family.AXPY, Family.TERNARY):   # dst is read too
+            reads.append((addrs[0], extents[0]))
+        for addr, extent in reads:
+            call_rt(fb, "san_access", v, ub, addr, extent, fb.i64(0), site)
+        call_rt(fb, "san_access", v, ub, addrs[0], extents[0], fb.i64(1), site)
 
 
 def masked_op_name(spec, dtype, src_dtype=None) -> str:
