@@ -29,9 +29,9 @@ RT_INLINE = {"check_local"}
 
 
 def cold(func: L.Function) -> L.Function:
-    """Compile ``func`` without optimisation (``optnone``): for the many generated per-op
-    wrappers that run once per instruction, so the library builds in seconds; the element loops
-    they call stay O3-vectorised."""
+    """Compile ``func`` without optimisation (``optnone``): for large generated per-op wrappers
+    (the masked vector op forms), so their shards build quickly; the element loops they call
+    stay O3-vectorised."""
     func.attributes.add("noinline")
     func.attributes.add("optnone")
     return func
