@@ -283,8 +283,12 @@ _getcpu = _sched_getcpu()
 #: ns a pool thread spins before it sleeps (abi.POOL_SPIN): a worker after its share of a
 #: launch (the next launch finds it awake), the launching thread waiting for a worker's last
 #: block. On the 2-vCPU bench machine sepia float32 back to back took 0.35 / 0.33 / 0.31 ms
-#: with 0 / 20 / 100 us (CPU per call 0.54 / 0.57 / 0.61 ms).
-POOL_SPIN = 50_000
+#: with 0 / 20 / 100 us (CPU per call 0.54 / 0.57 / 0.61 ms) while a worker's spin counted
+#: from its claim. Counted from the end of its share, in one process alternating the value
+#: (load average 9-10, 80 rounds of 25 launches): medians 0.34 / 0.24 / 0.26 / 0.24 ms with
+#: 50 / 100 / 150 / 250 us (CPU per call 0.48 / 0.40 / 0.44 / 0.42 ms): the Python between
+#: two launches (its code cold after 5 MB went through the caches) outlasts 50 us.
+POOL_SPIN = 150_000
 _pool: Optional[_HostPool] = None
 _pool_making = ForkSafeLock()
 

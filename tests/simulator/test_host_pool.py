@@ -256,3 +256,58 @@ def test_warnings_of_blocks_on_the_pool_as_in_the_python_loop(two_threads, monke
         if ran and i >= 3:
             break
     assert ran, "no launch had a pool worker run blocks"
+
+
+
+@asc.kernel
+def count_up(x: asc.GlobalAddress, n: int, first: int):
+    """Each block counts in its own element of x (a long scalar loop): block 0 to ``first``,
+    the others to ``n``."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x + asc.get_block_idx() * 8, 8)
+    count = n
+    if asc.get_block_idx() == 0:
+        count = first
+    for i in range(count):
+        xg.set_value(0, i)
+
+
+def _thread_state(tid: int) -> str:
+    """A thread's scheduler state letter (R running or runnable, S sleeping) from /proc."""
+    with open(f"/proc/self/task/{tid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+@pytest.mark.skipif(not hasattr(threading.Thread, "native_id"), reason="no thread ids")
+def test_a_worker_spins_after_its_share_however_long_it_took(two_threads):
+    """The worker's spin for the next launch (POOL_SPIN) counts from the end of its share: it
+    used to count from its claim, so a worker whose share outlasted the spin went to sleep at
+    once and every next launch had to wake it through the kernel. Block 1 (the worker's,
+    when it claims it while the launching thread runs the short block 0) takes ~0.3 s and the
+    spin is 0.1 s; the launch ends with the worker's share, and the worker is read at once."""
+    x = np.zeros(16, np.float32)
+    count_up[1](x, 1000, 1000)
+    t0 = time.perf_counter()
+    count_up[1](x, 1_000_000, 1_000_000)
+    per_iteration = (time.perf_counter() - t0) / 1_000_000
+    n = min(30_000_000, max(1_000_000, int(0.3 / per_iteration)))
+    first = max(1000, int(0.005 / per_iteration))   # ~5 ms: time for the worker to claim
+    count_up[2](x, 1000, 1000)                       # makes the pool
+    pool = block_runner._pool
+    saved = int(pool.record[abi.POOL_SPIN])
+    pool.record[abi.POOL_SPIN] = int(per_iteration * n / 3 * 1e9)
+    state = None
+    try:
+        worker_ctx = pool.ready[4][0]               # (the worker's core, this launch shape)
+        for _ in _launches_until_a_worker_ran(lambda: worker_ctx[abi.BLOCK_IDX] == 1):
+            worker_ctx[abi.BLOCK_IDX] = -1
+            count_up[2](x, n, first)
+            state = _thread_state(pool.threads[0].native_id)
+            if worker_ctx[abi.BLOCK_IDX] == 1:      # the worker ran block 1
+                break
+        else:
+            pytest.skip("no launch had the pool worker run block 1")
+    finally:
+        pool.record[abi.POOL_SPIN] = saved
+    np.testing.assert_array_equal(x[[0, 8]], [first - 1, np.float32(n - 1)])
+    assert state == "R", f"the worker is {state!r} right after its share, not spinning"

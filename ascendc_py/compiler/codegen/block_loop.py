@@ -362,6 +362,9 @@ def _define_pool(module: L.Module, run_blocks, sys_futex: int, hint: str, hint_a
 
     b.position_at_end(finished)
     was = b.atomic_rmw("xchg", state, _i(abi.POOL_IDLE), "seq_cst")
+    # the spin for the next launch counts from the end of this one's share (from the claim,
+    # a share longer than POOL_SPIN left none, and the next launch had to wake it)
+    b.store(b.add(now(b), pool.load(abi.POOL_SPIN)), deadline)
     b.cbranch(b.icmp_signed("==", was, _i(abi.POOL_SLEEPING)), wake_launcher, wait)
 
     b.position_at_end(wake_launcher)

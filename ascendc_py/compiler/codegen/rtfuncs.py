@@ -23,12 +23,15 @@ ALIGN = 32
 
 #: name → (parameter names after ctx and before site, builder)
 RT_FUNCTIONS: dict[str, tuple[tuple[str, ...], Callable]] = {}
+#: runtime functions inlined into their callers in the library: the operand checks that every
+#: vector instruction and copy makes, whose callers pass constants for most arguments
+RT_INLINE = {"check_local"}
 
 
 def cold(func: L.Function) -> L.Function:
-    """Compile ``func`` without optimisation (``optnone``): for the many generated per-op
-    wrappers that run once per instruction, so the library builds in seconds; the element loops
-    they call stay O3-vectorised."""
+    """Compile ``func`` without optimisation (``optnone``): for large generated per-op wrappers
+    (the masked vector op forms), so their shards build quickly; the element loops they call
+    stay O3-vectorised."""
     func.attributes.add("noinline")
     func.attributes.add("optnone")
     return func
@@ -54,6 +57,8 @@ def define_all(module: L.Module, names=None) -> None:
         if func is None:
             func = L.Function(module, rt_signature(name), name=f"asc_rt_{name}")
         func.attributes.add("nounwind")
+        if name in RT_INLINE:
+            func.attributes.add("alwaysinline")
         fb = FnBuilder(module, func)
         args = dict(zip(params + ("site",), func.args[1:]))
         body(fb, **args)
@@ -148,17 +153,20 @@ def check_gm(fb: FnBuilder, arg, start, nbytes, elem_size, which, site):
     bad = b.or_(b.or_(b.icmp_signed("<", start, fb.i64(0)), b.icmp_signed("<", nbytes,
                                                                             fb.i64(0))),
                 b.icmp_signed(">", end, limit))
-    first = b.sdiv(start, elem_size)
-    last = b.sdiv(fb.sat_add(end, b.sub(elem_size, fb.i64(1))), elem_size)
-    # lenient mode: an overrun into the device-like slack is recorded as a warning
-    slack_ok = b.and_(b.icmp_signed("!=", fb.ld(abi.LENIENT), fb.i64(0)),
-                      b.and_(b.icmp_signed(">=", start, fb.i64(0)),
-                             b.icmp_signed("<=", end, fb.sat_add(limit, fb.ld(abi.GM_SLACK)))))
-    with b.if_then(b.and_(bad, slack_ok)):
-        warn(fb, WARN_GM_SLACK, site, arg, first, last)
+    with b.if_then(bad, likely=False):   # (the element range is divided out only here)
+        first = b.sdiv(start, elem_size)
+        last = b.sdiv(fb.sat_add(end, b.sub(elem_size, fb.i64(1))), elem_size)
+        # lenient mode: an overrun into the device-like slack is recorded as a warning
+        slack_ok = b.and_(b.icmp_signed("!=", fb.ld(abi.LENIENT), fb.i64(0)),
+                          b.and_(b.icmp_signed(">=", start, fb.i64(0)),
+                                 b.icmp_signed("<=", end,
+                                               fb.sat_add(limit, fb.ld(abi.GM_SLACK)))))
+        with b.if_then(slack_ok):
+            warn(fb, WARN_GM_SLACK, site, arg, first, last)
+        fb.st(abi.ERR_D, which)
+        fb.fail_with(b.xor(slack_ok, L.Constant(I1, 1)), E.GM_OUT_OF_BOUNDS, site, arg,
+                     first, last)
     fb.st(abi.ERR_D, which)
-    fb.fail_with(b.and_(bad, b.xor(slack_ok, L.Constant(I1, 1))), E.GM_OUT_OF_BOUNDS, site, arg,
-                 first, last)
 
 
 def call_rt(fb: FnBuilder, name: str, *args) -> None:
@@ -305,10 +313,14 @@ def alloc_tensor(fb: FnBuilder, qbase, qid, pipe, op, pos, site):
     found = fb.alloca_builder.alloca(I64, name="found")
     b.store(fb.i64(-1), found)
     for k in range(abi.Q_MAX_BUFFERS):  # scan from the cursor for a free buffer
-        j = b.urem(b.add(cursor, fb.i64(k)), num)
+        # (cursor + k) mod num without a division: cursor < num, and only k < num counts
+        within = b.icmp_signed("<", fb.i64(k), num)
+        j = b.add(cursor, fb.i64(k))
+        j = b.select(b.icmp_signed(">=", j, num), b.sub(j, num), j)
+        j = b.select(within, j, fb.i64(0))
         state = fb.ld(_q(fb, qbase, abi.Q_STATE, j))
         cur = b.load(found, typ=I64)
-        ok = b.and_(b.icmp_signed("<", fb.i64(k), num),
+        ok = b.and_(within,
                     b.and_(b.icmp_signed("==", state, fb.i64(abi.BUF_FREE)),
                            b.icmp_signed("<", cur, fb.i64(0))))
         b.store(b.select(ok, j, cur), found)
@@ -316,7 +328,9 @@ def alloc_tensor(fb: FnBuilder, qbase, qid, pipe, op, pos, site):
     fb.fail_with(b.icmp_signed("<", idx, fb.i64(0)), E.QUEUE_NO_FREE_BUFFER, site, num)
     fb.st(_q(fb, qbase, abi.Q_STATE, idx), fb.i64(abi.BUF_ALLOCATED))
     fb.st(_q(fb, qbase, abi.Q_WRITER, idx), fb.i64(0))   # a fresh tensor: no pending writes
-    fb.st(_q(fb, qbase, abi.Q_CURSOR), b.urem(b.add(idx, fb.i64(1)), num))
+    following = b.add(idx, fb.i64(1))           # (idx + 1) mod num, idx < num
+    fb.st(_q(fb, qbase, abi.Q_CURSOR), b.select(b.icmp_signed(">=", following, num),
+                                                fb.i64(0), following))
     fb.st(live_slot, b.add(live, fb.i64(1)))
     _buffer_result(fb, qbase, qid, idx)
     call_tm(fb, "wait_time", pipe, _q(fb, qbase, abi.Q_FREED, idx), fb.i64(0), op)
@@ -569,7 +583,7 @@ def define_vector_op(module: L.Module, spec, dtype, src_dtype=None,
     func = L.Function(module, op_signature(spec, dtype, src_dtype),
                       name=op_name(spec, dtype, src_dtype) if with_loop
                       else deferred_op_name(spec, dtype))
-    cold(func)
+    func.attributes.add("nounwind")   # optimised (unlike the masked form): it runs per instruction
     fb = FnBuilder(module, func)
     b = fb.b
     args = list(func.args[1:])
@@ -623,16 +637,19 @@ def call_element_loop(fb: FnBuilder, spec, dtype, ptrs, scalars, count, src_dtyp
 
 
 def _san_vector(fb: FnBuilder, addrs, extents, spec, site) -> None:
-    """Sanitize mode: the V pipe reads the sources (and dst for axpy), then writes dst."""
+    """Sanitize mode: the V pipe reads the sources (and dst for axpy), then writes dst. (The
+    sanitizer's functions return at once when it is off: the test here saves the calls.)"""
     from ...dsl.types import Memory
     v, ub = fb.i64(int(PipeID.PIPE_V)), fb.i64(int(Memory.UB))
-    call_rt(fb, "san_issue", v, site)
-    reads = list(zip(addrs, extents))[1:]
-    if spec.family in (Family.AXPY, Family.TERNARY):   # dst is read too
-        reads.append((addrs[0], extents[0]))
-    for addr, extent in reads:
-        call_rt(fb, "san_access", v, ub, addr, extent, fb.i64(0), site)
-    call_rt(fb, "san_access", v, ub, addrs[0], extents[0], fb.i64(1), site)
+    b = fb.b
+    with b.if_then(b.icmp_signed("!=", fb.ld(abi.SANITIZE), fb.i64(0)), likely=False):
+        call_rt(fb, "san_issue", v, site)
+        reads = list(zip(addrs, extents))[1:]
+        if spec.family in (Family.AXPY, Family.TERNARY):   # dst is read too
+            reads.append((addrs[0], extents[0]))
+        for addr, extent in reads:
+            call_rt(fb, "san_access", v, ub, addr, extent, fb.i64(0), site)
+        call_rt(fb, "san_access", v, ub, addrs[0], extents[0], fb.i64(1), site)
 
 
 def masked_op_name(spec, dtype, src_dtype=None) -> str:

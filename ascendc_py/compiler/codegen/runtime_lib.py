@@ -274,8 +274,23 @@ def shard_object(piece: str) -> tuple[bytes, list[str]]:
         module = llvm.parse_assembly(piece_ir(pieces[0])[0])
         for other in pieces[1:]:
             module.link_in(llvm.parse_assembly(piece_ir(other)[0]))
+    _internalize_callees(llvm, module, set(piece_ir(piece)[1]))
     obj, _ = jit.emit_object(module)
     return obj, list(piece_ir(piece)[1])
+
+
+def _internalize_callees(llvm, module, owned: set) -> None:
+    """Give the shard's copies of the functions it calls from other pieces internal linkage:
+    its callers then call them directly (not through the PLT of the shared object, which a
+    shared object needs for an exported function) and the optimiser may inline them and fold
+    the caller's constant arguments (the per-instruction checks and timing calls of the vector
+    op wrappers). Nothing outside the shard calls those copies (a kernel calls the shard that
+    owns a symbol). Global variables keep their linkage: a piece's state stays one object per
+    process, whichever shard defines it first."""
+    for fn in module.functions:
+        if not fn.is_declaration and fn.name not in owned and \
+                fn.linkage == llvm.Linkage.external:
+            fn.linkage = llvm.Linkage.internal
 
 
 __all__ = ["CORE", "closure", "declare_op", "declare_rt", "ensure_loaded", "function_name",

@@ -166,7 +166,7 @@ def _issue(tb: _TB, pipe, occ, lat, op, site, occ_at=None) -> None:
     tb.trace(start, occ, lat, pipe, site, op)
 
 
-@tm(8)
+@tm(8, inline=True)
 def vec(tb: _TB, op, cls, fam, count, esize, a0, a1, site):
     """A vector instruction over ``count`` elements; a1 >= 0 for two-source ops (bank rule)."""
     b = tb.b
