@@ -578,7 +578,7 @@ def define_vector_op(module: L.Module, spec, dtype, src_dtype=None,
     loop reads and writes only the operands' data, which nothing else here touches."""
     from ...dsl.types import Memory
     from ...simulator import timing_params as TP
-    from .runtime_lib import function_name, operand_counts
+    from .runtime_lib import operand_counts
     n_src, n_scalar = operand_counts(spec)
     func = L.Function(module, op_signature(spec, dtype, src_dtype),
                       name=op_name(spec, dtype, src_dtype) if with_loop
@@ -692,7 +692,6 @@ def define_masked_vector_op(module: L.Module, spec, dtype, src_dtype=None) -> No
     from ...dsl.types import Memory
     from ...simulator import timing_params as TP
     from .runtime_lib import function_name, operand_counts
-    from .types import ElemBuilder
     n_src, n_scalar = operand_counts(spec)
     func = L.Function(module, masked_op_signature(dtype, src_dtype),
                       name=masked_op_name(spec, dtype, src_dtype))
@@ -759,7 +758,6 @@ def define_masked_vector_op(module: L.Module, spec, dtype, src_dtype=None) -> No
     fast = b.and_(contiguous_layout, b.or_(counter, full))
     count = b.select(counter, total, b.mul(repeats, fb.i64(epr)))
     scalars = [a["scalar"]] if n_scalar else []
-    mt = memory_type(dtype)
     with b.if_else(fast) as (then, otherwise):
         with then:  # whole repeats over contiguous data: the vectorised loop
             ptrs = [b.inttoptr(b.add(base, o[1]), PTR) for o in operands]
