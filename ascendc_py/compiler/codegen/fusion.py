@@ -111,6 +111,7 @@ class _Scan:
     def __init__(self):
         self.env: dict = {}              # Var -> canonical expression of its current value
         self.instructions: list = []     # (Intrinsic, canonical address of each LocalRef)
+        self.tags: list = []             # per instruction: {operand position: canonical tag}
         self.dtype = self.count = None
 
     def take(self, s) -> bool:
@@ -119,10 +120,11 @@ class _Scan:
             self.env[s.var] = self.canonical(s.value)
             return True
         if type(s) is ir.Block:
-            saved = (dict(self.env), list(self.instructions), self.dtype, self.count)
+            saved = (dict(self.env), list(self.instructions), list(self.tags), self.dtype,
+                     self.count)
             if all(self.take(t) for t in s.body):
                 return True
-            self.env, self.instructions, self.dtype, self.count = saved
+            self.env, self.instructions, self.tags, self.dtype, self.count = saved
             return False
         if not _fusible(s):
             return False
@@ -132,6 +134,8 @@ class _Scan:
         self.dtype, self.count = s.attr("dtype"), count
         refs, _ = _operands(s)
         self.instructions.append((s, [self.canonical(r.addr) for r in refs]))
+        self.tags.append({which: self.canonical(a.tag) for which, a in enumerate(s.args)
+                          if isinstance(a, ir.LocalRef)})
         return True
 
     def canonical(self, e):
@@ -174,6 +178,56 @@ def _shape(instructions) -> tuple[tuple, list]:
     return (instructions[0][0].attr("dtype").name, tuple(ops)), keys
 
 
+def redundant_uses(scan: _Scan) -> list:
+    """Per instruction of a run, the (which, write) queue-tensor uses whose check and effect
+    (``rtfuncs.tensor_use``) other instructions of the run make, so their calls are left out.
+
+    Inside a run only its own pipe's instructions run (and scalar assignments), so a queue
+    tensor's state (freed or not, its generation, the other pipes' pending writes) is the same
+    at every instruction: the first use of a tensor (equal canonical tags are the same tensor)
+    checks that it was not freed, and its first read that no other pipe's write is pending;
+    later reads check the same again. A write records the pipe as a writer (the first write
+    does) and its site, which a hand-over error names: the site the first read can see (the
+    last write before it, or in its instruction, whose reads come first) and the last write's,
+    which the run leaves behind. So a read after a read of the same tensor is left out, and a
+    write that is not the tensor's first use and whose site no kept check or later
+    instruction sees. Every error is raised by the instruction and names the sites it did
+    before, and the state after the run is the same."""
+    from .intrinsics import queue_uses
+    uses = []
+    writes: dict = {}         # key -> the instructions that write it, in order
+    first_read: dict = {}     # key -> the first instruction that reads it
+    for i, ((s, _), tags) in enumerate(zip(scan.instructions, scan.tags)):
+        pipe, tracked = queue_uses(s.op, s.args)
+        uses.append([((tags[which], pipe), which, write) for which, _, write in tracked])
+        for key, _, write in uses[-1]:
+            if write:
+                writes.setdefault(key, []).append(i)
+            else:
+                first_read.setdefault(key, i)
+
+    def site_seen(key, i) -> bool:
+        """Whether the site of instruction i's write of key is read: by the first read (before
+        the next write, or in the next write's instruction) or after the run."""
+        later = [j for j in writes[key] if j > i]
+        if not later:
+            return True
+        return i < first_read.get(key, -1) <= later[0]
+
+    used, read = set(), set()
+    redundant = []
+    for i, instruction_uses in enumerate(uses):
+        skip = set()
+        for key, which, write in instruction_uses:
+            if (key in read) if not write else (key in used and not site_seen(key, i)):
+                skip.add((which, write))
+            used.add(key)
+            if not write:
+                read.add(key)
+        redundant.append(frozenset(skip))
+    return redundant
+
+
 def lower_run(cg, run) -> None:
     """Lower a run found by ``run_at``: its statements in order, each instruction as its
     loop-less library call (the assignments and the scalar clock's updates exactly where
@@ -188,6 +242,7 @@ def lower_run(cg, run) -> None:
     shape, keys = _shape(scan.instructions)
     tensor_addr: dict = {}      # canonical address -> its value where the run first names it
     per_op = []
+    redundant = iter(redundant_uses(scan))
 
     def instruction(s, canonical):
         guard_gm_write(cg, s)
@@ -202,7 +257,7 @@ def lower_run(cg, run) -> None:
         fn = cg.module.globals.get(name) or L.Function(cg.module, op_signature(spec, dtype),
                                                        name=name)
         call_checked(cg, fn, addrs + scalars + [count], s.op, tuple(spec.forms[0]),
-                     operands=s.args)
+                     operands=s.args, redundant=next(redundant))
         per_op.append((scalars, count))
 
     canonical = iter(addrs for _, addrs in scan.instructions)

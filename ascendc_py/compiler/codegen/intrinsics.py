@@ -34,20 +34,21 @@ def operand(cg: Codegen, ref) -> tuple:
 
 
 def call_checked(cg: Codegen, fn: L.Function, args: list, op: str, detail: tuple = (),
-                 operands: tuple = ()) -> None:
+                 operands: tuple = (), redundant: frozenset = frozenset()) -> None:
     """``rc = fn(ctx, *args, site)``; leave the kernel if rc != 0.
 
     ``operands``: the instruction's IR arguments (``Intrinsic.args``). Operand ``w`` of the
     library's checks (``check_local``'s ``which``) is ``operands[w]``: each bounded LocalRef
     among them gets its tensor window [addr, addr + size * sizeof) in ctx (``abi.TWIN``), so
     the library checks that the instruction stays inside the tensor it was given, not only
-    inside local memory."""
+    inside local memory. ``redundant``: (which, write) queue-tensor uses whose check and
+    effect an earlier or later instruction of the same fused run makes (``fusion.py``)."""
     from .. import jit
     checked = jit.extent_checks_enabled()     # off only when make bench measures their cost
     tensors = set_windows(cg, operands) if checked else ()
     site = cg.i64(cg.site(op, detail, tensors))
     if checked:
-        track_queue_tensors(cg, op, operands, site)
+        track_queue_tensors(cg, op, operands, site, redundant)
     cg.leave_on_error(cg.b.call(fn, [cg.ctx] + list(args) + [site]))
 
 
@@ -77,21 +78,31 @@ def instruction_pipe(op: str, operands) -> "PipeID | None":
     return spec.pipe if spec is not None else None
 
 
-def track_queue_tensors(cg: Codegen, op: str, operands, site) -> None:
-    """Default-mode checks of TQue tensors, once per operand (``rtfuncs.tensor_use``): not
-    used after free_tensor, and another pipe's write handed over before this pipe uses it."""
+def queue_uses(op: str, operands) -> tuple:
+    """(pipe, [(which, LocalRef, write), ...]): the queue-tensor uses ``track_queue_tensors``
+    checks for an instruction, in the order it checks them; (None, []) for none."""
     if op in UNTRACKED:
-        return
+        return None, []
     pipe = instruction_pipe(op, operands)
     if pipe is None:
-        return
+        return None, []
     written = WRITTEN.get(op, (0,))
     tracked = [(which, ref) for which, ref in enumerate(operands[:abi.MAX_WINDOWS])
                if isinstance(ref, ir.LocalRef) and not (isinstance(ref.tag, ir.Const)
                                                         and ref.tag.value < 0)]
     # the reads first: an in-place op (add(a, a, b)) reads what other pipes wrote before it
-    uses = [(cg._as_i64(cg.expr(ref.tag)), int(which in written), which)
-            for which, ref in sorted(tracked, key=lambda t: t[0] in written)]
+    return pipe, [(which, ref, which in written)
+                  for which, ref in sorted(tracked, key=lambda t: t[0] in written)]
+
+
+def track_queue_tensors(cg: Codegen, op: str, operands, site,
+                        redundant: frozenset = frozenset()) -> None:
+    """Default-mode checks of TQue tensors, once per operand (``rtfuncs.tensor_use``): not
+    used after free_tensor, and another pipe's write handed over before this pipe uses it.
+    The uses in ``redundant`` ((which, write) pairs) are left out."""
+    pipe, tracked = queue_uses(op, operands)
+    uses = [(cg._as_i64(cg.expr(ref.tag)), int(write), which) for which, ref, write in tracked
+            if (which, write) not in redundant]
     while uses:
         group, uses = uses[:TENSOR_USES], uses[TENSOR_USES:]
         if len(group) == 1:
