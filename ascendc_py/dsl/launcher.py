@@ -358,18 +358,7 @@ class _LaunchPlan:
                 self.table.version != self.version or chip is not self.platform or \
                 variant != self.variant:
             return False
-        kernels, slots = self.guard         # (guard_holds, inline: it runs on every launch)
-        for k, code in kernels:
-            if k.fn.__code__ is not code:
-                return False
-        for container, key, obj in slots:
-            if key is None:
-                try:
-                    if container.cell_contents is not obj:
-                        return False
-                except ValueError:
-                    return False
-            elif container.get(key, _ABSENT) is not obj:
-                return False
+        if not guard_holds(self.guard):
+            return False
         read = self.compiled.globals_read
         return not read or kernel.changed_global(read, self.guard) is None
