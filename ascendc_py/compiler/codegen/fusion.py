@@ -234,7 +234,7 @@ def lower_run(cg, run) -> None:
     ``Codegen.block`` makes them), then one fused loop."""
     from .intrinsics import call_checked
     from .lower_readonly import guard_gm_write
-    from .rtfuncs import deferred_op_name, op_signature
+    from .vector_ops import deferred_op_name, op_signature
     scan = _Scan()
     for s in run:
         scan.take(s)

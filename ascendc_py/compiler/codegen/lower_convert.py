@@ -378,7 +378,7 @@ def _reset_mask(fb: FnBuilder) -> None:
 
 def _mask_state(fb: FnBuilder, a: dict, epr: int):
     """Set the mask register from the arguments (unless is_set is 0) and return (counter, lo,
-    hi, total, repeats), as the masked vector ops do (``rtfuncs.define_masked_vector_op``)."""
+    hi, total, repeats), as the masked vector ops do (``vector_ops.define_masked_vector_op``)."""
     b = fb.b
     site = a["site"]
     not_ = lambda v: b.xor(v, L.Constant(I1, 1))  # noqa: E731

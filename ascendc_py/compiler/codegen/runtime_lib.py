@@ -72,7 +72,7 @@ def signature(spec, dtype: DataType, src_dtype: DataType | None = None) -> L.Fun
 
 def declare_op(module: L.Module, spec, dtype: DataType, src_dtype=None) -> L.Function:
     """The whole vector instruction (checks, loop, timing) for (op, dtype), in a kernel."""
-    from .rtfuncs import op_name, op_signature
+    from .vector_ops import op_name, op_signature
     name = op_name(spec, dtype, src_dtype)
     fn = module.globals.get(name)
     if fn is None:
@@ -116,7 +116,7 @@ def _define(module: L.Module, spec, dtype: DataType, noalias: bool = False,
 
 def declare_masked_op(module: L.Module, spec, dtype: DataType, src_dtype=None) -> L.Function:
     """The masked form (mask, repeat_times, repeat strides) of (op, dtype), in a kernel."""
-    from .rtfuncs import masked_op_name, masked_op_signature
+    from .vector_ops import masked_op_name, masked_op_signature
     name = masked_op_name(spec, dtype, src_dtype)
     fn = module.globals.get(name)
     if fn is None:
@@ -162,7 +162,8 @@ def _vector_pieces():
 def _static_index() -> dict:
     """{symbol: piece} for the pieces whose symbols are known without generating them."""
     from . import intrinsics  # noqa: F401  (registers lowerings, @rt functions and definers)
-    from .rtfuncs import RT_FUNCTIONS, deferred_op_name, masked_op_name, op_name
+    from .rtfuncs import RT_FUNCTIONS
+    from .vector_ops import deferred_op_name, masked_op_name, op_name
     from .timing import TM_FUNCTIONS
     index = {f"asc_tm_{name}": f"tm.{name}" for name in TM_FUNCTIONS}
     index.update({f"asc_rt_{name}": f"rt.{name}" for name in RT_FUNCTIONS})
@@ -238,7 +239,7 @@ def _generate(piece: str) -> L.Module:
 
 
 def _define_vector_piece(module: L.Module, piece: str) -> None:
-    from .rtfuncs import define_masked_vector_op, define_vector_op
+    from .vector_ops import define_masked_vector_op, define_vector_op
     for name, spec, dtype, src_dtype in _vector_pieces():
         if name == piece:
             _define(module, spec, dtype, src_dtype=src_dtype)
