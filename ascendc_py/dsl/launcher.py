@@ -37,13 +37,14 @@ def launch_names():
 
     from .. import profiler
     from ..compiler import errors, jit, spec
-    from ..simulator import abi, config, gm_access, report, runtime, sanitizer
+    from ..simulator import abi, config, fast_launch, gm_access, report, runtime, sanitizer
     from . import kernel_types, types
     return SimpleNamespace(
         modes=_EnvModes(abi),
         profiler=profiler, jit=jit, GMAlignmentError=errors.GMAlignmentError,
         ArgSpec=spec.ArgSpec, config=config, gm_access=gm_access, runtime=runtime,
         sanitizer=sanitizer, Report=report.Report, options_key=kernel_types.options_key,
+        FastLaunch=fast_launch.FastLaunch,
         new_gm_arg=functools.partial(tuple.__new__, runtime.GmArg),   # GmArg from a tuple
         addressof=ctypes.addressof, buffer_of=ctypes.c_char.from_buffer,
         bool_=types.bool_, float32=types.float32, int32=types.int32, int64=types.int64)
@@ -105,15 +106,15 @@ def plan_key(kernel, args, names):
         if t is np.ndarray:
             if kind != "gm" and kind != "auto":
                 return None
-            flags = v.flags
-            nbytes = v.nbytes
-            if not (flags.writeable and flags.c_contiguous and nbytes):
+            try:    # (runtime.address_of, inline; ctypes refuses a read-only, not C-contiguous
+                # or empty array: the full path then binds it, or says why it cannot)
+                address = addressof(buffer_of(v))
+            except (TypeError, ValueError, BufferError):
                 return None
-            address = addressof(buffer_of(v))    # (runtime.address_of, inline)
             if address % v.itemsize:
                 return None
             key.append(v.dtype)
-            gm.append(gm_arg((name, address, nbytes, v, "", False)))
+            gm.append(gm_arg((name, address, v.nbytes, v, "", False)))
         elif t.__name__ == "Tensor" and t.__module__ == "torch":
             if kind != "gm" and kind != "auto" or not v.is_cpu or v.requires_grad or \
                     not v.is_contiguous():
@@ -181,6 +182,7 @@ class Launcher:
         self.kernel = kernel
         self.block_dim = block_dim
         self._plans: dict = {}     # plan_key -> _LaunchPlan
+        self._fast = None          # the FastLaunch of the last planned launch (fast_launch.py)
 
     @user_boundary
     def __call__(self, *args, platform=None, trace=None, sanitize=None, lenient=False,
@@ -197,28 +199,49 @@ class Launcher:
         if not plain or sanitizer._scoped.get() or sanitizer._override:
             return self._launch(names, args, kwargs, platform, trace, sanitize, lenient, t0)
         kernel = self.kernel
+        chip = names.config._current                # (config.current_platform())
+        jit = names.jit
+        override = jit._timing_override
+        if override is not None:
+            timing = override
+        fast = self._fast
+        if fast is not None and fast.launch_plan.holds(kernel, chip, jit.codegen_variant()):
+            # arguments of the types of the last planned launch: bound in native code
+            sanitizer.note_launch(False)
+            t1 = time.perf_counter()
+            result = fast.run(args, timing, budget, time_limit)
+            if result is not None:
+                report = names.Report.of_launch(self.kernel.__name__, chip, result,
+                                                fast.launch_plan.compiled,
+                                                time.perf_counter() - t1, t1 - t0, "memory",
+                                                False)
+                if names.profiler._observers:
+                    names.profiler.notify(report)
+                return report
         bound = plan_key(kernel, args, names)
         if bound is None:
             return self._launch(names, args, kwargs, platform, trace, sanitize, lenient, t0)
         key, gm, scalars = bound
-        chip = names.config._current                # (config.current_platform())
         plan = self._plans.get(key)
-        jit = names.jit
         if plan is None or not plan.holds(kernel, chip, jit.codegen_variant()):
             return self._launch(names, args, kwargs, platform, trace, sanitize, lenient, t0,
                                 plan_key=key)
         sanitizer.note_launch(False)
-        override = jit._timing_override
         t1 = time.perf_counter()
         try:
             result = names.runtime.run_blocks(
-                plan.compiled, chip, self.block_dim, gm, scalars, timing=timing
-                if override is None else override, plan=plan.native, budget=budget,
-                time_limit=time_limit)
+                plan.compiled, chip, self.block_dim, gm, scalars, timing=timing,
+                plan=plan.native, budget=budget, time_limit=time_limit)
         except Exception as fault:  # what the blocks printed before the fault
             if getattr(fault, "output", ""):
                 print(fault.output, end="")
             raise
+        if plan.native is not None and plan.fast is not False:
+            fast = plan.fast
+            if fast is None or not fast.current(budget, timing):
+                fast = plan.fast = names.FastLaunch.make(plan, kernel._plan_params, args, chip,
+                                                         budget, timing)
+            self._fast = fast or None
         if result.output:
             return self._finish(names, plan.compiled, chip, result, False, "memory", t0, t1)
         report = names.Report.of_launch(self.kernel.__name__, chip, result, plan.compiled,
@@ -328,7 +351,7 @@ class _LaunchPlan:
     ``holds`` re-checks on each launch everything that could make the entry stale."""
 
     __slots__ = ("compiled", "code", "table", "version", "guard", "platform", "variant",
-                 "native")
+                 "native", "fast")
 
     @classmethod
     def make(cls, kernel: "Kernel", specs, compiled, chip, block_dim: int, gm, scalars,
@@ -346,7 +369,7 @@ class _LaunchPlan:
         plan.code = kernel.fn.__code__
         plan.table, plan.version = table, version
         plan.platform, plan.variant = chip, names.jit.codegen_variant()
-        plan.native = None
+        plan.native, plan.fast = None, None
         if getattr(compiled, "kernel_type", "AIV_ONLY") == "AIV_ONLY":
             plan.native = names.runtime._native_loop().plan_for(compiled, chip, block_dim,
                                                                 scalars, len(gm))

@@ -203,6 +203,46 @@ def pool_record_size(workers: int) -> int:
     return POOL_SLOTS + POOL_SLOT * workers
 
 
+# The argument binder's spec (int64, one per planned launch signature; simulator/fast_launch.py):
+# ``asc_bind_args(spec, job, args)`` (compiler/codegen/bind_args.py) checks a launch's argument
+# tuple against it and writes the GM pointers, sizes and scalars into the job record. Byte
+# offsets of the interpreter's objects and addresses of its types and C API functions are
+# filled in at run time (and checked there on known objects before first use).
+BIND_COUNT = 0         # how many arguments the tuple must hold
+BIND_OB_TYPE = 1       # byte offset of an object's type pointer
+BIND_TUPLE_SIZE = 2    # byte offsets of a tuple's size and of its first item
+BIND_TUPLE_ITEMS = 3
+BIND_SIGINT = 4        # address of asc_sigint_installed (0: no check): 0 from it refuses
+BIND_FIRED = 5         # address of the SIGINT handler's counter (0: none): into JOB_FIRED_AT
+BIND_NDARRAY = 6       # address of numpy.ndarray, then byte offsets in an array object of its
+BIND_DATA = 7          #   data pointer, ndim (int32), shape pointer, dtype pointer and flags
+BIND_NDIM = 8          #   (int32)
+BIND_SHAPE = 9
+BIND_DESCR = 10
+BIND_FLAGS = 11
+BIND_FLAGS_NEEDED = 12  # flags every array needs (C-contiguous, writeable)
+BIND_INT = 13          # addresses of int, float and bool, of True, and of
+BIND_FLOAT = 14        #   PyLong_AsLongLongAndOverflow, PyFloat_AsDouble,
+BIND_BOOL = 15         #   PyObject_RichCompareBool and PyErr_Clear
+BIND_TRUE = 16
+BIND_AS_LONG = 17
+BIND_AS_DOUBLE = 18
+BIND_COMPARE = 19
+BIND_CLEAR = 20
+BIND_ENTRIES = 24      # then BIND_ENTRY words per argument: its kind and A..D
+BIND_ENTRY = 5
+# kinds: an array (A its dtype's address, B its itemsize, C and D the job slots of its pointer
+# and size); an int32, float or bool scalar (C its job slot: the int, the float64's bits, 0/1);
+# a constant (A its type's address, B the address of the value it must equal)
+BIND_ARRAY, BIND_INT32, BIND_FLOAT64, BIND_BOOL_, BIND_CONST = 1, 2, 3, 4, 5
+BIND_WRONG_COUNT, BIND_NO_HANDLER = -1, -2   # besides 1 + the index of an argument refused
+
+
+def bind_spec_size(arguments: int) -> int:
+    """int64 slots of the binder's spec for ``arguments`` arguments."""
+    return BIND_ENTRIES + BIND_ENTRY * arguments
+
+
 # ----------------------------------------------------------------------------- queue records
 QUEUE_SLOTS = 80
 Q_BASE, Q_BUF_LEN, Q_STRIDE, Q_NUM, Q_INITED, Q_CURSOR, Q_HEAD, Q_COUNT = range(8)

@@ -125,7 +125,8 @@ class _Layout:
         self.counters, at = at, at + block_dim * timing_params.COUNTER_SLOTS
         self.demand_slots = abi.demand_size(n_gm)
         self.demand, self.size = at, at + block_dim * self.demand_slots
-        self.threads = threads
+        self.threads, self.block_dim = threads, block_dim
+        self.records_made = None    # (thread_records) the last thread records' template
         #: a zeroed buffer of the launch (ctypes zeroes it; its address costs no numpy call)
         self.buffer = ctypes.c_int64 * self.size
         #: the job record and its arguments (up to the thread records) in one pack
@@ -199,7 +200,8 @@ class _HostPool:
     hazard: the launching thread withdraws the offers no worker took once it ran out of
     blocks itself."""
 
-    __slots__ = ("record", "address", "lock", "cores", "threads", "cpu", "allowed", "ready")
+    __slots__ = ("record", "address", "lock", "cores", "threads", "cpu", "allowed", "ready",
+                 "launches")
 
     def __init__(self, workers: int, serve):
         self.record = np.zeros(abi.pool_record_size(workers), np.int64)
@@ -209,6 +211,7 @@ class _HostPool:
         self.cores: list = [None] * workers
         self.cpu = -1             # the launching thread's CPU the workers were kept off
         self.ready = None         # (costs, key, cores, their thread records, ctxs): prepare
+        self.launches = -1        # launches so far (the first checks the launching CPU)
         try:
             self.allowed = frozenset(os.sched_getaffinity(0))
         except (AttributeError, OSError):
@@ -280,6 +283,11 @@ def _sched_getcpu():
 
 
 _getcpu = _sched_getcpu()
+#: a pool launch asks which CPU the launching thread is on (keep_off) once every this many
+#: launches, the first included (a power of two): the answer rarely changes between
+#: launches, and the call costs 2-3 us of a launch's Python when the blocks have just pushed
+#: its code out of the CPU's caches
+CPU_CHECK_EVERY = 16
 #: ns a pool thread spins before it sleeps (abi.POOL_SPIN): a worker after its share of a
 #: launch (the next launch finds it awake), the launching thread waiting for a worker's last
 #: block. On the 2-vCPU bench machine sepia float32 back to back took 0.35 / 0.33 / 0.31 ms
@@ -359,7 +367,13 @@ def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool
             threads = min(threads, len(pool.cores) + 1)   # (WORKERS may have grown since)
     try:
         lay = plan.layouts.get(threads) or plan.layout(threads, len(scalar_values))
-        buf = lay.buffer()
+        if pool is not None or (here and threads == 1):
+            # the thread records of the launching thread's core (and of the pool's workers)
+            # come with the buffer, from a template of them (thread_records)
+            own, ready, records = thread_records(compiled, platform, plan, lay, pool, budget)
+            buf = lay.buffer.from_buffer_copy(records)
+        else:
+            buf = lay.buffer()
         base = ctypes.addressof(buf)
         scalars = list(map(_FIRST, scalar_values)) or [0]
         for i in plan.float_scalars:   # a float's word: its float64 bits (runtime.pack_scalars)
@@ -373,12 +387,11 @@ def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool
         t0 = time.perf_counter()
         if pool is not None:
             # the launching thread and the pool's workers, woken and awaited in native code
-            faults, warnings = _run_pool(compiled, platform, plan, lay, buf, base, threads,
-                                         budget, stop, native, pool, time_limit)
+            faults, warnings = _run_pool(plan, lay, buf, base, threads, stop, native, pool,
+                                         own, ready, time_limit)
         elif here and threads == 1:
             # the launching thread runs every block (Ctrl-C: the SIGINT handler stops them)
-            faults, warnings = _run_alone(compiled, platform, plan, lay, buf, base, budget,
-                                          stop, native, time_limit)
+            faults, warnings = _run_alone(plan, lay, buf, base, stop, native, own, time_limit)
         else:
             faults, warnings = _run_threads(compiled, platform, plan, lay, buf, base, threads,
                                             own_thread, budget, stop, native)
@@ -386,13 +399,50 @@ def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool
     finally:
         if pool is not None:
             pool.lock.release()
+    return finish(compiled, buf, lay, faults, warnings, wall, timing)
+
+
+#: ``run`` as defined here: fast_launch.py serves launches only while nothing replaced it
+_RUN = run
+
+
+def finish(compiled, buf, lay: _Layout, faults, warnings, wall: float,
+           timing: bool) -> NativeLaunch:
+    """After a launch's blocks ran: raise the lowest failing block's fault, emit the
+    warnings they left, note their host time (``host_threads``) and return the result."""
     if faults:
         _raise_fault(compiled, buf, lay, faults)
     if warnings:
         from . import sanitizer
         sanitizer.emit_warnings(compiled, np.concatenate(warnings))
-    compiled._block_seconds = wall * threads / block_dim     # (host_threads reads it)
+    block_dim = lay.block_dim
+    compiled._block_seconds = wall * lay.threads / block_dim     # (host_threads reads it)
     return NativeLaunch(block_dim, wall, buf, lay, timing)
+
+
+def thread_records(compiled, platform, plan: NativePlan, lay: _Layout, pool, budget: int):
+    """(the launching thread's core, the pool's ready workers or None, a launch buffer's
+    bytes): zero but the thread records of ``lay``, each in state zero, the launching
+    thread's core first (ready for the launch, ``runtime.ready_core``), then those of the
+    pool's workers (``_HostPool.prepare``) when ``pool``. A launch copies them as its buffer
+    and packs its job record over the front; kept on ``lay`` while the cores' words and the
+    workers stay the same objects."""
+    own = _own_core(compiled, platform, plan, budget)
+    ready = None
+    if pool is not None:
+        key = (plan.core_key, plan.costs, compiled.num_queues, budget, lay.threads)
+        ready = pool.ready
+        if ready is None or ready[0] is not plan.costs or ready[1] != key:
+            ready = pool.prepare(plan, platform, compiled.num_queues, budget, lay.threads,
+                                 lay.record, key)
+    made = lay.records_made
+    if made is None or made[0] is not own.native_words or made[1] is not ready:
+        records = bytes(8 * (lay.records + 1)) + lay.thread_words.pack(*own.native_words)
+        if ready is not None:
+            records += ready[3]
+        made = lay.records_made = (own.native_words, ready,
+                                   records + bytes(8 * lay.size - len(records)))
+    return own, ready, made[2]
 
 
 def _own_core(compiled, platform, plan: NativePlan, budget: int):
@@ -406,18 +456,12 @@ def _own_core(compiled, platform, plan: NativePlan, budget: int):
     return core
 
 
-def _run_alone(compiled, platform, plan, lay, buf, base: int, budget: int, stop, native,
+def _run_alone(plan: NativePlan, lay: _Layout, buf, base: int, stop, native, own,
                time_limit: Optional[float] = None):
-    """Every block on the launching thread: ({block: failing ctx}, warnings)."""
+    """Every block on the launching thread (its core ``own``, whose thread record is in
+    ``buf`` already, ``thread_records``): ({block: failing ctx}, warnings)."""
     run_blocks, block_dim = native[0], plan.block_dim
-    core = getattr(runtime._thread_cores, "core", None)     # (_own_core, inline)
-    if core is None or (core.key is not plan.core_key and core.key != plan.core_key) or \
-            core._template_costs is not plan.costs or \
-            core._template_key != (compiled.num_queues, budget):
-        core = runtime.ready_core(plan.core_key, platform, plan.costs, compiled.num_queues,
-                                  budget)
-    at = lay.records
-    lay.thread_words.pack_into(buf, 8 * (at + 1), *core.native_words)   # all but the state
+    core, at = own, lay.records
     # (the watchdog's stop writes the job record, which every block that starts reads,
     # and the ctx of a running block: listed without the lock, a list append is atomic)
     stop.ctxs.append(core.ctx)
@@ -437,24 +481,20 @@ def _run_alone(compiled, platform, plan, lay, buf, base: int, budget: int, stop,
     return ({fault - 1: core.ctx.copy()} if fault else None), warnings
 
 
-def _run_pool(compiled, platform, plan, lay, buf, base: int, threads: int, budget: int, stop,
-              native, pool: "_HostPool", time_limit: Optional[float] = None):
-    """The launching thread and ``threads - 1`` workers of the host pool (its lock held):
-    one native call offers the workers their thread records, runs the launching thread's
-    share and waits for the workers that took theirs. ({block: failing ctx}, warnings)."""
+def _run_pool(plan, lay, buf, base: int, threads: int, stop, native, pool: "_HostPool", own,
+              ready: tuple, time_limit: Optional[float] = None):
+    """The launching thread (its core ``own``) and ``threads - 1`` workers of the host pool
+    (its lock held; ``ready``: the workers' cores and records; every thread record already
+    in ``buf``, ``thread_records``): one native call offers the workers their thread records, runs the launching
+    thread's share and waits for the workers that took theirs. ({block: failing ctx},
+    warnings)."""
     launch, block_dim = native[4], plan.block_dim
     at, size = lay.records, lay.record
-    own = _own_core(compiled, platform, plan, budget)
-    lay.thread_words.pack_into(buf, 8 * (at + 1), *own.native_words)   # all but the state
-    key = (plan.core_key, plan.costs, compiled.num_queues, budget, threads)
-    ready = pool.ready
-    if ready is None or ready[0] is not plan.costs or ready[1] != key:
-        ready = pool.prepare(plan, platform, compiled.num_queues, budget, threads, size, key)
-    ctypes.memmove(base + 8 * (at + size), ready[3], len(ready[3]))   # the workers' records
     stop.ctxs.append(own.ctx)
     stop.ctxs.extend(ready[4])
     args = (pool.address, base, base + 8 * at, 8 * size, threads - 1)
-    if _getcpu is not None:
+    pool.launches += 1
+    if _getcpu is not None and not pool.launches & (CPU_CHECK_EVERY - 1):
         cpu = _getcpu()
         if cpu != pool.cpu:
             pool.keep_off(cpu)

@@ -85,6 +85,26 @@ _, status = os.waitpid(pid, 0)
 print("child", os.waitstatus_to_exitcode(status))
 '''
 
+FAST_FORK = KERNELS + r'''
+from ascendc_py.simulator import block_runner
+block_runner.SERIAL_SECONDS = 0.0      # every launch asks for the host pool's workers
+
+def fast_launches(v):
+    """Launches served by the fast path (fast_launch.py) once the first two made it."""
+    x = np.zeros(8 * 8, np.int32)
+    for _ in range(4):
+        fill[8](x, v)
+    fast = fill[8]._fast
+    return bool((x == v).all()) and fast is not None and fast.pool is block_runner._pool
+
+assert fast_launches(1)
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if fast_launches(2) and fast_launches(3) else 5)
+_, status = os.waitpid(pid, 0)
+print("child", os.waitstatus_to_exitcode(status))
+'''
+
 DATALOADER = KERNELS + r'''
 import torch
 from torch.utils.data import DataLoader, Dataset
@@ -105,13 +125,15 @@ print("child", 0 if got == [1, 2, 3, 4] else got)
 '''
 
 
-@pytest.mark.parametrize("script", ["plain_fork", "pool_fork", "dataloader"])
+@pytest.mark.parametrize("script", ["plain_fork", "pool_fork", "fast_fork", "dataloader"])
 def test_launch_in_a_forked_child_after_launches_in_the_parent(script, tmp_path):
-    """pool_fork: the child's multi-thread launches get host-pool workers of their own."""
+    """pool_fork: the child's multi-thread launches get host-pool workers of their own;
+    fast_fork: the parent's fast path (fast_launch.py) serves the child's launches only once
+    the child has a pool of its own."""
     if script == "dataloader":
         pytest.importorskip("torch")
     path = tmp_path / f"{script}.py"
-    path.write_text({"plain_fork": PLAIN_FORK, "pool_fork": POOL_FORK,
+    path.write_text({"plain_fork": PLAIN_FORK, "pool_fork": POOL_FORK, "fast_fork": FAST_FORK,
                      "dataloader": DATALOADER}[script])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO),
                                                       os.environ.get("PYTHONPATH", "")]))

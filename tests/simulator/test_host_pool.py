@@ -220,7 +220,7 @@ def test_a_failing_block_on_the_pool_raises_as_in_the_python_loop(bad, two_threa
     pool_launches = []       # (layout, buffer) of each launch on the pool
     real = block_runner._run_pool
     monkeypatch.setattr(block_runner, "_run_pool",
-                        lambda *a: pool_launches.append((a[3], a[4])) or real(*a))
+                        lambda *a: pool_launches.append((a[1], a[2])) or real(*a))
     ran = 0
     for i in _launches_until_a_worker_ran(lambda: ran):
         with pytest.raises(asc.GMOutOfBoundsError) as native:

@@ -70,6 +70,9 @@ def ib_handoff(x: asc.GlobalAddress, n: int):
 
 
 case = sys.argv[1]
+fast = case.endswith("_fast")    # the interrupted launch takes the fast path (fast_launch.py)
+if fast:
+    case = case[:-len("_fast")]
 if case.endswith("_pool"):       # every block of the launch offered to the host pool too
     from ascendc_py.simulator import block_runner
     block_runner.SERIAL_SECONDS = 0.0
@@ -91,8 +94,14 @@ else:
     x = np.zeros(8 * blocks * (2 if case == "ib" else 1), np.int32)
     kernel = {"mix": handoff, "ib": ib_handoff}.get(case, spin)
     kernel[blocks](x, 10)                                   # compiled before the clock starts
-    launch = lambda: kernel[blocks](x, 1 << 40)
-fired = []
+    if fast:                       # the plan, then its fast path, made by two more launches
+        kernel[blocks](x, 10)
+        kernel[blocks](x, 10)
+        made, bound = kernel[blocks]._fast, []
+        real_bind = made.bind
+        made.bind = lambda *a: bound.append(real_bind(*a)) or bound[-1]
+    launch = lambda: kernel[blocks](x, (1 << 31) - 1 if fast else 1 << 40)   # (int32: bound
+fired = []                                                                 # natively)
 
 def interrupt():
     time.sleep(1.0)
@@ -119,7 +128,8 @@ if case != "matmul":
     x[:] = 0
     kernel[blocks](x, 10)
     again = x[::8].tolist()
-print(json.dumps({"outcome": outcome, "latency": latency, "quiet": quiet, "again": again}))
+print(json.dumps({"outcome": outcome, "latency": latency, "quiet": quiet, "again": again,
+                  "bound_natively": fast and bound[:1] == [0]}))
 '''
 
 
@@ -150,10 +160,12 @@ def interrupted_within(case: str, tmp_path, limit: float = 0.5) -> dict:
 
 @pytest.mark.parametrize("case,blocks", [("one_block", 1), ("four_blocks", 4),
                                          ("many_waves", 64), ("mix", 3),
-                                         ("four_blocks_pool", 4), ("many_waves_pool", 64)])
+                                         ("four_blocks_pool", 4), ("many_waves_pool", 64),
+                                         ("one_block_fast", 1), ("four_blocks_pool_fast", 4)])
 def test_ctrl_c_stops_every_block_and_the_process_launches_again(case, blocks, tmp_path):
     r = interrupted_within(case, tmp_path)
     assert r["again"] == [9] * blocks, r
+    assert r["bound_natively"] == case.endswith("_fast"), r
 
 
 def test_ctrl_c_stops_blocks_waiting_in_ib_wait(tmp_path):

@@ -277,7 +277,8 @@ from . import queues  # noqa: E402,F401  (queue, flag and end-of-kernel lowering
 from . import lower_convert, lower_reduce, lower_movement, lower_debug, blas  # noqa: E402,F401
 from . import lower_gather, lower_reduce_repeat, lower_buf_pool, lower_scalar_bits, lower_deq, lower_gather_mask  # noqa: E402,F401,E501
 from . import lower_cube, lower_cube_init, lower_matmul, lower_crosscore  # noqa: E402,F401
-from . import interrupt, block_loop  # noqa: E402,F401  (SIGINT handler, native block loop)
+from . import interrupt, block_loop, bind_args  # noqa: E402,F401  (SIGINT handler, native
+# block loop, argument binder)
 from . import lower_atomic, lower_fused_cast, lower_transpose, lower_sort, lower_bilinear  # noqa: E402,F401  (issue 15)
 from . import lower_aipp  # noqa: E402,F401  (AIPP)
 from . import lower_sysctl  # noqa: E402,F401  (pyasc-lang: cache/profiling/system calls)

@@ -1,0 +1,254 @@
+"""Planned launches bound in native code (simulator/fast_launch.py, issue 14): a launch that
+takes the fast path computes the same bits and the same report as the usual path; every
+argument the binder refuses, every mode or state it does not cover takes the usual path with
+the usual result or error; and the fast path is really taken where it should be."""
+from __future__ import annotations
+
+import linecache
+import os
+
+import numpy as np
+import pytest
+
+import ascendc_py as asc
+from ascendc_py.compiler import jit
+from ascendc_py.compiler.errors import NonContiguousArrayError
+from ascendc_py.simulator import block_runner, fast_launch, runtime
+
+TILE = 256
+#: odd sizes leave a tail that is not a multiple of 32 bytes: the same warning on both paths
+pytestmark = pytest.mark.filterwarnings("ignore::ascendc_py.TruncatedCopyWarning")
+
+
+@asc.kernel
+def scale_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n: int, alpha: float,
+                 negate: bool, tile: asc.ConstExpr[int]):
+    """z = ±alpha·x over n elements; block i owns a contiguous share, tile by tile."""
+    share = asc.ceildiv(asc.ceildiv(n, asc.get_block_num()), 16) * 16
+    start = min(asc.get_block_idx() * share, n)
+    end = min(start + share, n)
+    x_gm = asc.GlobalTensor()
+    z_gm = asc.GlobalTensor()
+    x_gm.set_global_buffer(x)
+    z_gm.set_global_buffer(z)
+    pipe = asc.TPipe()
+    q_in = asc.TQue(asc.TPosition.VECIN, 2)
+    q_out = asc.TQue(asc.TPosition.VECOUT, 2)
+    pipe.init_buffer(q_in, 2, tile * x.dtype.sizeof())
+    pipe.init_buffer(q_out, 2, tile * x.dtype.sizeof())
+    p = start
+    while p < end:
+        count = min(tile, end - p)
+        a = q_in.alloc_tensor(x.dtype)
+        asc.data_copy(a, x_gm[p:], count)
+        q_in.enque(a)
+        a = q_in.deque(x.dtype)
+        b = q_out.alloc_tensor(x.dtype)
+        asc.muls(b, a, alpha, count)
+        if negate:
+            asc.muls(b, b, -1.0, count)
+        q_out.enque(b)
+        q_in.free_tensor(a)
+        b = q_out.deque(x.dtype)
+        asc.data_copy(z_gm[p:], b, count)
+        q_out.free_tensor(b)
+        p += count
+
+
+@pytest.fixture
+def taken(monkeypatch):
+    """The launches FastLaunch.run served (a list of True) and refused (False)."""
+    seen = []
+    real = fast_launch.FastLaunch.run
+
+    def run(self, *args):
+        result = real(self, *args)
+        seen.append(result is not None)
+        return result
+
+    monkeypatch.setattr(fast_launch.FastLaunch, "run", run)
+    return seen
+
+
+@pytest.fixture(params=["alone", "pool"])
+def threads(request, monkeypatch):
+    """Blocks on the launching thread alone, or offered to the host pool's workers too."""
+    if request.param == "pool":
+        monkeypatch.setattr(block_runner, "SERIAL_SECONDS", 0.0)
+    else:
+        monkeypatch.setattr(block_runner, "SERIAL_SECONDS", 1e9)
+    return request.param
+
+
+def _report_fields(report) -> dict:
+    """Every simulated figure of a report (not the host's times)."""
+    return {"cycles": int(report.cycles), "launch_cycles": int(report.launch_cycles),
+            "time_us": report.time_us, "pipe_busy": dict(report.pipe_busy),
+            "stalls": {k: int(v) for k, v in report.stalls.items()},
+            "instructions": dict(report.instructions),
+            "bytes_moved": {k: int(v) for k, v in report.bytes_moved.items()},
+            "core_cycles": [int(c) for c in report.core_cycles],
+            "bottleneck": report.bottleneck, "gm_bandwidth": report.gm_bandwidth_gbps,
+            "waves": report.waves, "cores_used": report.cores_used,
+            "blocks": [repr(b) for b in report._blocks]}
+
+
+def _launch(blocks, x, n, alpha, negate, tile=TILE):
+    z = np.full_like(x, 7)
+    report = scale_kernel[blocks](x, z, n, alpha, negate, tile)
+    return z, report
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("blocks,n", [(1, 1000), (2, 4096), (8, 3001), (3, 17)])
+def test_fast_launches_give_the_usual_bits_and_report(dtype, blocks, n, threads, taken,
+                                                      monkeypatch):
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal(n + 5).astype(dtype)
+    got = []
+    for enabled in (False, True):
+        monkeypatch.setattr(fast_launch, "ENABLED", enabled)
+        for alpha, negate in ((1.5, False), (-0.25, True), (3.0, True)):
+            _launch(blocks, x, n, alpha, negate)          # (the plan and the fast path made)
+            z, report = _launch(blocks, x, n, alpha, negate)
+            got.append((z.tobytes(), _report_fields(report)))
+    usual, fast = got[:3], got[3:]
+    assert fast == usual
+    assert taken and all(taken[-5:]), taken
+    whole = n // 16 * 16     # (the tail of a copy not a multiple of 32 bytes is not copied)
+    expected = (x[:whole].astype(np.float32) * dtype(3.0)).astype(dtype) * dtype(-1)
+    assert fast[-1][0][:whole * x.itemsize] == expected.tobytes()
+
+
+def test_the_binder_passed_its_self_check():
+    assert fast_launch._functions() is not None
+
+
+def test_refused_arguments_take_the_usual_path(taken):
+    x = np.arange(1024, dtype=np.float32)
+    for _ in range(3):
+        _launch(2, x, 992, 2.0, False)
+    assert taken[-1] is True
+    z, _ = _launch(2, x.astype(np.float16), 992, 2.0, False)     # another dtype
+    np.testing.assert_array_equal(z[:992], (x[:992] * 2).astype(np.float16))
+    z, _ = _launch(2, x, 992, 2, False)                           # an int for a float
+    np.testing.assert_array_equal(z[:992], x[:992] * 2)
+    z, _ = _launch(2, x, 992, 2.0, 1)                             # an int for a bool
+    np.testing.assert_array_equal(z[:992], -(x[:992] * 2))
+    z, _ = _launch(2, x, 992, 2.0, False, tile=128)               # another constant
+    np.testing.assert_array_equal(z[:992], x[:992] * 2)
+    for enabled in (True, False):                                  # a strided array
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(fast_launch, "ENABLED", enabled)
+            with pytest.raises(NonContiguousArrayError, match="'z' is not contiguous"):
+                scale_kernel[2](x, np.zeros(2048, np.float32)[::2], 992, 2.0, False, TILE)
+    read_only = x.copy()
+    read_only.flags.writeable = False
+    z, _ = _launch(2, read_only, 992, 2.0, False)                 # read-only input: fine
+    np.testing.assert_array_equal(z[:992], x[:992] * 2)
+    with pytest.raises(Exception) as fast:
+        scale_kernel[2](x, np.zeros(1024, np.float32), 2 ** 31, 2.0, False, TILE)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(fast_launch, "ENABLED", False)
+        with pytest.raises(Exception) as usual:
+            scale_kernel[2](x, np.zeros(1024, np.float32), 2 ** 31, 2.0, False, TILE)
+    assert type(fast.value) is type(usual.value) and str(fast.value) == str(usual.value)
+    for _ in range(3):   # (a new specialisation compiled since retired the plans: remade)
+        _launch(2, x, 992, 2.0, False)
+    assert taken[-1] is True                           # the first signature is served again
+
+
+def test_a_fault_on_the_fast_path_raises_as_on_the_usual_path(threads, taken, monkeypatch):
+    x = np.arange(1024, dtype=np.float32)
+    errors = []
+    for enabled in (False, True):
+        monkeypatch.setattr(fast_launch, "ENABLED", enabled)
+        for _ in range(3):
+            _launch(4, x, 1024, 2.0, False)
+        with pytest.raises(asc.KernelError) as fault:
+            scale_kernel[4](x, np.zeros(1024, np.float32), 4096, 2.0, False, TILE)  # n too big
+        errors.append((type(fault.value), str(fault.value)))
+    assert errors[0] == errors[1]
+    assert taken[-1] is False or taken[-2] is True
+    z, _ = _launch(4, x, 1024, 2.0, False)            # and the next launch is right
+    np.testing.assert_array_equal(z, x * 2)
+
+
+HELPER = """
+@asc.kernel
+def scale(og, n: int):
+    for i in range(n):
+        og.set_value(i, i * 2)
+"""
+CALLER = """
+@asc.kernel
+def caller(out: asc.GlobalAddress):
+    og = asc.GlobalTensor()
+    og.set_global_buffer(out, 4)
+    scale(og, 4)
+"""
+
+
+def _run_cell(namespace: dict, text: str, name: str) -> None:
+    """Run ``text`` as a notebook cell (its source findable under ``name``)."""
+    linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+    exec(compile(text, name, "exec"), namespace)  # noqa: S102 - the test's own cells
+
+
+def test_a_redefined_or_replaced_helper_is_seen_by_the_next_fast_launch(taken):
+    namespace = {"asc": asc, "__name__": "fast_launch_notebook"}
+    names = [f"<fast-launch-cell-{os.getpid()}-{i}>" for i in range(4)]
+    try:
+        _run_cell(namespace, HELPER, names[0])
+        _run_cell(namespace, CALLER, names[1])
+        out = np.zeros(4, np.int32)
+        for _ in range(3):
+            namespace["caller"][1](out)
+        assert out.tolist() == [0, 2, 4, 6] and taken[-1] is True
+        _run_cell(namespace, HELPER.replace("i * 2", "i * 3"), names[2])     # redefined
+        namespace["caller"][1](out)
+        assert out.tolist() == [0, 3, 6, 9]
+        for _ in range(2):
+            namespace["caller"][1](out)
+        assert taken[-1] is True
+        other = {"asc": asc}
+        _run_cell(other, HELPER.replace("i * 2", "i * 5"), names[3])
+        namespace["scale"].fn.__code__ = other["scale"].fn.__code__   # (autoreload's way)
+        namespace["caller"][1](out)
+        assert out.tolist() == [0, 5, 10, 15]
+    finally:
+        for name in names:
+            linecache.cache.pop(name, None)
+
+
+def test_a_patched_run_blocks_sees_every_launch(monkeypatch, taken):
+    x = np.arange(1024, dtype=np.float32)
+    for _ in range(3):
+        _launch(2, x, 1000, 2.0, False)
+    assert taken[-1] is True
+    seen = []
+    real = runtime.run_blocks
+    monkeypatch.setattr(runtime, "run_blocks", lambda *a, **k: seen.append(1) or real(*a, **k))
+    _launch(2, x, 1000, 2.0, False)
+    assert seen == [1]
+
+
+def test_timing_and_loop_budget_changes_between_fast_launches(monkeypatch, taken):
+    x = np.arange(1024, dtype=np.float32)
+    for _ in range(3):
+        _, on = _launch(2, x, 1000, 2.0, False)
+    jit.set_timing(False)
+    try:
+        _, off = _launch(2, x, 1000, 2.0, False)
+        _, off2 = _launch(2, x, 1000, 2.0, False)
+    finally:
+        jit.set_timing(None)
+    assert off.cycles == off2.cycles < on.cycles and off.launch_cycles == 0
+    _, again = _launch(2, x, 1000, 2.0, False)
+    assert again.cycles == on.cycles
+    monkeypatch.setenv("ASCENDC_PY_LOOP_BUDGET", "1")
+    with pytest.raises(asc.KernelError, match="loop"):
+        _launch(2, x, 1000, 2.0, False)
+    monkeypatch.delenv("ASCENDC_PY_LOOP_BUDGET")
+    z, _ = _launch(2, x, 1000, 2.0, False)
+    np.testing.assert_array_equal(z[:1000], x[:1000] * 2)
