@@ -237,11 +237,8 @@ class Launcher:
                 print(fault.output, end="")
             raise
         if plan.native is not None and plan.fast is not False:
-            fast = plan.fast
-            if fast is None or not fast.current(budget, timing):
-                fast = plan.fast = names.FastLaunch.make(plan, kernel._plan_params, args, chip,
-                                                         budget, timing)
-            self._fast = fast or None
+            self._fast = names.FastLaunch.after_usual_launch(
+                plan, kernel._plan_params, args, chip, budget, timing, self._fast)
         if result.output:
             return self._finish(names, plan.compiled, chip, result, False, "memory", t0, t1)
         report = names.Report.of_launch(self.kernel.__name__, chip, result, plan.compiled,

@@ -155,6 +155,21 @@ class FastLaunch:
                  "bytes", "budget", "timing", "bind")
 
     @classmethod
+    def after_usual_launch(cls, launch_plan, params, args, platform, budget: int,
+                           timing: bool, kept: Optional["FastLaunch"]):
+        """The FastLaunch a launcher keeps after a launch of ``launch_plan`` with ``args`` ran
+        the usual way (``kept``: the one it had): the plan's own while it still fits the
+        cores, pool and modes, else a new one (``launch_plan.fast``: False once the fast path
+        can never serve it). Launches from other threads change nothing."""
+        if threading.get_ident() != runtime._MAIN_IDENT:
+            return kept
+        fast = launch_plan.fast
+        if fast is None or not fast.current(budget, timing):
+            fast = launch_plan.fast = cls.make(launch_plan, params, args, platform, budget,
+                                               timing)
+        return fast or None
+
+    @classmethod
     def make(cls, launch_plan, params, args, platform, budget: int,
              timing: bool) -> Optional["FastLaunch"]:
         """The FastLaunch of a launch that has just run on the planned path with ``args``

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import linecache
 import os
+import threading
 
 import numpy as np
 import pytest
@@ -252,3 +253,18 @@ def test_timing_and_loop_budget_changes_between_fast_launches(monkeypatch, taken
     monkeypatch.delenv("ASCENDC_PY_LOOP_BUDGET")
     z, _ = _launch(2, x, 1000, 2.0, False)
     np.testing.assert_array_equal(z[:1000], x[:1000] * 2)
+
+
+def test_a_launch_from_another_thread_takes_the_usual_path(taken):
+    x = np.arange(1024, dtype=np.float32)
+    for _ in range(3):
+        _launch(2, x, 992, 2.0, False)
+    assert taken[-1] is True
+    results = []
+    worker = threading.Thread(target=lambda: results.append(_launch(2, x, 992, 2.0, False)[0]))
+    worker.start()
+    worker.join()
+    np.testing.assert_array_equal(results[0][:992], x[:992] * 2)
+    assert taken[-1] is False                  # (refused off the main thread)
+    _launch(2, x, 992, 2.0, False)
+    assert taken[-1] is True                   # and the main thread's is still served
