@@ -181,8 +181,9 @@ class Launcher:
     def __init__(self, kernel: "Kernel", block_dim: int):
         self.kernel = kernel
         self.block_dim = block_dim
-        self._plans: dict = {}     # plan_key -> _LaunchPlan
-        self._fast = None          # the FastLaunch of the last planned launch (fast_launch.py)
+        self._plans: dict = {}     # (plan_key, codegen variant) -> _LaunchPlan
+        #: codegen variant -> the FastLaunch of its last planned launch (fast_launch.py)
+        self._fast: dict = {}
 
     @user_boundary
     def __call__(self, *args, platform=None, trace=None, sanitize=None, lenient=False,
@@ -204,8 +205,9 @@ class Launcher:
         override = jit._timing_override
         if override is not None:
             timing = override
-        fast = self._fast
-        if fast is not None and fast.launch_plan.holds(kernel, chip, jit.codegen_variant()):
+        variant = jit.codegen_variant()
+        fast = self._fast.get(variant)
+        if fast is not None and fast.launch_plan.holds(kernel, chip, variant):
             # arguments of the types of the last planned launch: bound in native code
             sanitizer.note_launch(False)
             t1 = time.perf_counter()
@@ -222,10 +224,10 @@ class Launcher:
         if bound is None:
             return self._launch(names, args, kwargs, platform, trace, sanitize, lenient, t0)
         key, gm, scalars = bound
-        plan = self._plans.get(key)
-        if plan is None or not plan.holds(kernel, chip, jit.codegen_variant()):
+        plan = self._plans.get((key, variant))
+        if plan is None or not plan.holds(kernel, chip, variant):
             return self._launch(names, args, kwargs, platform, trace, sanitize, lenient, t0,
-                                plan_key=key)
+                                plan_key=(key, variant))
         sanitizer.note_launch(False)
         t1 = time.perf_counter()
         try:
@@ -237,8 +239,8 @@ class Launcher:
                 print(fault.output, end="")
             raise
         if plan.native is not None and plan.fast is not False:
-            self._fast = names.FastLaunch.after_usual_launch(
-                plan, kernel._plan_params, args, chip, budget, timing, self._fast)
+            self._fast[variant] = names.FastLaunch.after_usual_launch(
+                plan, kernel._plan_params, args, chip, budget, fast)
         if result.output:
             return self._finish(names, plan.compiled, chip, result, False, "memory", t0, t1)
         report = names.Report.of_launch(self.kernel.__name__, chip, result, plan.compiled,

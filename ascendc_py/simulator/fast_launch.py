@@ -17,7 +17,7 @@ scalars in one call, and runs the blocks as ``block_runner.run`` does (``_run_po
 
 Whatever the fast path does not cover goes the usual way, unchanged: a refused argument (other
 types, a read-only or strided array, another dtype or constant, an int out of range, a torch
-tensor), another loop budget or timing mode, a launch off the main thread or with the host
+tensor), another loop budget, a launch off the main thread or with the host
 pool taken, a SIGINT handler that is not the runtime library's, a changed core or pool, or a
 patched ``runtime.run_blocks``/``block_runner.run`` (tests observe launches there). The
 binder reads the interpreter's objects at offsets this module finds (``_interpreter``) and
@@ -152,11 +152,11 @@ class FastLaunch:
     result or None for a launch it does not take."""
 
     __slots__ = ("launch_plan", "plan", "spec", "lay", "scalars", "pool", "own_words", "ready",
-                 "bytes", "budget", "timing", "bind")
+                 "bytes_off", "bytes_on", "budget", "bind")
 
     @classmethod
     def after_usual_launch(cls, launch_plan, params, args, platform, budget: int,
-                           timing: bool, kept: Optional["FastLaunch"]):
+                           kept: Optional["FastLaunch"]):
         """The FastLaunch a launcher keeps after a launch of ``launch_plan`` with ``args`` ran
         the usual way (``kept``: the one it had): the plan's own while it still fits the
         cores, pool and modes, else a new one (``launch_plan.fast``: False once the fast path
@@ -164,16 +164,14 @@ class FastLaunch:
         if threading.get_ident() != runtime._MAIN_IDENT:
             return kept
         fast = launch_plan.fast
-        if fast is None or not fast.current(budget, timing):
-            fast = launch_plan.fast = cls.make(launch_plan, params, args, platform, budget,
-                                               timing)
+        if fast is None or not fast.current(budget):
+            fast = launch_plan.fast = cls.make(launch_plan, params, args, platform, budget)
         return fast or None
 
     @classmethod
-    def make(cls, launch_plan, params, args, platform, budget: int,
-             timing: bool) -> Optional["FastLaunch"]:
+    def make(cls, launch_plan, params, args, platform, budget: int) -> Optional["FastLaunch"]:
         """The FastLaunch of a launch that has just run on the planned path with ``args``
-        (``params``: the kernel's ``_plan_params``); False where the fast path can never serve
+        (``params``: the kernel's ``_plan_params``; ``budget``: its loop budget); False where the fast path can never serve
         launches of this specialisation with arguments of these types, None where it cannot
         now (another thread, the pool taken)."""
         plan = launch_plan.native
@@ -214,7 +212,7 @@ class FastLaunch:
         fast.spec = _Spec(functions[1], entries, keep)
         fast.bind = functions[0]
         fast.lay, fast.scalars = None, scalars
-        fast.budget, fast.timing = budget, timing
+        fast.budget = budget
         return fast if fast._ready(platform) else None
 
     def _ready(self, platform) -> bool:
@@ -239,18 +237,21 @@ class FastLaunch:
         finally:
             if pool is not None:
                 pool.lock.release()
-        buf = bytearray(records)
-        lay.job.pack_into(buf, 0, *lay.head, 0, *lay.mid, self.budget, int(self.timing), 0,
-                          *lay.tail, *[0] * (lay.records - abi.JOB_RECORD))
+        made = []
+        for timing in (False, True):   # (the timing mode changes one job word, not the cores)
+            buf = bytearray(records)
+            lay.job.pack_into(buf, 0, *lay.head, 0, *lay.mid, self.budget, int(timing), 0,
+                              *lay.tail, *[0] * (lay.records - abi.JOB_RECORD))
+            made.append(bytes(buf))
         self.lay, self.pool, self.own_words, self.ready = lay, pool, own.native_words, ready
-        self.bytes = bytes(buf)
+        self.bytes_off, self.bytes_on = made
         return True
 
-    def current(self, budget: int, timing: bool) -> bool:
+    def current(self, budget: int) -> bool:
         """Whether the launches the usual path runs now would find this one's cores, pool
-        and modes (else the launcher makes a new one)."""
+        and loop budget (else the launcher makes a new one)."""
         own = getattr(runtime._thread_cores, "core", None)
-        return budget == self.budget and timing == self.timing and own is not None and \
+        return budget == self.budget and own is not None and \
             own.native_words is self.own_words and self._threads() == self.lay.threads and (
                 self.pool is None or (self.pool.ready is self.ready and
                                       block_runner._pool is self.pool))
@@ -269,7 +270,7 @@ class FastLaunch:
         """Run a launch with ``args`` as ``block_runner.run`` would; None: not taken (the
         caller takes the usual path)."""
         plan = self.plan
-        if budget != self.budget or timing != self.timing or not ENABLED or \
+        if budget != self.budget or not ENABLED or \
                 not block_runner.ENABLED or runtime.run_blocks is not runtime._RUN_BLOCKS or \
                 block_runner.run is not block_runner._RUN or \
                 threading.get_ident() != runtime._MAIN_IDENT:
@@ -285,7 +286,7 @@ class FastLaunch:
             if own is None or own.native_words is not self.own_words or \
                     (pool is not None and pool.ready is not self.ready):
                 return None
-            buf = lay.buffer.from_buffer_copy(self.bytes)
+            buf = lay.buffer.from_buffer_copy(self.bytes_on if timing else self.bytes_off)
             base = ctypes.addressof(buf)
             if self.bind(self.spec.address, base, args):
                 return None

@@ -225,34 +225,51 @@ def test_a_redefined_or_replaced_helper_is_seen_by_the_next_fast_launch(taken):
 def test_a_patched_run_blocks_sees_every_launch(monkeypatch, taken):
     x = np.arange(1024, dtype=np.float32)
     for _ in range(3):
-        _launch(2, x, 1000, 2.0, False)
+        _launch(2, x, 992, 2.0, False)
     assert taken[-1] is True
     seen = []
     real = runtime.run_blocks
     monkeypatch.setattr(runtime, "run_blocks", lambda *a, **k: seen.append(1) or real(*a, **k))
-    _launch(2, x, 1000, 2.0, False)
+    _launch(2, x, 992, 2.0, False)
     assert seen == [1]
 
 
 def test_timing_and_loop_budget_changes_between_fast_launches(monkeypatch, taken):
     x = np.arange(1024, dtype=np.float32)
     for _ in range(3):
-        _, on = _launch(2, x, 1000, 2.0, False)
+        _, on = _launch(2, x, 992, 2.0, False)
     jit.set_timing(False)
     try:
-        _, off = _launch(2, x, 1000, 2.0, False)
-        _, off2 = _launch(2, x, 1000, 2.0, False)
+        _, off = _launch(2, x, 992, 2.0, False)
+        _, off2 = _launch(2, x, 992, 2.0, False)
     finally:
         jit.set_timing(None)
     assert off.cycles == off2.cycles < on.cycles and off.launch_cycles == 0
-    _, again = _launch(2, x, 1000, 2.0, False)
-    assert again.cycles == on.cycles
+    assert taken[-1] is True                   # (both timing modes on the fast path)
+    _, again = _launch(2, x, 992, 2.0, False)
+    assert again.cycles == on.cycles and taken[-1] is True
     monkeypatch.setenv("ASCENDC_PY_LOOP_BUDGET", "1")
     with pytest.raises(asc.KernelError, match="loop"):
-        _launch(2, x, 1000, 2.0, False)
+        _launch(2, x, 992, 2.0, False)
     monkeypatch.delenv("ASCENDC_PY_LOOP_BUDGET")
-    z, _ = _launch(2, x, 1000, 2.0, False)
-    np.testing.assert_array_equal(z[:1000], x[:1000] * 2)
+    z, _ = _launch(2, x, 992, 2.0, False)
+    np.testing.assert_array_equal(z[:992], x[:992] * 2)
+
+
+def test_codegen_variants_in_alternation_each_keep_their_fast_path(taken):
+    """(the benchmarks time the extent checks and fusion on and off in alternating calls)"""
+    x = np.arange(1024, dtype=np.float32)
+    results = {}
+    for i in range(8):
+        checks = bool(i % 2)
+        jit.set_extent_checks(checks)
+        try:
+            z, report = _launch(2, x, 992, 2.0, False)
+        finally:
+            jit.set_extent_checks(None)
+        results.setdefault(checks, set()).add((z.tobytes(), report.cycles))
+    assert all(len(v) == 1 for v in results.values())
+    assert taken[-4:] == [True] * 4
 
 
 def test_a_launch_from_another_thread_takes_the_usual_path(taken):

@@ -94,7 +94,7 @@ def fast_launches(v):
     x = np.zeros(8 * 8, np.int32)
     for _ in range(4):
         fill[8](x, v)
-    fast = fill[8]._fast
+    fast = next(iter(fill[8]._fast.values()), None)   # (one codegen variant)
     return bool((x == v).all()) and fast is not None and fast.pool is block_runner._pool
 
 assert fast_launches(1)
