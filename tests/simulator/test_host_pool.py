@@ -311,3 +311,23 @@ def test_a_worker_spins_after_its_share_however_long_it_took(two_threads):
         pool.record[abi.POOL_SPIN] = saved
     np.testing.assert_array_equal(x[[0, 8]], [first - 1, np.float32(n - 1)])
     assert state == "R", f"the worker is {state!r} right after its share, not spinning"
+
+
+@pytest.mark.skipif(block_runner._getcpu is None, reason="no sched_getcpu on this host")
+def test_the_launching_cpu_is_asked_on_the_first_pool_launch_then_every_16th(two_threads,
+                                                                             monkeypatch):
+    x = np.arange(2 * TILE, dtype=np.float32)
+    z = np.zeros_like(x)
+    vadd_kernel[2](x, x, z, TILE)
+    pool = block_runner._pool
+    if pool is None or not pool.cores:
+        pytest.skip("the host pool has no worker here")
+    asked, moved = [], []
+    cpus = iter(range(100, 200))       # a launching thread that moves between every question
+    monkeypatch.setattr(block_runner, "_getcpu", lambda: asked.append(1) or next(cpus))
+    monkeypatch.setattr(block_runner._HostPool, "keep_off", lambda self, cpu: moved.append(cpu))
+    monkeypatch.setattr(pool, "launches", -1)     # (as a new pool: its first launch asks)
+    for _ in range(33):
+        vadd_kernel[2](x, x, z, TILE)
+    np.testing.assert_array_equal(z, x + x)
+    assert len(asked) == 3 and moved == [100, 101, 102]
