@@ -238,7 +238,7 @@ class Launcher:
             if getattr(fault, "output", ""):
                 print(fault.output, end="")
             raise
-        if plan.native is not None and plan.fast is not False:
+        if plan.fast is not False:
             self._fast[variant] = names.FastLaunch.after_usual_launch(
                 plan, kernel._plan_params, args, chip, budget, fast)
         if result.output:

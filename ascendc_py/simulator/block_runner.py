@@ -485,9 +485,9 @@ def _run_pool(plan, lay, buf, base: int, threads: int, stop, native, pool: "_Hos
               ready: tuple, time_limit: Optional[float] = None):
     """The launching thread (its core ``own``) and ``threads - 1`` workers of the host pool
     (its lock held; ``ready``: the workers' cores and records; every thread record already
-    in ``buf``, ``thread_records``): one native call offers the workers their thread records, runs the launching
-    thread's share and waits for the workers that took theirs. ({block: failing ctx},
-    warnings)."""
+    in ``buf``, ``thread_records``): one native call offers the workers their thread
+    records, runs the launching thread's share and waits for the workers that took theirs.
+    ({block: failing ctx}, warnings)."""
     launch, block_dim = native[4], plan.block_dim
     at, size = lay.records, lay.record
     stop.ctxs.append(own.ctx)

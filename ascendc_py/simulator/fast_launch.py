@@ -158,22 +158,34 @@ class FastLaunch:
     def after_usual_launch(cls, launch_plan, params, args, platform, budget: int,
                            kept: Optional["FastLaunch"]):
         """The FastLaunch a launcher keeps after a launch of ``launch_plan`` with ``args`` ran
-        the usual way (``kept``: the one it had): the plan's own while it still fits the
-        cores, pool and modes, else a new one (``launch_plan.fast``: False once the fast path
-        can never serve it). Launches from other threads change nothing."""
-        if threading.get_ident() != runtime._MAIN_IDENT:
+        the usual way (``kept``: the one it had): the plan's own for the host threads the
+        launch asks for now while it still fits the cores, pool and loop budget, else a new
+        one (``launch_plan.fast``: {host threads asked for: FastLaunch}, or False once the
+        fast path can never serve the plan). Launches from other threads change nothing."""
+        if threading.get_ident() != runtime._MAIN_IDENT or launch_plan.native is None:
             return kept
-        fast = launch_plan.fast
+        plan = launch_plan.native
+        asked = 1 if plan.block_dim == 1 else block_runner.host_threads(plan.compiled,
+                                                                        plan.block_dim)
+        made = launch_plan.fast
+        if made is None:
+            made = launch_plan.fast = {}
+        fast = made.get(asked)
         if fast is None or not fast.current(budget):
-            fast = launch_plan.fast = cls.make(launch_plan, params, args, platform, budget)
-        return fast or None
+            fast = cls.make(launch_plan, params, args, platform, budget)
+            if fast is False:
+                launch_plan.fast = False
+                return None
+            if fast is not None:
+                made[asked] = fast
+        return fast
 
     @classmethod
     def make(cls, launch_plan, params, args, platform, budget: int) -> Optional["FastLaunch"]:
         """The FastLaunch of a launch that has just run on the planned path with ``args``
-        (``params``: the kernel's ``_plan_params``; ``budget``: its loop budget); False where the fast path can never serve
-        launches of this specialisation with arguments of these types, None where it cannot
-        now (another thread, the pool taken)."""
+        (``params``: the kernel's ``_plan_params``; ``budget``: its loop budget); False where
+        the fast path can never serve launches of this specialisation with arguments of
+        these types, None where it cannot now (another thread, the pool taken)."""
         plan = launch_plan.native
         if not ENABLED or threading.get_ident() != runtime._MAIN_IDENT:
             return None

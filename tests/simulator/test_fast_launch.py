@@ -285,3 +285,16 @@ def test_a_launch_from_another_thread_takes_the_usual_path(taken):
     assert taken[-1] is False                  # (refused off the main thread)
     _launch(2, x, 992, 2.0, False)
     assert taken[-1] is True                   # and the main thread's is still served
+
+
+def test_host_threads_changing_between_launches_keep_a_fast_path_each(taken, monkeypatch):
+    x = np.arange(4096, dtype=np.float32)
+    monkeypatch.setattr(scale_kernel[2], "_fast", {})   # (what earlier tests left)
+    made = set()
+    for i in range(16):
+        monkeypatch.setattr(block_runner, "SERIAL_SECONDS", 0.0 if i % 8 < 4 else 1e9)
+        z, _ = _launch(2, x, 4096, 2.0, False)
+        np.testing.assert_array_equal(z, x * 2)
+        made.update(id(f) for f in scale_kernel[2]._fast.values() if f is not None)
+    assert len(made) == 2                 # (one per host-thread count, made once each)
+    assert taken[-8:] == [False, True, True, True] * 2   # (a change: one usual launch)
