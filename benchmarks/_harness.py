@@ -1,6 +1,7 @@
 """Timing helpers for ``make bench``: warm-up, repetitions, medians, the results table.
 
-Every case times its implementations (ours, torch eager, numpy) in the same process, one after
+Every case times its implementations (ours, numba, torch eager, torch.compile, numpy) in the
+same process, one after
 the other: each gets a warm-up of its own right before its timed calls. (Interleaving single
 calls of the three was tried and rejected: on a small host, the worker threads one library
 leaves spinning after a call slow down the next library's call, which measures the switch,
@@ -65,7 +66,7 @@ class CaseResult:
     """One row of the table: timings per implementation and the target on ours / ``against``."""
 
     name: str
-    timings: dict                      # "ours" / "torch" / "numpy" / "numba" -> Timing
+    timings: dict                      # "ours" / "torch" / "torch.compile" / "numpy" / "numba"
     target: Optional[float] = None     # maximum allowed median ratio ours / ``against``
     torch_1thread_ms: Optional[float] = None   # torch eager median with 1 thread (a sanity check)
     attempts: int = 1
@@ -231,9 +232,13 @@ def _table(header: list, rows: list) -> str:
 
 
 def case_table(results: list) -> str:
-    """The speed table: median (min) ms per implementation, ratios, target, verdict."""
-    header = ["case", "ours (ms)", "numba (ms)", "torch eager (ms)", "numpy (ms)", "ours/numba",
-              "ours/torch", "ours/numpy", "target", "result"]
+    """The speed table: median (min) ms per implementation, ratios, target, verdict.
+
+    An implementation a case did not measure (numba or torch.compile absent or failing, no
+    formula for that case) shows n/a, and so do its ratio."""
+    header = ["case", "ours (ms)", "numba (ms)", "torch eager (ms)", "torch.compile (ms)",
+              "numpy (ms)", "ours/numba", "ours/torch", "ours/torch.compile", "ours/numpy",
+              "target", "result"]
     rows = []
     for r in results:
         cell = lambda k: (f"{_ms(r.timings[k].median_ms)} ({_ms(r.timings[k].min_ms)})"  # noqa: E731
@@ -241,9 +246,9 @@ def case_table(results: list) -> str:
                           + ("!" if k == "torch" and r.torch_starved else "")
                           if k in r.timings else "n/a")
         name = r.name + (f" (run {r.attempts}x)" if r.attempts > 1 else "")
-        rows.append([name, cell("ours"), cell("numba"), cell("torch"), cell("numpy"),
-                     _ratio(r.ratio("numba")), _ratio(r.ratio("torch")),
-                     _ratio(r.ratio("numpy")),
+        rows.append([name, cell("ours"), cell("numba"), cell("torch"), cell("torch.compile"),
+                     cell("numpy"), _ratio(r.ratio("numba")), _ratio(r.ratio("torch")),
+                     _ratio(r.ratio("torch.compile")), _ratio(r.ratio("numpy")),
                      "-" if r.target is None else f"ours/{r.against} <= {r.target:g}",
                      r.verdict])
     table = _table(header, rows)

@@ -10,14 +10,18 @@ reference). Skipped (with a note) when torch is absent.
 * ``torch.ops.ascendc.swiglu_ffn(x, wg, wu)`` (issue 7): x (2048, 1024), Wg/Wu (1024, 2816) in
   float16 (one mix kernel: both projections on the cube, the gate on the vector cores) vs torch
   eager float32 ``F.silu(x @ wg) * (x @ wu)`` on the same values; target ours / torch <= 3.
+
+Each case also times ``torch.compile`` of its eager formula (``compiled_refs``; no target; n/a
+with a note where it cannot run).
 """
 from __future__ import annotations
 
 import numpy as np
 
 import _harness as H
+import compiled_refs
 import numba_refs
-from bench_vector import _check, _measure, _torch, with_numba
+from bench_vector import _check, _measure, _torch, with_compiled, with_numba
 
 TARGET = 0.5
 SWIGLU_NUMBA_TARGET = 1.3
@@ -40,11 +44,15 @@ def swiglu_case(torch, rng):
     op(a, b)                                             # compile (not timed)
     name = f"torch.ops.ascendc.swiglu float32 {SWIGLU_SHAPE}"
     an, bn = a.numpy(), b.numpy()
-    fns = {"ours": lambda: op(a, b), "torch": lambda: F.silu(a) * b,
-           "numpy": lambda: _silu_np(an) * bn}
+    def eager(u, v):
+        return F.silu(u) * v
+
+    fns = {"ours": lambda: op(a, b), "torch": lambda: F.silu(a) * b}
+    compiled = with_compiled(fns, name, eager, a, b)
+    fns["numpy"] = lambda: _silu_np(an) * bn
     outs = {"torch": F.silu(a) * b}
     note = with_numba(fns, outs, numba_refs.silu_mul_call(an, bn))
-    check = _check(name, op(a, b), outs)
+    check = _check(name, op(a, b), outs) + compiled
     if not note:    # numba absent: no target to measure against
         return _measure(name, fns, None), check
     return _measure(name, fns, SWIGLU_NUMBA_TARGET, against="numba", note=note), check
@@ -61,10 +69,11 @@ def sepia_case(torch, rng):
 
     xn, mn = x.numpy(), np.array(SEPIA, np.float32)
     name = f"torch.ops.ascendc.sepia float32 {SEPIA_SHAPE}"
-    fns = {"ours": lambda: op(x), "torch": lambda: eager(x),
-           "numpy": lambda: np.einsum("oc,nchw->nohw", mn, xn)}
+    fns = {"ours": lambda: op(x), "torch": lambda: eager(x)}
+    compiled = with_compiled(fns, name, eager, x)
+    fns["numpy"] = lambda: np.einsum("oc,nchw->nohw", mn, xn)
     check = _check(name, op(x), {"torch": eager(x)}).replace("MISMATCH", "differs (rounding "
-                                                               "order)")
+                                                               "order)") + compiled
     return _measure(name, fns, TARGET), check
 
 
@@ -79,13 +88,17 @@ def swiglu_ffn_case(torch, rng):
     op = torch.ops.ascendc.swiglu_ffn
     op(x, wg, wu)                                        # compile (not timed)
 
+    def ffn(u, g, w):
+        return F.silu(u @ g) * (u @ w)
+
     def eager():
-        return F.silu(xf @ wgf) * (xf @ wuf)
+        return ffn(xf, wgf, wuf)
 
     name = f"torch.ops.ascendc.swiglu_ffn float16 x {(m, k)} W {(k, n)} (torch: float32)"
-    fns = {"ours": lambda: op(x, wg, wu), "torch": eager,
-           "numpy": lambda: _silu_np(xn @ wgn) * (xn @ wun)}
-    check = _check(name, op(x, wg, wu), {"torch": eager().half()})
+    fns = {"ours": lambda: op(x, wg, wu), "torch": eager}
+    compiled = with_compiled(fns, name, ffn, xf, wgf, wuf)
+    fns["numpy"] = lambda: _silu_np(xn @ wgn) * (xn @ wun)
+    check = _check(name, op(x, wg, wu), {"torch": eager().half()}) + compiled
     return _measure(name, fns, FFN_TARGET), check
 
 
@@ -138,7 +151,8 @@ def run_cases() -> tuple:
     """(list of CaseResult, note lines); empty with a note when torch is not installed."""
     torch = _torch()
     if torch is None:
-        return [], ["torch ops: skipped, torch is not installed"]
+        return [], ["torch ops (and their torch.compile column): skipped, torch is not "
+                    "installed"]
     import ascendc_py.torch_bridge.ops  # noqa: F401  (registers torch.ops.ascendc.*)
     rng = np.random.default_rng(5)
     results, notes = [], []
@@ -147,4 +161,4 @@ def run_cases() -> tuple:
         H.flush_print(f"  measured {r.name}")
         results.append(r)
         notes.append(c)
-    return results, notes
+    return results, notes + compiled_refs.notes()

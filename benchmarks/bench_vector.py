@@ -19,7 +19,12 @@ Cases (issue 2, item 12), all timed in one process by ``_harness.time_each``:
 Every "ours" time is one call of a launcher that, like ``x + y`` in torch and numpy, allocates
 its output (``np.empty_like``) and returns it; the kernel is compiled before timing starts.
 Inputs are numpy arrays for ours and numpy, and ``torch.from_numpy`` views of the same memory
-for torch. Each case checks once, before timing, that the three outputs agree.
+for torch. Each case checks once, before timing, that the outputs agree.
+
+torch.compile (``compiled_refs``, no target) is the same torch eager function compiled with
+``torch.compile(fn, dynamic=False)``; its compile and first call are warm-up, not timed, and its
+first output is checked against torch eager's. Where it cannot run the table says n/a and a note
+says why.
 """
 from __future__ import annotations
 
@@ -37,6 +42,7 @@ for p in (str(ROOT), str(ROOT / "samples"), str(HERE)):
 import ascendc_py as asc  # noqa: E402
 
 import _harness as H  # noqa: E402
+import compiled_refs  # noqa: E402
 import numba_refs  # noqa: E402
 
 SEPIA_SHAPE = (4, 3, 224, 224)
@@ -206,6 +212,24 @@ def with_numba(fns: dict, outs: dict, ref) -> str:
     return f"numba: {variant} was the faster"
 
 
+def with_compiled(fns: dict, case: str, eager, *args) -> str:
+    """Add ``torch.compile(eager)`` applied to ``args`` (``compiled_refs``; compiled and called
+    once here, untimed) to the timed calls as "torch.compile"; returns the check of its first
+    output against ``eager(*args)`` for the case's check line (empty when it is n/a)."""
+    call, first = compiled_refs.compiled_call(case, eager, *args)
+    if call is None:
+        return ""
+    fns["torch.compile"] = call
+    cmp = asc.testing.compare(first, eager(*args))
+    return (f"; torch.compile vs torch eager {'ok' if cmp.passed else 'MISMATCH'} "
+            f"(max abs err {cmp.max_abs_err:.2g})")
+
+
+def _torch_add(a, b):
+    """vadd's torch formula as a function of its inputs (what torch.compile compiles)."""
+    return a + b
+
+
 def sepia_case(dtype, rng) -> tuple:
     """Time sepia for one dtype; returns (CaseResult, check line)."""
     from sepia import sepia
@@ -216,14 +240,16 @@ def sepia_case(dtype, rng) -> tuple:
     coefs = sepia_coefficients(dtype)
     fns = {"ours": lambda: sepia(img)}
     outs = {"numpy": sepia_numpy(img, coefs)}
+    compiled = ""
     if torch is not None:
         timg = torch.from_numpy(img)
         fns["torch"] = lambda: sepia_torch(timg, coefs)
         outs["torch"] = sepia_torch(timg, coefs)
+        compiled = with_compiled(fns, name, lambda t: sepia_torch(t, coefs), timg)
     fns["numpy"] = lambda: sepia_numpy(img, coefs)
     note = with_numba(fns, outs, numba_refs.sepia_call(img, coefs)
                       if dtype == np.float32 else None)
-    check = _check(name, sepia(img)[0], outs)
+    check = _check(name, sepia(img)[0], outs) + compiled
     target, against = SEPIA_TARGET[dtype]
     return _measure(name, fns, target, against=against, note=note), check
 
@@ -239,13 +265,15 @@ def vadd_case(dtype, rng) -> tuple:
     name = f"vadd {np.dtype(dtype).name} 2^{n.bit_length() - 1} [{blocks} blk, tile {tile}]"
     fns = {"ours": lambda: vadd(x, y)}
     outs = {"numpy": x + y}
+    compiled = ""
     if torch is not None:
         tx, ty = torch.from_numpy(x), torch.from_numpy(y)
         fns["torch"] = lambda: tx + ty
         outs["torch"] = tx + ty
+        compiled = with_compiled(fns, name, _torch_add, tx, ty)
     fns["numpy"] = lambda: x + y
     note = with_numba(fns, outs, numba_refs.vadd_call(x, y) if dtype == np.float32 else None)
-    check = _check(name, vadd(x, y)[0], outs)
+    check = _check(name, vadd(x, y)[0], outs) + compiled
     target, against = VADD_TARGET[dtype]
     return _measure(name, fns, target, against=against, note=note), check
 
@@ -265,6 +293,9 @@ def run_cases() -> tuple:
         checks.append(c)
     if not numba_refs.available():
         checks.append(numba_refs.missing_note())
+    if _torch() is None:
+        checks.append("torch eager and torch.compile: skipped, torch is not installed")
+    checks += compiled_refs.notes()
     return results, checks
 
 

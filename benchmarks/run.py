@@ -1,4 +1,5 @@
-"""`make bench`: ascendc_py against torch eager and numpy, and compile / first-launch times.
+"""`make bench`: ascendc_py against numba, torch eager, torch.compile and numpy, and compile /
+first-launch times.
 
 Prints the machine (and its load average), then one table of vector cases (median and, in
 brackets, min wall time per implementation, ratios of medians, target on ours/torch eager,
@@ -12,6 +13,7 @@ Options:
   --reps N         timed calls per implementation (default 25; fewer once a case took ~3 s)
   --only WHAT      'vector', 'matmul', 'compile' or 'sweep'
   --json PATH      also write all results as JSON
+  --no-torch-compile  skip the torch.compile column (n/a; saves its compile time)
 
 Details of each case are in the docstrings of bench_vector.py and bench_compile.py.
 """
@@ -39,6 +41,8 @@ def _parse(argv):
     ap.add_argument("--reps", type=int, default=None, help="timed rounds per vector case")
     ap.add_argument("--only", choices=("vector", "compile", "matmul", "sweep"), default=None)
     ap.add_argument("--json", type=Path, default=None, help="write results as JSON here")
+    ap.add_argument("--no-torch-compile", action="store_true",
+                    help="skip timing torch.compile of the torch eager formulas")
     return ap.parse_args(argv)
 
 
@@ -53,6 +57,8 @@ def _to_json(cases, metrics, machine, errors) -> dict:
         machine=machine, errors=errors,
         cases=[dict(name=c.name, target=c.target, verdict=c.verdict,
                     ratio_torch=c.ratio("torch"), ratio_numpy=c.ratio("numpy"),
+                    ratio_numba=c.ratio("numba"),
+                    ratio_torch_compile=c.ratio("torch.compile"),
                     median_ms={k: t.median_ms for k, t in c.timings.items()},
                     min_ms={k: t.min_ms for k, t in c.timings.items()},
                     rounds=len(c.timings["ours"].samples)) for c in cases],
@@ -66,6 +72,9 @@ def main(argv=None) -> int:
     if args.quick:
         H.REPS, H.MIN_REPS, H.CASE_SECONDS = 7, 3, 1.0
         H.WARMUP_CALLS, H.WARMUP_SECONDS, H.WARMUP_MAX_SECONDS = 2, 0.05, 0.2
+    if args.no_torch_compile:
+        import compiled_refs
+        compiled_refs.set_enabled(False)
     if args.reps:
         H.REPS = max(1, args.reps)
         H.MIN_REPS = min(H.MIN_REPS, H.REPS)
@@ -79,7 +88,7 @@ def main(argv=None) -> int:
 
     cases, metrics, notes, errors = [], [], [], []
     if args.only in (None, "vector"):
-        H.flush_print(H.section("vector kernels vs numba, torch eager and numpy"))
+        H.flush_print(H.section("vector kernels vs numba, torch eager, torch.compile and numpy"))
         try:
             import bench_vector
             cases, notes = bench_vector.run_cases()
@@ -97,7 +106,7 @@ def main(argv=None) -> int:
         except Exception as exc:  # noqa: BLE001
             errors.append(f"launch overhead: {_short(exc)}")
             traceback.print_exc()
-        H.flush_print(H.section("torch ops vs their eager torch formulas"))
+        H.flush_print(H.section("torch ops vs their torch formulas (eager and torch.compile)"))
         try:
             import bench_torch_ops
             op_cases, op_notes = bench_torch_ops.run_cases()
