@@ -30,8 +30,15 @@ def set_enabled(flag: bool) -> None:
 
 
 def _short(exc: BaseException) -> str:
+    """The exception in one line: its type and its message's first line, joined with the
+    lines after it while they end in ':' (dynamo's "backend=... raised:" then the cause)."""
     lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()] or [""]
-    return f"{type(exc).__name__}: {lines[0][:200]}"
+    text = lines[0]
+    for more in lines[1:4]:
+        if not text.endswith(":"):
+            break
+        text += " " + more
+    return f"{type(exc).__name__}: {text[:300]}"
 
 
 def _fail(case: str, reason: str) -> None:
