@@ -298,3 +298,21 @@ def test_host_threads_changing_between_launches_keep_a_fast_path_each(taken, mon
         made.update(id(f) for f in scale_kernel[2]._fast.values() if f is not None)
     assert len(made) == 2                 # (one per host-thread count, made once each)
     assert taken[-8:] == [False, True, True, True] * 2   # (a change: one usual launch)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_the_sepia_sample_on_the_fast_path_matches_its_first_launch(dtype, threads, taken):
+    import pathlib
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "samples"))
+    try:
+        from sepia import sepia
+    finally:
+        sys.path.pop(0)
+    img = np.random.default_rng(7).random((2, 3, 40, 56), dtype=np.float32).astype(dtype)
+    first_out, first = sepia(img)
+    for _ in range(3):
+        out, report = sepia(img)
+    assert taken[-1] is True
+    assert out.tobytes() == first_out.tobytes()
+    assert _report_fields(report) == _report_fields(first)
