@@ -298,7 +298,9 @@ class FastLaunch:
             if own is None or own.native_words is not self.own_words or \
                     (pool is not None and pool.ready is not self.ready):
                 return None
-            buf = lay.buffer.from_buffer_copy(self.bytes_on if timing else self.bytes_off)
+            front = self.bytes_on if timing else self.bytes_off
+            buf = lay.buffer.from_buffer_copy(front) if lay.whole else \
+                block_runner.from_template(lay, front)
             base = ctypes.addressof(buf)
             if self.bind(self.spec.address, base, args):
                 return None

@@ -413,3 +413,23 @@ def test_the_binder_takes_exactly_what_plan_key_binds_to_the_same_key():
 
     agree()
     assert 0.1 < sum(outcomes) / len(outcomes) < 0.9, (sum(outcomes), len(outcomes))
+
+
+@pytest.mark.parametrize("whole", [True, False])
+def test_a_launch_buffer_from_a_whole_or_a_front_template_gives_the_same_launch(
+        whole, threads, taken, monkeypatch):
+    """(block_runner.WHOLE_TEMPLATE_BYTES: many blocks keep only the buffer's front)"""
+    monkeypatch.setattr(block_runner, "WHOLE_TEMPLATE_BYTES", 1 << 30 if whole else 0)
+    blocks = 5 if whole else 6           # (a layout of its own, made under the setting)
+    x = np.random.default_rng(3).standard_normal(blocks * 512).astype(np.float32)
+    got = []
+    for enabled in (False, True):
+        monkeypatch.setattr(fast_launch, "ENABLED", enabled)
+        for _ in range(3):
+            z = np.zeros_like(x)
+            report = scale_kernel[blocks](x, z, x.size, 1.5, True, 128)
+        got.append((z.tobytes(), _report_fields(report)))
+    assert got[0] == got[1] and taken[-1] is True
+    fast = [f for f in scale_kernel[blocks]._fast.values() if f is not None]
+    assert fast and all(f.lay.whole == whole for f in fast)
+    np.testing.assert_array_equal(z, -(x * np.float32(1.5)))
