@@ -40,6 +40,8 @@ from ..forksafe import ForkSafeLock
 
 #: a launch runs on the launching thread alone when its blocks last took under this host time
 SERIAL_SECONDS = 100e-6
+#: a launch buffer up to this size is copied whole from its template (_Layout.whole)
+WHOLE_TEMPLATE_BYTES = 256 * 1024
 #: False: every launch takes the Python loop of runtime.py (tests compare the two paths)
 ENABLED = True
 _UNRESOLVED = object()
@@ -127,6 +129,10 @@ class _Layout:
         self.demand, self.size = at, at + block_dim * self.demand_slots
         self.threads, self.block_dim = threads, block_dim
         self.records_made = None    # (thread_records) the last thread records' template
+        #: the template holds the whole buffer (copied as the buffer in one call) up to
+        #: WHOLE_TEMPLATE_BYTES, else the front up to the thread records (copied into a
+        #: zeroed buffer: a launch of many blocks keeps no second buffer's worth of zeros)
+        self.whole = 8 * self.size <= WHOLE_TEMPLATE_BYTES
         #: a zeroed buffer of the launch (ctypes zeroes it; its address costs no numpy call)
         self.buffer = ctypes.c_int64 * self.size
         #: the job record and its arguments (up to the thread records) in one pack
@@ -371,7 +377,8 @@ def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool
             # the thread records of the launching thread's core (and of the pool's workers)
             # come with the buffer, from a template of them (thread_records)
             own, ready, records = thread_records(compiled, platform, plan, lay, pool, budget)
-            buf = lay.buffer.from_buffer_copy(records)
+            buf = lay.buffer.from_buffer_copy(records) if lay.whole else \
+                from_template(lay, records)
         else:
             buf = lay.buffer()
         base = ctypes.addressof(buf)
@@ -422,11 +429,12 @@ def finish(compiled, buf, lay: _Layout, faults, warnings, wall: float,
 
 def thread_records(compiled, platform, plan: NativePlan, lay: _Layout, pool, budget: int):
     """(the launching thread's core, the pool's ready workers or None, a launch buffer's
-    bytes): zero but the thread records of ``lay``, each in state zero, the launching
+    template): zero but the thread records of ``lay``, each in state zero, the launching
     thread's core first (ready for the launch, ``runtime.ready_core``), then those of the
-    pool's workers (``_HostPool.prepare``) when ``pool``. A launch copies them as its buffer
-    and packs its job record over the front; kept on ``lay`` while the cores' words and the
-    workers stay the same objects."""
+    pool's workers (``_HostPool.prepare``) when ``pool``; the whole buffer, or its front up to
+    the records' end (``_Layout.whole``). A launch copies it into its buffer and packs its job
+    record over the front; kept on ``lay`` while the cores' words and the workers stay the
+    same objects."""
     own = _own_core(compiled, platform, plan, budget)
     ready = None
     if pool is not None:
@@ -440,9 +448,18 @@ def thread_records(compiled, platform, plan: NativePlan, lay: _Layout, pool, bud
         records = bytes(8 * (lay.records + 1)) + lay.thread_words.pack(*own.native_words)
         if ready is not None:
             records += ready[3]
-        made = lay.records_made = (own.native_words, ready,
-                                   records + bytes(8 * lay.size - len(records)))
+        if lay.whole:
+            records += bytes(8 * lay.size - len(records))
+        made = lay.records_made = (own.native_words, ready, records)
     return own, ready, made[2]
+
+
+def from_template(lay: _Layout, front: bytes):
+    """A zeroed launch buffer of ``lay`` that starts with ``front`` (a template that is not
+    the whole buffer, ``_Layout.whole``)."""
+    buf = lay.buffer()
+    ctypes.memmove(buf, front, len(front))
+    return buf
 
 
 def _own_core(compiled, platform, plan: NativePlan, budget: int):

@@ -51,12 +51,12 @@ def _interpreter() -> dict:
     interpreter's object offsets (an object's head ends with its type pointer; a tuple's size
     follows the head and its items follow the tuple's basic size; an ndarray's fields follow
     the head in numpy's order), type and C API addresses."""
-    from ..compiler.codegen import interrupt, runtime_loader
+    from ..compiler.codegen import runtime_loader   # (a launch loads no codegen module)
     head = object.__basicsize__
     words = {
         abi.BIND_OB_TYPE: head - 8, abi.BIND_TUPLE_SIZE: head,
         abi.BIND_TUPLE_ITEMS: tuple.__basicsize__,
-        abi.BIND_SIGINT: runtime_loader.symbol_address(interrupt.INSTALLED),
+        abi.BIND_SIGINT: runtime_loader.symbol_address(runtime_loader.INT_INSTALLED),
         abi.BIND_FIRED: block_runner._functions()[2] or 0,
         abi.BIND_NDARRAY: id(np.ndarray), abi.BIND_DATA: head, abi.BIND_NDIM: head + 8,
         abi.BIND_SHAPE: head + 16, abi.BIND_DESCR: head + 40, abi.BIND_FLAGS: head + 48,
@@ -92,10 +92,10 @@ def _functions():
     if _binder is _UNKNOWN:
         _binder = None
         try:
-            from ..compiler.codegen import bind_args, runtime_loader
+            from ..compiler.codegen import runtime_loader
             if block_runner._functions() is None:
                 return None
-            address = runtime_loader.symbol_address(bind_args.BIND_ARGS)
+            address = runtime_loader.symbol_address(runtime_loader.BIND_ARGS)
             if not address:
                 return None
             bind = ctypes.PYFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
@@ -298,7 +298,9 @@ class FastLaunch:
             if own is None or own.native_words is not self.own_words or \
                     (pool is not None and pool.ready is not self.ready):
                 return None
-            buf = lay.buffer.from_buffer_copy(self.bytes_on if timing else self.bytes_off)
+            front = self.bytes_on if timing else self.bytes_off
+            buf = lay.buffer.from_buffer_copy(front) if lay.whole else \
+                block_runner.from_template(lay, front)
             base = ctypes.addressof(buf)
             if self.bind(self.spec.address, base, args):
                 return None

@@ -88,6 +88,29 @@ heavy = sorted({m.split('.')[0] for m in sys.modules} & {'lark', 'llvmlite'})
 print(json.dumps({"heavy": heavy, """)
 
 
+REPEATED_LAUNCHES_SCRIPT = """
+import json, sys
+import numpy as np
+import kernels_for_tests as k
+x = np.arange(4 * 512, dtype=np.float32)
+y = np.full(x.size, 0.5, np.float32)
+z = np.zeros_like(x)
+for _ in range(5):
+    r = k.vadd_kernel[4](x, y, z, 512)
+heavy = sorted({m.split('.')[0] for m in sys.modules} & {'lark', 'llvmlite'})
+fast = [f for f in k.vadd_kernel[4]._fast.values() if f is not None]
+print(json.dumps({"heavy": heavy, "fast": len(fast), "ok": bool((z == x + y).all())}))
+"""
+
+
+def test_repeated_launches_from_the_disk_cache_import_neither_lark_nor_llvmlite(tmp_path):
+    """The fast launches (simulator/fast_launch.py) find the runtime library's binder by name:
+    the process that launched from the cache loads no codegen module for them."""
+    cache = warm(tmp_path / "cache")
+    run_script(VADD_SCRIPT, cache)
+    assert run_script(REPEATED_LAUNCHES_SCRIPT, cache) == {"heavy": [], "fast": 1, "ok": True}
+
+
 def test_a_new_process_imports_lark_and_llvmlite_only_when_it_compiles(tmp_path):
     """A launch from the disk cache needs neither the parser nor LLVM; a compile in a process
     whose cache holds the parser tables (as after any first use) needs LLVM but not lark."""

@@ -10,11 +10,13 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import ascendc_py as asc
 from ascendc_py.compiler import jit
 from ascendc_py.compiler.errors import NonContiguousArrayError
-from ascendc_py.simulator import block_runner, fast_launch, runtime
+from ascendc_py.simulator import abi, block_runner, fast_launch, runtime
 
 TILE = 256
 #: odd sizes leave a tail that is not a multiple of 32 bytes: the same warning on both paths
@@ -298,3 +300,136 @@ def test_host_threads_changing_between_launches_keep_a_fast_path_each(taken, mon
         made.update(id(f) for f in scale_kernel[2]._fast.values() if f is not None)
     assert len(made) == 2                 # (one per host-thread count, made once each)
     assert taken[-8:] == [False, True, True, True] * 2   # (a change: one usual launch)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_the_sepia_sample_on_the_fast_path_matches_its_first_launch(dtype, threads, taken):
+    import pathlib
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "samples"))
+    try:
+        from sepia import sepia
+    finally:
+        sys.path.pop(0)
+    img = np.random.default_rng(7).random((2, 3, 40, 56), dtype=np.float32).astype(dtype)
+    first_out, first = sepia(img)
+    for _ in range(3):
+        out, report = sepia(img)
+    assert taken[-1] is True
+    assert out.tobytes() == first_out.tobytes()
+    assert _report_fields(report) == _report_fields(first)
+
+
+# ----------------------------------------------------------------------------- the binder
+class _Params:
+    """A kernel as plan_key sees it: (name, kind, int allowed, float allowed) per parameter:
+    x (gm), z (gm), n: int, alpha: float, negate: bool, tile (a constant)."""
+    _plan_params = (("x", "gm", True, True), ("z", "gm", True, True),
+                    ("n", "scalar", True, False), ("alpha", "scalar", False, True),
+                    ("negate", "scalar", True, True), ("tile", "const", True, True))
+
+
+def _good(draw) -> bool:
+    """Mostly True: most generated arguments are ones the reference call takes, so that
+    whole tuples are taken often enough to check what the binder writes."""
+    return draw(st.integers(0, 9)) < 8
+
+
+def _arrays(draw, dtype):
+    base = np.arange(draw(st.integers(0, 40)), dtype=dtype)
+    how = "plain" if _good(draw) else draw(st.sampled_from([
+        "read_only", "strided", "2d", "2d_t", "offset", "other_dtype", "list", "scalar_array"]))
+    if how == "read_only":
+        base.flags.writeable = False
+    elif how == "strided":
+        base = base[::2]
+    elif how == "2d" and base.size % 4 == 0:
+        base = base.reshape(4, -1)
+    elif how == "2d_t" and base.size % 4 == 0 and base.size:
+        base = base.reshape(4, -1).T
+    elif how == "offset" and base.size > 2:      # a view one byte off: misaligned data
+        base = np.frombuffer(base.tobytes() + b"\0", np.uint8)[1:1 + base.nbytes].view(dtype)
+    elif how == "other_dtype":
+        base = base.astype(np.float64)
+    elif how == "list":
+        return base.tolist()
+    elif how == "scalar_array":
+        return np.array(3, dtype)
+    return base
+
+
+@st.composite
+def _argument_tuples(draw):
+    ints = st.sampled_from([0, 1, -1, 7, 2 ** 31 - 1, 2 ** 31, -2 ** 31, -2 ** 31 - 1, 2 ** 63,
+                            True, 1.5, "7"])
+    floats = st.sampled_from([0.0, -0.0, 1.5, float("inf"), float("nan"), 3, True])
+    bools = st.sampled_from([True, False, 1, 0, 1.0])
+    consts = st.sampled_from([256, int("256"), 255, 256.0, True, "256"])
+    goods = (st.sampled_from([0, 1, -1, 7, 2 ** 31 - 1, -2 ** 31]), st.sampled_from(
+        [0.0, -0.0, 1.5, float("inf"), float("nan")]), st.booleans(),
+        st.sampled_from([256, int("256")]))
+    scalars = [draw(good if _good(draw) else every)
+               for good, every in zip(goods, (ints, floats, bools, consts))]
+    args = (_arrays(draw, np.float16), _arrays(draw, np.float32), *scalars)
+    cut = 6 if _good(draw) else draw(st.sampled_from([5, 7]))
+    return args[:cut] if cut <= 6 else args + (1,)
+
+
+_REFERENCE = (np.zeros(4, np.float16), np.zeros(4, np.float32), 1, 1.0, True, 256)
+
+
+def test_the_binder_takes_exactly_what_plan_key_binds_to_the_same_key():
+    """asc_bind_args (the fast path) and plan_key (the planned path) agree on every argument
+    tuple: the binder takes it iff plan_key binds it to the reference call's key, and then
+    writes plan_key's addresses, sizes and scalars. Both outcomes must occur often."""
+    from ascendc_py.dsl.launcher import launch_names, plan_key
+    names = launch_names()
+    bind, shared = fast_launch._functions()
+    reference = plan_key(_Params, _REFERENCE, names)
+    slots = list(range(20, 20 + 2 * 2 + 3))        # ptr x, ptr z, size x, size z, 3 scalars
+    kinds = [(abi.BIND_ARRAY, id(np.dtype(np.float16)), 2, slots[0], slots[2]),
+             (abi.BIND_ARRAY, id(np.dtype(np.float32)), 4, slots[1], slots[3]),
+             (abi.BIND_INT32, 0, 0, slots[4], 0), (abi.BIND_FLOAT64, 0, 0, slots[5], 0),
+             (abi.BIND_BOOL_, 0, 0, slots[6], 0), (abi.BIND_CONST, id(int), id(256), 0, 0)]
+    spec = fast_launch._Spec({**shared, abi.BIND_SIGINT: 0}, kinds, [])
+    job = np.zeros(32, np.int64)
+    outcomes = []
+
+    @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(args=_argument_tuples())
+    def agree(args):
+        job[:] = 0
+        taken = bind(spec.address, job.ctypes.data, args) == 0
+        bound = plan_key(_Params, args, names)
+        assert taken == (bound is not None and bound[0] == reference[0]), (args, bound)
+        outcomes.append(taken)
+        if taken:
+            _, gm, scalars = bound
+            assert list(job[slots[0]:slots[2]]) == [g.address for g in gm]
+            assert list(job[slots[2]:slots[4]]) == [g.nbytes for g in gm]
+            words = [int(np.float64(v).view(np.int64)) if type(v) is float else int(v)
+                     for v, _ in scalars]
+            assert list(job[slots[4]:slots[4] + 3]) == words
+
+    agree()
+    assert 0.1 < sum(outcomes) / len(outcomes) < 0.9, (sum(outcomes), len(outcomes))
+
+
+@pytest.mark.parametrize("whole", [True, False])
+def test_a_launch_buffer_from_a_whole_or_a_front_template_gives_the_same_launch(
+        whole, threads, taken, monkeypatch):
+    """(block_runner.WHOLE_TEMPLATE_BYTES: many blocks keep only the buffer's front)"""
+    monkeypatch.setattr(block_runner, "WHOLE_TEMPLATE_BYTES", 1 << 30 if whole else 0)
+    blocks = 5 if whole else 6           # (a layout of its own, made under the setting)
+    x = np.random.default_rng(3).standard_normal(blocks * 512).astype(np.float32)
+    got = []
+    for enabled in (False, True):
+        monkeypatch.setattr(fast_launch, "ENABLED", enabled)
+        for _ in range(3):
+            z = np.zeros_like(x)
+            report = scale_kernel[blocks](x, z, x.size, 1.5, True, 128)
+        got.append((z.tobytes(), _report_fields(report)))
+    assert got[0] == got[1] and taken[-1] is True
+    fast = [f for f in scale_kernel[blocks]._fast.values() if f is not None]
+    assert fast and all(f.lay.whole == whole for f in fast)
+    np.testing.assert_array_equal(z, -(x * np.float32(1.5)))

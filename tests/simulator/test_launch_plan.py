@@ -145,3 +145,15 @@ def test_environment_changed_after_the_plan_is_seen_by_the_next_launch(monkeypat
     monkeypatch.setenv("ASCENDC_PY_LAUNCH_TIMEOUT", "0")
     _launch(x, blocks=1)
     assert limits[-2:] == [7.5, 0.0]
+
+
+@pytest.mark.parametrize("dtype", ["datetime64[s]", "timedelta64[ns]"])
+def test_an_array_numpy_cannot_export_is_a_user_error_not_a_valueerror(dtype):
+    """(regression: the plan's binding let ctypes' ValueError "cannot include dtype 'M' in a
+    buffer" out of a launch with a datetime64 array, the first and every later one)"""
+    x = np.arange(2 * TILE, dtype=np.float32)
+    _launch(x)
+    bad = np.zeros(x.size, dtype)
+    for _ in range(2):
+        with pytest.raises(asc.UnsupportedArrayError, match="argument 'y' has unsupported dtype"):
+            vadd_kernel[2](x, bad, np.zeros_like(x), TILE)

@@ -22,9 +22,9 @@ from llvmlite import ir as L
 
 from ...simulator import abi
 from . import runtime_lib
+from .runtime_loader import BIND_ARGS
 from .types import F64, I8, I32, I64, PTR
 
-BIND_ARGS = "asc_bind_args"
 #: Py_EQ of PyObject_RichCompareBool
 _PY_EQ = 2
 

@@ -29,6 +29,8 @@ INT_INSTALLED = "asc_sigint_installed"
 INT_TABLE, INT_LENGTH, INT_PREVIOUS, INT_PREVIOUS_FLAGS, INT_FIRED = (
     "asc_int_table", "asc_int_len", "asc_int_prev", "asc_int_prev_flags", "asc_int_fired")
 INT_GLOBALS = (INT_TABLE, INT_LENGTH, INT_PREVIOUS, INT_PREVIOUS_FLAGS, INT_FIRED)
+#: ``int64 asc_bind_args(spec, job, args)``: the fast launches' argument binder (bind_args.py)
+BIND_ARGS = "asc_bind_args"
 
 _lock = ForkSafeLock(reentrant=True)
 
