@@ -58,6 +58,15 @@ def scale_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n: int, alpha: floa
         p += count
 
 
+@pytest.fixture(autouse=True)
+def _one_host_thread(monkeypatch):
+    """Launches on the launching thread alone unless a test asks otherwise (``threads``): the
+    small launches here sit near block_runner.SERIAL_SECONDS, and on a busy host their
+    measured time would move them between one and two host threads from launch to launch
+    (each change is one launch on the usual path)."""
+    monkeypatch.setattr(block_runner, "SERIAL_SECONDS", 1e9)
+
+
 @pytest.fixture
 def taken(monkeypatch):
     """The launches FastLaunch.run served (a list of True) and refused (False)."""
