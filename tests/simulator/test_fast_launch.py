@@ -271,7 +271,7 @@ def test_codegen_variants_in_alternation_each_keep_their_fast_path(taken):
     """(the benchmarks time the extent checks and fusion on and off in alternating calls)"""
     x = np.arange(1024, dtype=np.float32)
     results = {}
-    for i in range(8):
+    for i in range(12):   # (a variant's first compile retires the other's plan: remade)
         checks = bool(i % 2)
         jit.set_extent_checks(checks)
         try:
