@@ -207,43 +207,39 @@ class Launcher:
             timing = override
         variant = jit.codegen_variant()
         fast = self._fast.get(variant)
+        result = None
         if fast is not None and fast.launch_plan.holds(kernel, chip, variant):
             # arguments of the types of the last planned launch: bound in native code
             sanitizer.note_launch(False)
             t1 = time.perf_counter()
             result = fast.run(args, timing, budget, time_limit)
-            if result is not None:
-                report = names.Report.of_launch(self.kernel.__name__, chip, result,
-                                                fast.launch_plan.compiled,
-                                                time.perf_counter() - t1, t1 - t0, "memory",
-                                                False)
-                if names.profiler._observers:
-                    names.profiler.notify(report)
-                return report
-        bound = plan_key(kernel, args, names)
-        if bound is None:
-            return self._launch(names, args, kwargs, platform, trace, sanitize, lenient, t0)
-        key, gm, scalars = bound
-        plan = self._plans.get((key, variant))
-        if plan is None or not plan.holds(kernel, chip, variant):
-            return self._launch(names, args, kwargs, platform, trace, sanitize, lenient, t0,
-                                plan_key=(key, variant))
-        sanitizer.note_launch(False)
-        t1 = time.perf_counter()
-        try:
-            result = names.runtime.run_blocks(
-                plan.compiled, chip, self.block_dim, gm, scalars, timing=timing,
-                plan=plan.native, budget=budget, time_limit=time_limit)
-        except Exception as fault:  # what the blocks printed before the fault
-            if getattr(fault, "output", ""):
-                print(fault.output, end="")
-            raise
-        if plan.fast is not False:
-            self._fast[variant] = names.FastLaunch.after_usual_launch(
-                plan, kernel._plan_params, args, chip, budget, fast)
-        if result.output:
-            return self._finish(names, plan.compiled, chip, result, False, "memory", t0, t1)
-        report = names.Report.of_launch(self.kernel.__name__, chip, result, plan.compiled,
+            compiled = fast.launch_plan.compiled
+        if result is None:
+            bound = plan_key(kernel, args, names)
+            if bound is None:
+                return self._launch(names, args, kwargs, platform, trace, sanitize, lenient, t0)
+            key, gm, scalars = bound
+            plan = self._plans.get((key, variant))
+            if plan is None or not plan.holds(kernel, chip, variant):
+                return self._launch(names, args, kwargs, platform, trace, sanitize, lenient,
+                                    t0, plan_key=(key, variant))
+            sanitizer.note_launch(False)
+            t1 = time.perf_counter()
+            compiled = plan.compiled
+            try:
+                result = names.runtime.run_blocks(
+                    compiled, chip, self.block_dim, gm, scalars, timing=timing,
+                    plan=plan.native, budget=budget, time_limit=time_limit)
+            except Exception as fault:  # what the blocks printed before the fault
+                if getattr(fault, "output", ""):
+                    print(fault.output, end="")
+                raise
+            if plan.fast is not False:
+                self._fast[variant] = names.FastLaunch.after_usual_launch(
+                    plan, kernel._plan_params, args, chip, budget, fast)
+            if result.output:
+                return self._finish(names, compiled, chip, result, False, "memory", t0, t1)
+        report = names.Report.of_launch(self.kernel.__name__, chip, result, compiled,
                                         time.perf_counter() - t1, t1 - t0, "memory", False)
         if names.profiler._observers:
             names.profiler.notify(report)

@@ -148,6 +148,24 @@ class _Layout:
         self.tail = (n_gm, 0)
         self.thread_words = struct.Struct(f"<{record - 1}q")   # a record but its state
 
+    def pack_job(self, buf, fired_at: int, budget: int, timing: bool, access: int,
+                 arguments) -> None:
+        """Write the job record into ``buf``: the words computed here, the SIGINT counter's
+        value at the launch's start, the loop budget, the timing switch, the GM access
+        record's address (0: none) and ``arguments`` (the GM pointers, the GM sizes and the
+        scalars' words, in that order)."""
+        self.job.pack_into(buf, 0, *self.head, fired_at, *self.mid, budget, int(timing), access,
+                           *self.tail, *arguments)
+
+    def fresh(self, template: bytes):
+        """A launch buffer from ``thread_records``' template: a copy of it when it is the
+        whole buffer (``whole``), else a zeroed buffer that starts with it."""
+        if self.whole:
+            return self.buffer.from_buffer_copy(template)
+        buf = self.buffer()
+        ctypes.memmove(buf, template, len(template))
+        return buf
+
 
 class NativePlan:
     """What a vector launch on the native loop needs that does not depend on its argument
@@ -377,8 +395,7 @@ def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool
             # the thread records of the launching thread's core (and of the pool's workers)
             # come with the buffer, from a template of them (thread_records)
             own, ready, records = thread_records(compiled, platform, plan, lay, pool, budget)
-            buf = lay.buffer.from_buffer_copy(records) if lay.whole else \
-                from_template(lay, records)
+            buf = lay.fresh(records)
         else:
             buf = lay.buffer()
         base = ctypes.addressof(buf)
@@ -386,10 +403,10 @@ def run(compiled, platform, block_dim: int, gm_args, scalar_values, timing: bool
         for i in plan.float_scalars:   # a float's word: its float64 bits (runtime.pack_scalars)
             scalars[i] = _I64.unpack(_F64.pack(float(scalars[i])))[0]
         fired = native[3]
-        lay.job.pack_into(buf, 0, *lay.head, fired.value if fired is not None else 0, *lay.mid,
-                          budget, int(timing), runtime.address_of(access) if access is not None
-                          else 0, *lay.tail, *map(_ADDRESS, gm_args) if gm_args else (0,),
-                          *map(_NBYTES, gm_args) if gm_args else (0,), *scalars)
+        lay.pack_job(buf, fired.value if fired is not None else 0, budget, timing,
+                     runtime.address_of(access) if access is not None else 0,
+                     (*map(_ADDRESS, gm_args), *map(_NBYTES, gm_args), *scalars) if gm_args
+                     else (0, 0, *scalars))
         stop = runtime.LaunchStop(buf)
         t0 = time.perf_counter()
         if pool is not None:
@@ -452,14 +469,6 @@ def thread_records(compiled, platform, plan: NativePlan, lay: _Layout, pool, bud
             records += bytes(8 * lay.size - len(records))
         made = lay.records_made = (own.native_words, ready, records)
     return own, ready, made[2]
-
-
-def from_template(lay: _Layout, front: bytes):
-    """A zeroed launch buffer of ``lay`` that starts with ``front`` (a template that is not
-    the whole buffer, ``_Layout.whole``)."""
-    buf = lay.buffer()
-    ctypes.memmove(buf, front, len(front))
-    return buf
 
 
 def _own_core(compiled, platform, plan: NativePlan, budget: int):

@@ -146,6 +146,13 @@ def _self_check(bind, shared: dict) -> bool:
     return bound(*good[:-1]) == abi.BIND_WRONG_COUNT
 
 
+def _threads(plan, pool) -> int:
+    """The host threads ``block_runner.run`` runs a launch of ``plan`` on now, with ``pool``
+    (its workers as they are) or None."""
+    threads = block_runner.host_threads(plan.compiled, plan.block_dim)
+    return threads if pool is None or threads == 1 else min(threads, len(pool.cores) + 1)
+
+
 class FastLaunch:
     """A planned launch's specialisation with its arguments bound natively (module
     docstring). ``launch_plan``: the launcher's ``_LaunchPlan``; ``run`` returns the launch's
@@ -165,8 +172,7 @@ class FastLaunch:
         if threading.get_ident() != runtime._MAIN_IDENT or launch_plan.native is None:
             return kept
         plan = launch_plan.native
-        asked = 1 if plan.block_dim == 1 else block_runner.host_threads(plan.compiled,
-                                                                        plan.block_dim)
+        asked = block_runner.host_threads(plan.compiled, plan.block_dim)
         made = launch_plan.fast
         if made is None:
             made = launch_plan.fast = {}
@@ -210,7 +216,13 @@ class FastLaunch:
                 return False
         if len(kinds) != len(args) or max(1, gm) != plan.n_gm:
             return False
-        lay = plan.layout(1, scalars)     # (where GM pointers and scalars go: any layout)
+        fast = cls()
+        fast.launch_plan, fast.plan = launch_plan, plan
+        fast.bind = functions[0]
+        fast.scalars, fast.budget = scalars, budget
+        if not fast._ready(platform):
+            return None
+        lay = fast.lay      # (where the GM pointers and scalars go: the same in every layout)
         entries = []
         for kind, a, b, index in kinds:
             if kind == abi.BIND_ARRAY:
@@ -219,27 +231,20 @@ class FastLaunch:
                 entries.append((kind, a, b, 0, 0))
             else:
                 entries.append((kind, 0, 0, lay.scalars + index, 0))
-        fast = cls()
-        fast.launch_plan, fast.plan = launch_plan, plan
         fast.spec = _Spec(functions[1], entries, keep)
-        fast.bind = functions[0]
-        fast.lay, fast.scalars = None, scalars
-        fast.budget = budget
-        return fast if fast._ready(platform) else None
+        return fast
 
     def _ready(self, platform) -> bool:
         """Find the threads, cores and buffer bytes of the next launch (as
         ``block_runner.run`` would: False where it would not run the blocks here)."""
         plan, compiled = self.plan, self.plan.compiled
         native = block_runner._functions()
-        threads = 1 if plan.block_dim == 1 else block_runner.host_threads(compiled,
-                                                                          plan.block_dim)
         pool = None
-        if threads > 1:
+        if block_runner.host_threads(compiled, plan.block_dim) > 1:
             if native[4] is None:
                 return False
             pool = block_runner._pool or block_runner._host_pool(native[5])
-            threads = min(threads, len(pool.cores) + 1)
+        threads = _threads(plan, pool)
         lay = plan.layouts.get(threads) or plan.layout(threads, self.scalars)
         if pool is not None and not pool.lock.acquire(False):
             return False
@@ -251,9 +256,8 @@ class FastLaunch:
                 pool.lock.release()
         made = []
         for timing in (False, True):   # (the timing mode changes one job word, not the cores)
-            buf = bytearray(records)
-            lay.job.pack_into(buf, 0, *lay.head, 0, *lay.mid, self.budget, int(timing), 0,
-                              *lay.tail, *[0] * (lay.records - abi.JOB_RECORD))
+            buf = bytearray(records)   # (the binder writes the arguments and the SIGINT count)
+            lay.pack_job(buf, 0, self.budget, timing, 0, [0] * (lay.records - abi.JOB_RECORD))
             made.append(bytes(buf))
         self.lay, self.pool, self.own_words, self.ready = lay, pool, own.native_words, ready
         self.bytes_off, self.bytes_on = made
@@ -264,19 +268,10 @@ class FastLaunch:
         and loop budget (else the launcher makes a new one)."""
         own = getattr(runtime._thread_cores, "core", None)
         return budget == self.budget and own is not None and \
-            own.native_words is self.own_words and self._threads() == self.lay.threads and (
+            own.native_words is self.own_words and \
+            _threads(self.plan, self.pool) == self.lay.threads and (
                 self.pool is None or (self.pool.ready is self.ready and
                                       block_runner._pool is self.pool))
-
-    def _threads(self) -> int:
-        """The host threads ``block_runner.run`` would run a launch on now (its pool's
-        workers as they were when this was made)."""
-        plan = self.plan
-        if plan.block_dim == 1:
-            return 1
-        threads = block_runner.host_threads(plan.compiled, plan.block_dim)
-        return threads if self.pool is None or threads == 1 else \
-            min(threads, len(self.pool.cores) + 1)
 
     def run(self, args, timing: bool, budget: int, time_limit):
         """Run a launch with ``args`` as ``block_runner.run`` would; None: not taken (the
@@ -288,7 +283,7 @@ class FastLaunch:
                 threading.get_ident() != runtime._MAIN_IDENT:
             return None
         compiled, lay, pool = plan.compiled, self.lay, self.pool
-        if self._threads() != lay.threads:
+        if _threads(plan, pool) != lay.threads:
             return None
         if pool is not None and (block_runner._pool is not pool or
                                  not pool.lock.acquire(False)):
@@ -298,9 +293,7 @@ class FastLaunch:
             if own is None or own.native_words is not self.own_words or \
                     (pool is not None and pool.ready is not self.ready):
                 return None
-            front = self.bytes_on if timing else self.bytes_off
-            buf = lay.buffer.from_buffer_copy(front) if lay.whole else \
-                block_runner.from_template(lay, front)
+            buf = lay.fresh(self.bytes_on if timing else self.bytes_off)
             base = ctypes.addressof(buf)
             if self.bind(self.spec.address, base, args):
                 return None

@@ -384,10 +384,7 @@ def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_
             return _block_runner.run(compiled, platform, block_dim, gm_args, scalar_values,
                                      timing, None, plan, budget, time_limit)
         finally:   # (gm_access.after_launch for the plan's bindings: ndarray or Tensor)
-            written = None
-            for i in plan.written:     # (a loop, not a comprehension: no function per launch)
-                if type(owner := gm_args[i].owner) is not np.ndarray:
-                    written = [owner] if written is None else written + [owner]
+            written = [o for i in plan.written if type(o := gm_args[i].owner) is not np.ndarray]
             if written:
                 _increment_version(written)
     access = gm_access.before_launch(compiled, gm_args)
