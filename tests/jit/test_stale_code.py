@@ -16,29 +16,8 @@ import pytest
 
 import ascendc_py as asc
 from ascendc_py.compiler.errors import KernelSyntaxError, SourceChangedError
+from notebook_cells import CALLER_CELL, HELPER_CELL, run_cell
 from test_cache import run_script, warm
-
-HELPER_CELL = '''
-@asc.kernel
-def scale(og, n: int):
-    for i in range(n):
-        og.set_value(i, i * 2)
-'''
-CALLER_CELL = '''
-@asc.kernel
-def caller(out: asc.GlobalAddress):
-    og = asc.GlobalTensor()
-    og.set_global_buffer(out, 4)
-    scale(og, 4)
-'''
-
-
-def run_cell(ns: dict, text: str, name: str) -> None:
-    """Run ``text`` as a notebook does: registered in linecache under a cell name, executed in
-    the notebook's one namespace."""
-    linecache.cache[name] = (len(text), None, text.splitlines(True), name)
-    exec(compile(text, name, "exec"), ns)  # noqa: S102 - the test's own notebook cells
-
 
 _CELLS = itertools.count()
 

@@ -17,6 +17,7 @@ import ascendc_py as asc
 from ascendc_py.compiler import jit
 from ascendc_py.compiler.errors import NonContiguousArrayError
 from ascendc_py.simulator import abi, block_runner, fast_launch, runtime
+from notebook_cells import CALLER_CELL, HELPER_CELL, run_cell
 
 TILE = 256
 #: odd sizes leave a tail that is not a multiple of 32 bytes: the same warning on both paths
@@ -186,45 +187,24 @@ def test_a_fault_on_the_fast_path_raises_as_on_the_usual_path(threads, taken, mo
     np.testing.assert_array_equal(z, x * 2)
 
 
-HELPER = """
-@asc.kernel
-def scale(og, n: int):
-    for i in range(n):
-        og.set_value(i, i * 2)
-"""
-CALLER = """
-@asc.kernel
-def caller(out: asc.GlobalAddress):
-    og = asc.GlobalTensor()
-    og.set_global_buffer(out, 4)
-    scale(og, 4)
-"""
-
-
-def _run_cell(namespace: dict, text: str, name: str) -> None:
-    """Run ``text`` as a notebook cell (its source findable under ``name``)."""
-    linecache.cache[name] = (len(text), None, text.splitlines(True), name)
-    exec(compile(text, name, "exec"), namespace)  # noqa: S102 - the test's own cells
-
-
 def test_a_redefined_or_replaced_helper_is_seen_by_the_next_fast_launch(taken):
     namespace = {"asc": asc, "__name__": "fast_launch_notebook"}
     names = [f"<fast-launch-cell-{os.getpid()}-{i}>" for i in range(4)]
     try:
-        _run_cell(namespace, HELPER, names[0])
-        _run_cell(namespace, CALLER, names[1])
+        run_cell(namespace, HELPER_CELL, names[0])
+        run_cell(namespace, CALLER_CELL, names[1])
         out = np.zeros(4, np.int32)
         for _ in range(3):
             namespace["caller"][1](out)
         assert out.tolist() == [0, 2, 4, 6] and taken[-1] is True
-        _run_cell(namespace, HELPER.replace("i * 2", "i * 3"), names[2])     # redefined
+        run_cell(namespace, HELPER_CELL.replace("i * 2", "i * 3"), names[2])     # redefined
         namespace["caller"][1](out)
         assert out.tolist() == [0, 3, 6, 9]
         for _ in range(2):
             namespace["caller"][1](out)
         assert taken[-1] is True
         other = {"asc": asc}
-        _run_cell(other, HELPER.replace("i * 2", "i * 5"), names[3])
+        run_cell(other, HELPER_CELL.replace("i * 2", "i * 5"), names[3])
         namespace["scale"].fn.__code__ = other["scale"].fn.__code__   # (autoreload's way)
         namespace["caller"][1](out)
         assert out.tolist() == [0, 5, 10, 15]
