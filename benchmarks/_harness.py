@@ -1,8 +1,8 @@
 """Timing helpers for ``make bench``: warm-up, repetitions, medians, the results table.
 
 Every case times its implementations (ours, numba, torch eager, torch.compile, numpy) in the
-same process, one after
-the other: each gets a warm-up of its own right before its timed calls. (Interleaving single
+same process, one after the other: each gets a warm-up of its own right before its timed
+calls. (Interleaving single
 calls of the three was tried and rejected: on a small host, the worker threads one library
 leaves spinning after a call slow down the next library's call, which measures the switch,
 not the implementations.) The median of the timed calls is what the ratios and targets use;

@@ -3,7 +3,7 @@
 Issue 14 measures our kernels beside torch eager, torch.compile, numpy and numba. For every case
 with a torch eager formula, ``compiled_call`` compiles that same function with
 ``torch.compile(fn, dynamic=False)`` (inductor; on CPU it writes C++ and builds it with the
-host's compiler, caching under ``/tmp/torchinductor_<user>`` or ``TORCHINDUCTOR_CACHE_DIR``) and
+host's compiler, caching in inductor's default cache directory or ``TORCHINDUCTOR_CACHE_DIR``) and
 makes its first call, which compiles: that is warm-up, never timed. The result is a
 zero-argument call timed like the other implementations, plus its first output, which the case
 checks against torch eager.
