@@ -490,6 +490,12 @@ def _gm_arg(kernel: str, name: str, v):
         if not v.is_contiguous():
             raise NonContiguousArrayError(f"{kernel}: argument '{name}' is not contiguous; pass "
                                     f"{name}.contiguous()")
+        if v.is_neg():      # (a lazy negation: its memory holds the values' negatives)
+            raise UnsupportedArrayError(
+                f"{kernel}: argument '{name}' is a lazily negated view (its negative bit is "
+                f"set, as on the imaginary part of a conjugate): its memory holds the "
+                f"negatives of its values, which the kernel would read; pass "
+                f"{name}.resolve_neg()")
         _check_alignment(kernel, name, v.data_ptr(), v.element_size())
         return GmArg(name, v.data_ptr(), v.numel() * v.element_size(), v,
                      requires_grad=names.gm_access.torch_requires_grad(v))

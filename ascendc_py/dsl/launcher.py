@@ -117,7 +117,7 @@ def plan_key(kernel, args, names):
             gm.append(gm_arg((name, address, v.nbytes, v, "", False)))
         elif t.__name__ == "Tensor" and t.__module__ == "torch":
             if kind != "gm" and kind != "auto" or not v.is_cpu or v.requires_grad or \
-                    not v.is_contiguous():
+                    not v.is_contiguous() or v.is_neg():
                 return None
             address, size, nbytes = v.data_ptr(), v.itemsize, v.nbytes
             if not nbytes or address % size:

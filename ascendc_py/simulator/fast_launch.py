@@ -15,9 +15,16 @@ copies the bytes, lets the binder check the argument tuple and write the pointer
 scalars in one call, and runs the blocks as ``block_runner.run`` does (``_run_pool`` or
 ``_run_alone``, then ``finish``): the same buffer, the same blocks, the same report.
 
+A CPU torch tensor (exactly ``torch.Tensor``) goes through the binder as its numpy view
+(``Tensor.numpy()``: the same memory, about 1 us a tensor), and after the blocks ran, whether
+they ran to the end or faulted, the tensors the kernel writes get their autograd version
+bumped, as the usual path does (``runtime.run_blocks``); a tensor that requires grad (the full
+path decides, by grad mode) or that ``numpy()`` refuses (a bfloat16, negative, conjugate or
+meta one) takes the usual path.
+
 Whatever the fast path does not cover goes the usual way, unchanged: a refused argument (other
-types, a read-only or strided array, another dtype or constant, an int out of range, a torch
-tensor), another loop budget, a launch off the main thread or with the host
+types, a read-only or strided array or tensor, another dtype or constant, an int out of range,
+a tensor subclass), another loop budget, a launch off the main thread or with the host
 pool taken, a SIGINT handler that is not the runtime library's, a changed core or pool, or a
 patched ``runtime.run_blocks``/``block_runner.run`` (tests observe launches there). The
 binder reads the interpreter's objects at offsets this module finds (``_interpreter``) and
@@ -159,7 +166,7 @@ class FastLaunch:
     result or None for a launch it does not take."""
 
     __slots__ = ("launch_plan", "plan", "spec", "lay", "scalars", "pool", "own_words", "ready",
-                 "bytes_off", "bytes_on", "budget", "bind")
+                 "bytes_off", "bytes_on", "budget", "bind", "tensor_type", "tensors", "bump")
 
     @classmethod
     def after_usual_launch(cls, launch_plan, params, args, platform, budget: int,
@@ -199,11 +206,21 @@ class FastLaunch:
         if functions is None or plan is None or not plan.direct:
             return False
         kinds, keep, gm, scalars = [], [], 0, 0
-        for (name, kind, int_ok, float_ok), v in zip(params, args):
+        tensor_type, tensors, gm_at = None, [], []
+        for position, ((name, kind, int_ok, float_ok), v) in enumerate(zip(params, args)):
             t = type(v)
+            if t.__name__ == "Tensor" and t.__module__ == "torch":
+                try:       # (a dtype numpy has no view of can never bind here)
+                    v = v.numpy()
+                except (RuntimeError, TypeError, ValueError):
+                    return False
+                tensor_type = t
+                tensors.append(position)
+                t = type(v)
             if t is np.ndarray:
                 kinds.append((abi.BIND_ARRAY, id(v.dtype), v.itemsize, gm))
                 keep.append(v.dtype)
+                gm_at.append(position)
                 gm += 1
             elif kind == "const":
                 kinds.append((abi.BIND_CONST, id(t), id(v), None))
@@ -219,6 +236,10 @@ class FastLaunch:
         fast = cls()
         fast.launch_plan, fast.plan = launch_plan, plan
         fast.bind = functions[0]
+        fast.tensor_type, fast.tensors = tensor_type, tuple(tensors)
+        #: the argument positions of the tensors the kernel may write (plan.written: GM index)
+        fast.bump = tuple(p for p in (gm_at[i] for i in plan.written if i < len(gm_at))
+                          if p in tensors)
         fast.scalars, fast.budget = scalars, budget
         if not fast._ready(platform):
             return None
@@ -293,25 +314,64 @@ class FastLaunch:
             if own is None or own.native_words is not self.own_words or \
                     (pool is not None and pool.ready is not self.ready):
                 return None
+            given = args
+            if self.tensors:
+                args = self._views(args)
+                if args is None:
+                    return None
             buf = lay.fresh(self.bytes_on if timing else self.bytes_off)
             base = ctypes.addressof(buf)
             if self.bind(self.spec.address, base, args):
                 return None
-            stop = runtime.LaunchStop(buf)
-            native = block_runner._native
-            t0 = block_runner.time.perf_counter()
-            if pool is not None:
-                faults, warnings = block_runner._run_pool(
-                    plan, lay, buf, base, lay.threads, stop, native, pool, own, self.ready,
-                    time_limit)
+            if not self.bump:
+                faults, warnings, wall = self._blocks(buf, base, own, time_limit)
             else:
-                faults, warnings = block_runner._run_alone(plan, lay, buf, base, stop, native,
-                                                           own, time_limit)
-            wall = block_runner.time.perf_counter() - t0
+                try:
+                    faults, warnings, wall = self._blocks(buf, base, own, time_limit)
+                finally:   # (whether the blocks ran to the end or faulted, as the usual path)
+                    written = [v for v in (given[p] for p in self.bump)
+                               if type(v) is not np.ndarray]
+                    if written:
+                        runtime._increment_version(written)
         finally:
             if pool is not None:
                 pool.lock.release()
         return block_runner.finish(compiled, buf, lay, faults, warnings, wall, timing)
+
+    def _views(self, args) -> Optional[tuple]:
+        """``args`` with each tensor the spec binds as an array replaced by its numpy view;
+        None when one is a tensor subclass, requires grad or ``numpy()`` refuses it (the usual
+        path then binds the launch, or says why it cannot)."""
+        args = list(args)
+        tensor_type = self.tensor_type
+        try:
+            for position in self.tensors:
+                v = args[position]
+                if type(v) is tensor_type:
+                    if v.requires_grad:    # (the full path decides: grad mode matters)
+                        return None
+                    args[position] = v.numpy()
+                elif type(v) is not np.ndarray:
+                    return None
+        except (RuntimeError, TypeError, ValueError, IndexError):
+            return None
+        return tuple(args)
+
+    def _blocks(self, buf, base: int, own, time_limit) -> tuple:
+        """Run the bound launch's blocks as ``block_runner.run`` does: (faults, warnings, wall
+        seconds)."""
+        plan, lay, pool = self.plan, self.lay, self.pool
+        stop = runtime.LaunchStop(buf)
+        native = block_runner._native
+        t0 = block_runner.time.perf_counter()
+        if pool is not None:
+            faults, warnings = block_runner._run_pool(
+                plan, lay, buf, base, lay.threads, stop, native, pool, own, self.ready,
+                time_limit)
+        else:
+            faults, warnings = block_runner._run_alone(plan, lay, buf, base, stop, native,
+                                                       own, time_limit)
+        return faults, warnings, block_runner.time.perf_counter() - t0
 
 
 __all__ = ["ENABLED", "FastLaunch"]

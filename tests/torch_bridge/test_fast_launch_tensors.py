@@ -1,0 +1,142 @@
+"""CPU torch tensors on the native binder's fast path (simulator/fast_launch.py, issue 14): a
+launch with tensors binds their numpy views natively, gives the same bits and report as the
+usual path and as the same launch with numpy arrays, bumps the autograd version of every
+tensor the kernel may write (also when it faults) and of no other; every tensor the fast path
+does not take (one that requires grad, a subclass, a strided or empty one, a negative or
+conjugate view) goes the usual way with the usual result or error."""
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import ascendc_py as asc  # noqa: E402
+from ascendc_py.simulator import block_runner, fast_launch  # noqa: E402
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "simulator"))
+from test_fast_launch import TILE, _report_fields, scale_kernel  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::ascendc_py.TruncatedCopyWarning")
+
+
+@pytest.fixture(autouse=True)
+def _one_host_thread(monkeypatch):
+    """On the launching thread alone unless a test asks for the pool (test_fast_launch.py
+    says why)."""
+    monkeypatch.setattr(block_runner, "SERIAL_SECONDS", 1e9)
+
+
+@pytest.fixture
+def taken(monkeypatch):
+    """The launches FastLaunch.run served (True) and refused (False)."""
+    seen = []
+    real = fast_launch.FastLaunch.run
+
+    def run(self, *args):
+        result = real(self, *args)
+        seen.append(result is not None)
+        return result
+
+    monkeypatch.setattr(fast_launch.FastLaunch, "run", run)
+    return seen
+
+
+def _scale(blocks, x, z, n, alpha=2.0, negate=False):
+    return scale_kernel[blocks](x, z, n, alpha, negate, TILE)
+
+
+@pytest.mark.parametrize("pool", [False, True], ids=["alone", "pool"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+@pytest.mark.parametrize("blocks,n", [(1, 1000), (2, 4096), (8, 3001), (3, 17)])
+def test_tensor_launches_take_the_fast_path_with_the_usual_bits_report_and_versions(
+        dtype, blocks, n, pool, taken, monkeypatch):
+    if pool:
+        monkeypatch.setattr(block_runner, "SERIAL_SECONDS", 0.0)
+    x = torch.from_numpy(np.random.default_rng(n).standard_normal(n + 5).astype(
+        np.float32)).to(dtype)
+    got = {}
+    for path, enabled, as_numpy in (("usual", False, False), ("fast", True, False),
+                                    ("numpy", True, True)):
+        monkeypatch.setattr(fast_launch, "ENABLED", enabled)
+        z = torch.full_like(x, 7)
+        for alpha, negate in ((1.5, False), (-0.25, True), (3.0, True)):
+            versions = (x._version, z._version)
+            args = (x.numpy(), z.numpy()) if as_numpy else (x, z)
+            report = _scale(blocks, *args, n, alpha, negate)
+            if not as_numpy:
+                assert (x._version, z._version) == (versions[0], versions[1] + 1), path
+        got[path] = (z.numpy().tobytes(), _report_fields(report))
+        if path != "usual":
+            assert taken and all(taken[-2:]), (path, taken)
+    assert got["fast"] == got["usual"] == got["numpy"]
+
+
+def test_a_fault_on_the_fast_path_still_bumps_what_the_kernel_may_have_written(taken):
+    x, z = torch.arange(1024, dtype=torch.float32), torch.zeros(1024)
+    for _ in range(3):
+        _scale(4, x, z, 1024)
+    assert taken[-1] is True
+    z.zero_()
+    before = (x._version, z._version)
+    with pytest.raises(asc.KernelError) as fast:
+        _scale(4, x, z, 4096)                       # n past the tensors: block 1 faults
+    assert taken[-1] is True
+    assert (x._version, z._version) == (before[0], before[1] + 1)
+    assert torch.equal(z[:256], x[:256] * 2)        # (block 0 wrote its share first)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(fast_launch, "ENABLED", False)
+        with pytest.raises(asc.KernelError) as usual:
+            _scale(4, x, torch.zeros(1024), 4096)
+    assert str(fast.value) == str(usual.value)
+
+
+def test_tensors_the_fast_path_does_not_take_go_the_usual_way(taken):
+    x, z = torch.arange(1024, dtype=torch.float32), torch.zeros(1024)
+    for _ in range(3):
+        _scale(2, x, z, 1024)
+    assert taken[-1] is True
+
+    def usual(*args, n=1024):
+        taken.clear()
+        report = _scale(2, *args, n)
+        assert taken == [False], taken
+        return report
+
+    w = torch.zeros(1024, requires_grad=True)         # requires grad: numpy() refuses it
+    _scale(2, x, w.detach(), 1024)                    # (its plain view: served)
+    assert taken[-1] is True
+    with pytest.raises(asc.KernelError, match="requires grad"):
+        usual(x, w)
+    with torch.no_grad():                             # an optimizer-style in-place update
+        v = w._version
+        usual(x, w)
+    assert torch.equal(w.detach(), x * 2) and w._version > v
+    p = torch.nn.Parameter(torch.arange(1024, dtype=torch.float32), requires_grad=False)
+    z.zero_()
+    usual(p, z)                                       # a subclass of Tensor
+    assert torch.equal(z, x * 2)
+    strided = torch.zeros(2048)[::2]
+    with pytest.raises(asc.KernelError, match="not contiguous"):
+        usual(x, strided)
+    neg = torch._neg_view(x)      # the negative bit set (as on a conjugate's imaginary part)
+    assert neg.is_neg() and neg.is_contiguous()
+    z.zero_()
+    with pytest.raises(asc.UnsupportedArrayError, match=r"'x' is a lazily negated view"):
+        usual(neg, z)                                 # (computed from x's memory before)
+    assert not z.any()
+    _scale(2, neg.resolve_neg(), z, 1024)
+    assert torch.equal(z, -x * 2)
+    z.zero_()
+    report = _scale(2, x.numpy(), z, 1024)            # an array where a tensor was
+    assert torch.equal(z, x * 2) and report.cycles > 0
+
+
+def test_an_array_launch_and_a_tensor_launch_in_turn_each_stay_correct(taken):
+    x = torch.arange(512, dtype=torch.float32)
+    for i in range(6):
+        z = torch.zeros(512)
+        args = (x, z) if i % 2 else (x.numpy(), z.numpy())
+        _scale(2, *args, 512, float(i))
+        assert torch.equal(z, x * float(i))
