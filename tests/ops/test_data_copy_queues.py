@@ -2,6 +2,8 @@
 LocalTensors, get_value/set_value and get_size, each checked against NumPy."""
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -178,6 +180,76 @@ def test_buffers_are_distinct_and_reused():
     assert abs(z[41]) == 64       # the second buffer is the next 64 B (stride = 64)
     assert z[42] == 0             # the freed buffer is the one handed out again
     assert z[43] == 32            # same buffer seen as int16
+
+
+@asc.kernel
+def alloc_order(z: asc.GlobalAddress, frees: asc.ConstExpr[int]):
+    """Four buffers of 64 B: take three, free those ``frees`` names (a bit each), then take
+    as many as are free and write each one's buffer index (its address / 64) to z."""
+    zg = asc.GlobalTensor()
+    zg.set_global_buffer(z, 8)
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.VECIN, 4)
+    pipe.init_buffer(q, 4, 64)
+    a = q.alloc_tensor(asc.int32)
+    b = q.alloc_tensor(asc.int32)
+    c = q.alloc_tensor(asc.int32)
+    base = a.get_phy_addr()
+    zg.set_value(0, (b.get_phy_addr() - base) // 64)
+    zg.set_value(1, (c.get_phy_addr() - base) // 64)
+    if frees & 1:
+        q.free_tensor(a)
+    if frees & 2:
+        q.free_tensor(b)
+    if frees & 4:
+        q.free_tensor(c)
+    d = q.alloc_tensor(asc.int32)
+    zg.set_value(2, (d.get_phy_addr() - base) // 64)
+    if frees & 1 and frees & 2:
+        e = q.alloc_tensor(asc.int32)
+        zg.set_value(3, (e.get_phy_addr() - base) // 64)
+
+
+@pytest.mark.parametrize("frees,expected", [
+    (0, [1, 2, 3, -1]),      # the fourth buffer, the cursor's
+    (2, [1, 2, 3, -1]),
+    (3, [1, 2, 3, 0]),       # after the cursor wraps: the first free from buffer 0
+])
+def test_alloc_tensor_takes_the_first_free_buffer_from_the_cursor_on(frees, expected):
+    z = np.full(8, -1, np.int32)
+    alloc_order[1](z, frees)
+    assert z[:4].tolist() == expected
+
+
+@asc.kernel
+def alloc_after_wrap(z: asc.GlobalAddress):
+    """Three buffers: take all three, free the second, take one (the cursor has wrapped to
+    buffer 0, which is taken: the scan goes on to buffer 1); then with none free, a fourth
+    alloc_tensor fails."""
+    zg = asc.GlobalTensor()
+    zg.set_global_buffer(z, 8)
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.VECIN, 3)
+    pipe.init_buffer(q, 3, 64)
+    a = q.alloc_tensor(asc.int32)
+    b = q.alloc_tensor(asc.int32)
+    c = q.alloc_tensor(asc.int32)
+    q.free_tensor(b)
+    d = q.alloc_tensor(asc.int32)
+    zg.set_value(0, (d.get_phy_addr() - a.get_phy_addr()) // 64)
+    e = q.alloc_tensor(asc.int32)
+    zg.set_value(1, e.get_phy_addr())
+
+
+def test_alloc_tensor_scans_past_taken_buffers_and_fails_when_none_is_free():
+    z = np.full(8, -1, np.int32)
+    with pytest.raises(asc.QueueError, match="none of the queue's 3 buffers free") as err:
+        alloc_after_wrap[1](z)
+    lines, first = inspect.getsourcelines(alloc_after_wrap.fn)
+    line = first + next(i for i, text in enumerate(lines) if "e = q.alloc_tensor" in text)
+    assert f"test_data_copy_queues.py:{line}:" in str(err.value)
+    assert "e = q.alloc_tensor(asc.int32)" in str(err.value)
+    assert z[0] == 1
 
 
 @asc.kernel

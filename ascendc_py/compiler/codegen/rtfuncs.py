@@ -298,6 +298,33 @@ def _buffer_result(fb: FnBuilder, qbase, qid, index) -> None:
     _res(fb, addr, fb.ld(_q(fb, qbase, abi.Q_BUF_LEN)), tag)
 
 
+def _first_free(fb: FnBuilder, qbase, num, cursor):
+    """The first free buffer of a queue's ``num`` in cyclic order from ``cursor`` (< num), or
+    -1 when none is: a loop that stops at the first free one, usually the cursor's own."""
+    b, func = fb.b, fb.func
+    head, test, step, done = (func.append_basic_block(n) for n in
+                              ("free_scan", "free_test", "free_next", "free_done"))
+    start = b.block
+    b.branch(head)
+    b.position_at_end(head)
+    k = b.phi(I64, name="k")
+    k.add_incoming(fb.i64(0), start)
+    b.cbranch(b.icmp_signed("<", k, num), test, done)
+    b.position_at_end(test)
+    j = b.add(cursor, k)                         # (cursor + k) mod num: cursor < num, k < num
+    j = b.select(b.icmp_signed(">=", j, num), b.sub(j, num), j)
+    free = b.icmp_signed("==", fb.ld(_q(fb, qbase, abi.Q_STATE, j)), fb.i64(abi.BUF_FREE))
+    b.cbranch(free, done, step)
+    b.position_at_end(step)
+    k.add_incoming(b.add(k, fb.i64(1)), step)
+    b.branch(head)
+    b.position_at_end(done)
+    found = b.phi(I64, name="found")
+    found.add_incoming(fb.i64(-1), head)
+    found.add_incoming(j, test)
+    return found
+
+
 @rt("qbase", "qid", "pipe", "op", "pos")
 def alloc_tensor(fb: FnBuilder, qbase, qid, pipe, op, pos, site):
     _require_init(fb, qbase, site)
@@ -308,21 +335,7 @@ def alloc_tensor(fb: FnBuilder, qbase, qid, pipe, op, pos, site):
                  E.TOO_MANY_LIVE_TENSORS, site, b.add(live, fb.i64(1)))
     num = fb.ld(_q(fb, qbase, abi.Q_NUM))
     cursor = fb.ld(_q(fb, qbase, abi.Q_CURSOR))
-    found = fb.alloca_builder.alloca(I64, name="found")
-    b.store(fb.i64(-1), found)
-    for k in range(abi.Q_MAX_BUFFERS):  # scan from the cursor for a free buffer
-        # (cursor + k) mod num without a division: cursor < num, and only k < num counts
-        within = b.icmp_signed("<", fb.i64(k), num)
-        j = b.add(cursor, fb.i64(k))
-        j = b.select(b.icmp_signed(">=", j, num), b.sub(j, num), j)
-        j = b.select(within, j, fb.i64(0))
-        state = fb.ld(_q(fb, qbase, abi.Q_STATE, j))
-        cur = b.load(found, typ=I64)
-        ok = b.and_(within,
-                    b.and_(b.icmp_signed("==", state, fb.i64(abi.BUF_FREE)),
-                           b.icmp_signed("<", cur, fb.i64(0))))
-        b.store(b.select(ok, j, cur), found)
-    idx = b.load(found, typ=I64)
+    idx = _first_free(fb, qbase, num, cursor)
     fb.fail_with(b.icmp_signed("<", idx, fb.i64(0)), E.QUEUE_NO_FREE_BUFFER, site, num)
     fb.st(_q(fb, qbase, abi.Q_STATE, idx), fb.i64(abi.BUF_ALLOCATED))
     fb.st(_q(fb, qbase, abi.Q_WRITER, idx), fb.i64(0))   # a fresh tensor: no pending writes
