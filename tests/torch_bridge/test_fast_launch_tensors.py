@@ -9,6 +9,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 
@@ -140,3 +142,84 @@ def test_an_array_launch_and_a_tensor_launch_in_turn_each_stay_correct(taken):
         args = (x, z) if i % 2 else (x.numpy(), z.numpy())
         _scale(2, *args, 512, float(i))
         assert torch.equal(z, x * float(i))
+
+
+@st.composite
+def _tensor_pairs(draw):
+    """(x, z) for scale_kernel: mostly plain float32 CPU tensors the fast path takes, and each
+    way a tensor can differ from that (another dtype, strided, empty, requiring grad, a
+    negative view, a subclass, a numpy array)."""
+    n = 512
+
+    def one(role):
+        kind = draw(st.sampled_from(["plain"] * 6 + ["float16", "bfloat16", "strided", "empty",
+                                                     "grad", "neg", "parameter", "array"]))
+        base = torch.arange(n, dtype=torch.float32) if role == "x" else torch.zeros(n)
+        if kind == "float16":
+            return base.half(), kind
+        if kind == "bfloat16":
+            return base.bfloat16(), kind
+        if kind == "strided":
+            return torch.zeros(2 * n)[::2].copy_(base), kind
+        if kind == "empty":
+            return torch.zeros(0), kind
+        if kind == "grad":
+            return base.clone().requires_grad_(), kind
+        if kind == "neg":
+            return torch._neg_view(-base), kind
+        if kind == "parameter":
+            return torch.nn.Parameter(base, requires_grad=False), kind
+        if kind == "array":
+            return base.numpy(), kind
+        return base, kind
+    return one("x"), one("z")
+
+
+def test_tensor_arguments_take_the_fast_path_exactly_when_plan_key_binds_them_alike(taken):
+    """Over generated pairs of tensor (or array) arguments: the fast path (whose spec a
+    plain float32 tensor launch made) serves a launch iff plan_key binds its arguments to the
+    same key or to the key of their numpy views; every launch, served or not, gives the same
+    result or the same error as the usual path."""
+    from ascendc_py.dsl.launcher import launch_names, plan_key
+    names = launch_names()
+    reference = torch.arange(512, dtype=torch.float32)
+    outcomes = []
+
+    def run(x, z, enabled):
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(fast_launch, "ENABLED", enabled)
+            try:
+                _scale(2, x, z, 512)
+                return "ok", z.tobytes() if isinstance(z, np.ndarray) else \
+                    z.detach().float().numpy().tobytes()
+            except asc.KernelError as e:
+                return type(e).__name__, str(e)
+
+    @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(pair=_tensor_pairs())
+    def agree(pair):
+        (x, xk), (z, zk) = pair
+        for _ in range(2):       # (the spec of a plain float32 tensor launch, as the fast one)
+            _scale(2, reference, torch.zeros(512), 512)
+        taken.clear()
+        fast = run(x, z, True)
+        served = bool(taken) and taken[-1]
+        with torch.no_grad():
+            views = tuple(v.numpy() if type(v) is torch.Tensor and not v.requires_grad and
+                          not v.is_neg() and v.dtype != torch.bfloat16 else v for v in (x, z))
+        key = plan_key(scale_kernel, (*views, 512, 2.0, False, TILE), names)
+        expected = key is not None and [str(k) for k in key[0][:2]] == ["float32"] * 2
+        assert served == expected, (xk, zk, fast)
+        outcomes.append(served)
+        z2 = z.copy() if isinstance(z, np.ndarray) else z.detach().clone()
+        if isinstance(z, torch.Tensor) and z.requires_grad:
+            z2.requires_grad_()
+        if isinstance(z, torch.Tensor) and z.is_neg():
+            z2 = torch._neg_view(z.resolve_neg().neg())
+        if isinstance(z, torch.nn.Parameter):
+            z2 = torch.nn.Parameter(z.detach().clone(), requires_grad=False)
+        usual = run(x, z2 if not zk == "strided" else torch.zeros(1024)[::2], False)
+        assert fast == usual, (xk, zk)
+
+    agree()
+    assert 0.1 < sum(outcomes) / len(outcomes) < 0.9, (sum(outcomes), len(outcomes))
