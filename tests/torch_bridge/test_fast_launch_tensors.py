@@ -18,31 +18,14 @@ import ascendc_py as asc  # noqa: E402
 from ascendc_py.simulator import block_runner, fast_launch  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "simulator"))
+import test_fast_launch as FL  # noqa: E402
 from test_fast_launch import TILE, _report_fields, scale_kernel  # noqa: E402
 
+#: test_fast_launch's fixtures: one host thread unless a test asks for the pool (autouse);
+#: the launches FastLaunch.run served (True) or refused (False)
+_one_host_thread, taken = FL._one_host_thread, FL.taken
+
 pytestmark = pytest.mark.filterwarnings("ignore::ascendc_py.TruncatedCopyWarning")
-
-
-@pytest.fixture(autouse=True)
-def _one_host_thread(monkeypatch):
-    """On the launching thread alone unless a test asks for the pool (test_fast_launch.py
-    says why)."""
-    monkeypatch.setattr(block_runner, "SERIAL_SECONDS", 1e9)
-
-
-@pytest.fixture
-def taken(monkeypatch):
-    """The launches FastLaunch.run served (True) and refused (False)."""
-    seen = []
-    real = fast_launch.FastLaunch.run
-
-    def run(self, *args):
-        result = real(self, *args)
-        seen.append(result is not None)
-        return result
-
-    monkeypatch.setattr(fast_launch.FastLaunch, "run", run)
-    return seen
 
 
 def _scale(blocks, x, z, n, alpha=2.0, negate=False):
