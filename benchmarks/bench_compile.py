@@ -50,7 +50,7 @@ sys.path.insert(0, str(HERE))
 
 import _harness as H  # noqa: E402
 
-RUNS = 3
+RUNS = 5
 COLD_TARGET_MS = 100.0
 FIRST_LAUNCH_TARGET_MS = 10.0
 FRESH_TARGET_MS = 1500.0
