@@ -323,16 +323,21 @@ class FastLaunch:
             base = ctypes.addressof(buf)
             if self.bind(self.spec.address, base, args):
                 return None
-            if not self.bump:
-                faults, warnings, wall = self._blocks(buf, base, own, time_limit)
-            else:
-                try:
-                    faults, warnings, wall = self._blocks(buf, base, own, time_limit)
-                finally:   # (whether the blocks ran to the end or faulted, as the usual path)
-                    written = [v for v in (given[p] for p in self.bump)
-                               if type(v) is not np.ndarray]
-                    if written:
-                        runtime._increment_version(written)
+            stop = runtime.LaunchStop(buf)
+            native = block_runner._native
+            t0 = block_runner.time.perf_counter()
+            try:
+                if pool is not None:
+                    faults, warnings = block_runner._run_pool(
+                        plan, lay, buf, base, lay.threads, stop, native, pool, own, self.ready,
+                        time_limit)
+                else:
+                    faults, warnings = block_runner._run_alone(plan, lay, buf, base, stop,
+                                                               native, own, time_limit)
+            finally:   # (whether the blocks ran to the end or faulted, as the usual path)
+                if self.bump:
+                    self._bump(given)
+            wall = block_runner.time.perf_counter() - t0
         finally:
             if pool is not None:
                 pool.lock.release()
@@ -357,21 +362,11 @@ class FastLaunch:
             return None
         return tuple(args)
 
-    def _blocks(self, buf, base: int, own, time_limit) -> tuple:
-        """Run the bound launch's blocks as ``block_runner.run`` does: (faults, warnings, wall
-        seconds)."""
-        plan, lay, pool = self.plan, self.lay, self.pool
-        stop = runtime.LaunchStop(buf)
-        native = block_runner._native
-        t0 = block_runner.time.perf_counter()
-        if pool is not None:
-            faults, warnings = block_runner._run_pool(
-                plan, lay, buf, base, lay.threads, stop, native, pool, own, self.ready,
-                time_limit)
-        else:
-            faults, warnings = block_runner._run_alone(plan, lay, buf, base, stop, native,
-                                                       own, time_limit)
-        return faults, warnings, block_runner.time.perf_counter() - t0
-
+    def _bump(self, given) -> None:
+        """Bump the autograd version of the tensors among the launch's arguments ``given``
+        that the kernel may write (``runtime.run_blocks`` does the same)."""
+        written = [v for v in (given[p] for p in self.bump) if type(v) is not np.ndarray]
+        if written:
+            runtime._increment_version(written)
 
 __all__ = ["ENABLED", "FastLaunch"]
