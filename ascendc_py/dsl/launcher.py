@@ -116,14 +116,18 @@ def plan_key(kernel, args, names):
             key.append(v.dtype)
             gm.append(gm_arg((name, address, v.nbytes, v, "", False)))
         elif t.__name__ == "Tensor" and t.__module__ == "torch":
-            if kind != "gm" and kind != "auto" or not v.is_cpu or v.requires_grad or \
+            if kind != "gm" and kind != "auto" or not v.is_cpu or \
                     not v.is_contiguous() or v.is_neg():
                 return None
             address, size, nbytes = v.data_ptr(), v.itemsize, v.nbytes
             if not nbytes or address % size:
                 return None
             key.append(v.dtype)
-            gm.append(gm_arg((name, address, nbytes, v, "", False)))
+            # (gm_access.torch_requires_grad: a tensor autograd tracks now, which the launch
+            # may read but not write; runtime.run_blocks leaves a launch that writes one to
+            # gm_access.before_launch, which refuses it as the full path does)
+            gm.append(gm_arg((name, address, nbytes, v, "", v.requires_grad and
+                              names.gm_access.torch_requires_grad(v))))
         elif kind == "const":
             if t is not int and t is not float and t is not bool and t is not str:
                 return None

@@ -225,16 +225,19 @@ class _HostPool:
     blocks itself."""
 
     __slots__ = ("record", "address", "lock", "cores", "threads", "cpu", "allowed", "ready",
-                 "launches")
+                 "launches", "readies")
 
     def __init__(self, workers: int, serve):
         self.record = np.zeros(abi.pool_record_size(workers), np.int64)
         self.record[abi.POOL_SPIN] = POOL_SPIN
         self.address = self.record.ctypes.data
         self.lock = threading.Lock()
-        self.cores: list = [None] * workers
+        #: per worker, its simulated cores by core shape (runtime.CORES_PER_THREAD each)
+        self.cores: list = [{} for _ in range(workers)]
         self.cpu = -1             # the launching thread's CPU the workers were kept off
-        self.ready = None         # (costs, key, cores, their thread records, ctxs): prepare
+        #: (costs, key, cores, their thread records, ctxs, their templates): prepare
+        self.ready = None
+        self.readies: dict = {}   # key -> a ready tuple made before (kernels in turn)
         self.launches = -1        # launches so far (the first checks the launching CPU)
         try:
             self.allowed = frozenset(os.sched_getaffinity(0))
@@ -269,21 +272,34 @@ class _HostPool:
                 record: int, key: tuple) -> tuple:
         """Ready the first ``threads - 1`` workers' cores for launches of ``key`` (core shape,
         costs, queues, loop budget, threads) and pack their thread records (``record`` words
-        each, state zero) once; kept until a launch needs another key."""
-        cores = [self.core(k, plan, platform, num_queues, budget) for k in range(threads - 1)]
-        words = struct.Struct(f"<{record}q")
-        records = b"".join(words.pack(0, *core.native_words) for core in cores)
-        self.ready = (plan.costs, key, cores, records, [core.ctx for core in cores])
-        return self.ready
+        each, state zero) once; kept per key (``readies``), so that kernels launched in turn
+        find theirs: the same tuple, whose cores and templates the records name."""
+        slot = tuple(id(k) if type(k) is np.ndarray else k for k in key)   # (costs by id)
+        ready = self.readies.get(slot)
+        if ready is None or ready[0] is not plan.costs:
+            cores = [self.core(k, plan, platform, num_queues, budget)
+                     for k in range(threads - 1)]
+            words = struct.Struct(f"<{record}q")
+            records = b"".join(words.pack(0, *core.native_words) for core in cores)
+            ready = (plan.costs, key, cores, records, [core.ctx for core in cores],
+                     [core.current_template() for core in cores])
+            if len(self.readies) >= runtime.CORES_PER_THREAD:
+                self.readies.clear()
+            self.readies[slot] = ready
+        self.ready = ready
+        return ready
 
     def core(self, k: int, plan: NativePlan, platform, num_queues: int, budget: int):
         """Worker ``k``'s simulated core, ready for a launch of ``plan`` (as
-        ``runtime.ready_core`` readies a thread's own)."""
-        core = self.cores[k]
-        if core is None or (core.key is not plan.core_key and core.key != plan.core_key):
-            core = runtime._Core(platform, plan.core_key[0], plan.core_key[1])
+        ``runtime.ready_core`` readies a thread's own; kept per core shape)."""
+        cores = self.cores[k]
+        core = cores.get(plan.core_key)
+        if core is None:
+            if len(cores) >= runtime.CORES_PER_THREAD:
+                cores.clear()
+            core = cores[plan.core_key] = runtime._Core(platform, plan.core_key[0],
+                                                        plan.core_key[1])
             core.key = plan.core_key
-            self.cores[k] = core
         if core._template_costs is not plan.costs or \
                 core._template_key != (num_queues, budget):
             core._template(plan.costs, num_queues, budget)

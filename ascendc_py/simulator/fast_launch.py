@@ -18,9 +18,10 @@ scalars in one call, and runs the blocks as ``block_runner.run`` does (``_run_po
 A CPU torch tensor (exactly ``torch.Tensor``) goes through the binder as its numpy view
 (``Tensor.numpy()``: the same memory, about 1 us a tensor), and after the blocks ran, whether
 they ran to the end or faulted, the tensors the kernel writes get their autograd version
-bumped, as the usual path does (``runtime.run_blocks``); a tensor that requires grad (the full
-path decides, by grad mode) or that ``numpy()`` refuses (a bfloat16, negative, conjugate or
-meta one) takes the usual path.
+bumped, as the usual path does (``runtime.run_blocks``). A tensor that requires grad (an
+activation autograd saved, in a training step) binds through ``detach()`` where the kernel only
+reads it; where the kernel may write it, and for a tensor ``numpy()`` refuses (a bfloat16,
+negative, conjugate or meta one), the launch takes the usual path, which decides.
 
 Whatever the fast path does not cover goes the usual way, unchanged: a refused argument (other
 types, a read-only or strided array or tensor, another dtype or constant, an int out of range,
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+import weakref
 from typing import Optional
 
 import numpy as np
@@ -165,8 +167,9 @@ class FastLaunch:
     docstring). ``launch_plan``: the launcher's ``_LaunchPlan``; ``run`` returns the launch's
     result or None for a launch it does not take."""
 
-    __slots__ = ("launch_plan", "plan", "spec", "lay", "scalars", "pool", "own_words", "ready",
-                 "bytes_off", "bytes_on", "budget", "bind", "tensor_type", "tensors", "bump")
+    __slots__ = ("launch_plan", "plan", "spec", "lay", "scalars", "pool", "own", "own_template",
+                 "own_words", "ready", "bytes_off", "bytes_on", "budget", "bind", "tensor_type",
+                 "tensors", "bump")
 
     @classmethod
     def after_usual_launch(cls, launch_plan, params, args, platform, budget: int,
@@ -211,7 +214,7 @@ class FastLaunch:
             t = type(v)
             if t.__name__ == "Tensor" and t.__module__ == "torch":
                 try:       # (a dtype numpy has no view of can never bind here)
-                    v = v.numpy()
+                    v = v.detach().numpy()
                 except (RuntimeError, TypeError, ValueError):
                     return False
                 tensor_type = t
@@ -281,6 +284,10 @@ class FastLaunch:
             lay.pack_job(buf, 0, self.budget, timing, 0, [0] * (lay.records - abi.JOB_RECORD))
             made.append(bytes(buf))
         self.lay, self.pool, self.own_words, self.ready = lay, pool, own.native_words, ready
+        #: the launching thread's core (weakly: the thread keeps its cores, a few per thread)
+        #: and its template for this launch, which ``run`` makes current again after
+        #: launches of other kernels
+        self.own, self.own_template = weakref.ref(own), own.current_template()
         self.bytes_off, self.bytes_on = made
         return True
 
@@ -310,10 +317,19 @@ class FastLaunch:
                                  not pool.lock.acquire(False)):
             return None
         try:
-            own = getattr(runtime._thread_cores, "core", None)
-            if own is None or own.native_words is not self.own_words or \
-                    (pool is not None and pool.ready is not self.ready):
+            # launches of other kernels since may have made another core, template or set
+            # of workers' cores current: this launch's are made current again, as the usual
+            # path would find them (the template and the workers' ready tuple are held here,
+            # so the arrays their records name are alive)
+            own = self.own()
+            if own is None:
                 return None
+            if own.native_words is not self.own_words:
+                own.use(self.own_template)
+            if getattr(runtime._thread_cores, "core", None) is not own:
+                runtime._thread_cores.core = own
+            if pool is not None and pool.ready is not self.ready:
+                pool.ready = self.ready
             given = args
             if self.tensors:
                 args = self._views(args)
@@ -344,17 +360,20 @@ class FastLaunch:
         return block_runner.finish(compiled, buf, lay, faults, warnings, wall, timing)
 
     def _views(self, args) -> Optional[tuple]:
-        """``args`` with each tensor the spec binds as an array replaced by its numpy view;
-        None when one is a tensor subclass, requires grad or ``numpy()`` refuses it (the usual
-        path then binds the launch, or says why it cannot)."""
+        """``args`` with each tensor the spec binds as an array replaced by its numpy view
+        (of its ``detach()`` when it requires grad and the kernel only reads it); None when
+        one is a tensor subclass, requires grad where the kernel may write it, or ``numpy()``
+        refuses it (the usual path then binds the launch, or says why it cannot)."""
         args = list(args)
         tensor_type = self.tensor_type
         try:
             for position in self.tensors:
                 v = args[position]
                 if type(v) is tensor_type:
-                    if v.requires_grad:    # (the full path decides: grad mode matters)
-                        return None
+                    if v.requires_grad:
+                        if position in self.bump:   # (the usual path decides, by grad mode)
+                            return None
+                        v = v.detach()              # (read only: the same memory)
                     args[position] = v.numpy()
                 elif type(v) is not np.ndarray:
                     return None

@@ -203,14 +203,28 @@ def ready_core(key: tuple, platform, costs, num_queues: int, loop_budget: int) -
     return core
 
 
+#: the simulated cores a host thread keeps, one per core shape (``core_key``), so that launches
+#: of kernels of different shapes in turn (a training step's ops) each find theirs; past this
+#: many the thread starts afresh
+CORES_PER_THREAD = 8
+
+
 def _core_for_thread(key: tuple, platform) -> "_Core":
-    """This host thread's simulated core, reused across launches when its shape matches
-    (``key``: ``core_key``)."""
+    """This host thread's simulated core of shape ``key`` (``core_key``), kept across launches
+    (``CORES_PER_THREAD``), and made the thread's current one."""
     core = getattr(_thread_cores, "core", None)
-    if core is None or core.key != key:
-        core = _Core(platform, key[0], key[1])
+    if core is not None and core.key == key:
+        return core
+    cores = getattr(_thread_cores, "cores", None)
+    if cores is None:
+        cores = _thread_cores.cores = {}
+    core = cores.get(key)
+    if core is None:
+        if len(cores) >= CORES_PER_THREAD:
+            cores.clear()
+        core = cores[key] = _Core(platform, key[0], key[1])
         core.key = key
-        _thread_cores.core = core
+    _thread_cores.core = core
     return core
 
 
@@ -234,6 +248,9 @@ class _Core:
         self._template_costs: Optional[np.ndarray] = None
         self.native_record: Optional[np.ndarray] = None   # block_runner's thread record
         self.native_words: tuple = ()                      # ... its words but the first
+        #: (id(costs), num_queues, loop budget) -> a CoreTemplate: the templates built, so
+        #: that kernels in turn find theirs (the same objects: plans made for one stay valid)
+        self._templates: dict = {}
         self.counters = np.zeros(timing_params.COUNTER_SLOTS, np.int64)
         self.memories = {}
         sizes = local_memory_sizes(platform)
@@ -283,9 +300,15 @@ class _Core:
 
     def _template(self, costs, num_queues: int, loop_budget: int) -> np.ndarray:
         """The ctx slots that are the same for every block this core runs with these costs,
-        queue count and loop budget (everything else zero), built once and copied per block."""
+        queue count and loop budget (everything else zero), built once (kept per costs, queue
+        count and budget: ``TEMPLATES_PER_CORE``) and copied per block; it becomes the core's
+        current template (``use``)."""
         key = (num_queues, loop_budget)
         if self._template_costs is not costs or self._template_key != key:
+            kept = self._templates.get((id(costs), num_queues, loop_budget))
+            if kept is not None and kept.costs is costs:
+                self.use(kept)
+                return self._template_ctx
             self._template_costs = costs      # (cost tables are kept: timing_params)
             t = np.zeros_like(self.ctx)
             t[abi.SUB_BLOCK_NUM] = 1          # vector kernels: one AIV per block, CORE_TYPE 0
@@ -309,7 +332,22 @@ class _Core:
             self._template_ctx, self._template_key = t, key
             self.native_record = self._native_record(t)
             self.native_words = tuple(int(w) for w in self.native_record[1:])
+            if len(self._templates) >= TEMPLATES_PER_CORE:
+                self._templates.clear()
+            self._templates[(id(costs), num_queues, loop_budget)] = self.current_template()
         return self._template_ctx
+
+    def current_template(self) -> "CoreTemplate":
+        """The current template and thread record, to ``use`` again later (whoever keeps it
+        keeps the arrays its record's addresses name alive)."""
+        return CoreTemplate(self._template_costs, self._template_key, self._template_ctx,
+                            self.native_record, self.native_words)
+
+    def use(self, kept: "CoreTemplate") -> None:
+        """Make ``kept`` (``current_template``, of this core) the current template again."""
+        self._template_costs, self._template_key, self._template_ctx = \
+            kept.costs, kept.key, kept.ctx
+        self.native_record, self.native_words = kept.record, kept.words
 
     def _native_record(self, template: np.ndarray) -> np.ndarray:
         """This core's thread record for the native block loop (``abi.THREAD_*``), copied into
@@ -324,6 +362,27 @@ class _Core:
             r[abi.THREAD_MEMORY + 2 * k] = view.ctypes.data
             r[abi.THREAD_MEMORY + 2 * k + 1] = view.size
         return r
+
+
+#: the ctx templates a core keeps (``_Core._template``); past this many it starts afresh
+TEMPLATES_PER_CORE = 8
+
+
+class CoreTemplate(tuple):
+    """A core's ctx template for one (costs, queue count, loop budget) and its thread record
+    for the native block loop: (costs, (num_queues, loop budget), template ctx, record, the
+    record's words but the first)."""
+
+    __slots__ = ()
+
+    def __new__(cls, costs, key, ctx, record, words):
+        return tuple.__new__(cls, (costs, key, ctx, record, words))
+
+    costs = property(lambda self: self[0])
+    key = property(lambda self: self[1])
+    ctx = property(lambda self: self[2])
+    record = property(lambda self: self[3])
+    words = property(lambda self: self[4])
 
 
 @fieldwise_dataclass    # (repr, eq: Fieldwise's; __init__ compiled when first used)
@@ -375,7 +434,7 @@ def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_
     the caller has just read them (a planned launch reads every mode at once), else None.
     """
     if plan is not None and plan.direct and not (trace or lenient or sanitize) and \
-            _native_loop().ENABLED:
+            _native_loop().ENABLED and not _writes_tracked_tensor(plan, gm_args):
         # the launcher's plan of a kernel the native loop runs, with writable arrays or
         # tensors that need no grad bound by launcher.plan_key: nothing for gm_access to
         # refuse; torch tensors the kernel writes get their version bumped after it, whether
@@ -408,6 +467,16 @@ def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_
 
 #: ``run_blocks`` as defined here: fast_launch.py serves launches only while nothing replaced it
 _RUN_BLOCKS = run_blocks
+
+def _writes_tracked_tensor(plan, gm_args) -> bool:
+    """Whether the plan's kernel may write a GM argument that is a torch tensor autograd
+    tracks (``GmArg.requires_grad``): such a launch goes through ``gm_access.before_launch``,
+    which refuses it (the launcher's plan binds tensors that require grad for reading)."""
+    for i in plan.written:
+        if gm_args[i].requires_grad:
+            return True
+    return False
+
 
 def _increment_version(tensors: list) -> None:
     """Bump the autograd version counter of each torch tensor in ``tensors`` (what

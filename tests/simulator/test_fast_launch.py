@@ -422,3 +422,68 @@ def test_a_launch_buffer_from_a_whole_or_a_front_template_gives_the_same_launch(
     fast = [f for f in scale_kernel[blocks]._fast.values() if f is not None]
     assert fast and all(f.lay.whole == whole for f in fast)
     np.testing.assert_array_equal(z, -(x * np.float32(1.5)))
+
+
+@asc.kernel
+def offset_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n: int, delta: float):
+    """z = x + delta over n elements on one queue and a TBuf: a core shape (queue count) other
+    than scale_kernel's."""
+    x_gm = asc.GlobalTensor()
+    z_gm = asc.GlobalTensor()
+    x_gm.set_global_buffer(x)
+    z_gm.set_global_buffer(z)
+    share = asc.ceildiv(asc.ceildiv(n, asc.get_block_num()), 16) * 16
+    start = min(asc.get_block_idx() * share, n)
+    end = min(start + share, n)
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.VECIN, 1)
+    tmp = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(q, 1, 128 * x.dtype.sizeof())
+    pipe.init_buffer(tmp, 128 * x.dtype.sizeof())
+    p = start
+    while p < end:
+        count = min(128, end - p)
+        a = q.alloc_tensor(x.dtype)
+        asc.data_copy(a, x_gm[p:], count)
+        q.enque(a)
+        a = q.deque(x.dtype)
+        t = tmp.get(x.dtype)
+        asc.adds(t, a, delta, count)
+        asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+        asc.data_copy(z_gm[p:], t, count)
+        asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+        q.free_tensor(a)
+        p += count
+
+
+@pytest.mark.parametrize("cores_kept", [runtime.CORES_PER_THREAD, 1])
+def test_kernels_launched_in_turn_each_keep_their_fast_path(threads, taken, cores_kept,
+                                                          monkeypatch):
+    """Two kernels of different core shapes (and a third launch shape) launched in turn, as a
+    training step's ops are: each thread keeps a core per shape and each core its templates,
+    so every launch after the first few is served by its FastLaunch (before: each launch
+    replaced the thread's core and remade its FastLaunch, 108 us against 10 us a launch);
+    the bits and reports are those of the usual path. With one core kept per thread, each
+    switch makes a new core, and the launches are still right."""
+    monkeypatch.setattr(runtime, "CORES_PER_THREAD", cores_kept)
+    x = np.random.default_rng(5).standard_normal(2048).astype(np.float32)
+    launches = [lambda z: scale_kernel[4](x, z, x.size, 1.5, True, TILE),
+                lambda z: offset_kernel[4](x, z, x.size, 0.25),
+                lambda z: scale_kernel[2](x, z, x.size, -2.0, False, TILE)]
+    got = []
+    for enabled in (False, True):
+        monkeypatch.setattr(fast_launch, "ENABLED", enabled)
+        rounds = []
+        for _ in range(4):
+            for launch in launches:
+                z = np.zeros_like(x)
+                report = launch(z)
+                rounds.append((z.tobytes(), _report_fields(report)))
+        got.append(rounds)
+    assert got[0] == got[1]
+    np.testing.assert_array_equal(np.frombuffer(got[1][-2][0], np.float32),
+                                  x + np.float32(0.25))
+    if cores_kept > 1:
+        assert taken[-6:] == [True] * 6, taken
+        cores = runtime._thread_cores.cores
+        assert len({id(c) for c in cores.values()}) == len(cores) >= 2
