@@ -436,9 +436,9 @@ def run_blocks(compiled, platform, block_dim: int, gm_args: list[GmArg], scalar_
     if plan is not None and plan.direct and not (trace or lenient or sanitize) and \
             _native_loop().ENABLED and not _writes_tracked_tensor(plan, gm_args):
         # the launcher's plan of a kernel the native loop runs, with writable arrays or
-        # tensors that need no grad bound by launcher.plan_key: nothing for gm_access to
-        # refuse; torch tensors the kernel writes get their version bumped after it, whether
-        # it ran to the end or faulted
+        # tensors bound by launcher.plan_key, none the kernel may write requiring grad:
+        # nothing for gm_access to refuse; torch tensors the kernel writes get their version
+        # bumped after it, whether it ran to the end or faulted
         try:
             return _block_runner.run(compiled, platform, block_dim, gm_args, scalar_values,
                                      timing, None, plan, budget, time_limit)
