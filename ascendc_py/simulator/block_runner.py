@@ -35,6 +35,7 @@ from typing import Optional
 import numpy as np
 
 from . import abi, runtime, timing_params
+from . import cores as sim_cores
 from ..compiler.ops.atomic import runs_blocks_in_order
 from ..forksafe import ForkSafeLock
 
@@ -232,7 +233,7 @@ class _HostPool:
         self.record[abi.POOL_SPIN] = POOL_SPIN
         self.address = self.record.ctypes.data
         self.lock = threading.Lock()
-        #: per worker, its simulated cores by core shape (runtime.CORES_PER_THREAD each)
+        #: per worker, its simulated cores by core shape (cores.kept_core)
         self.cores: list = [{} for _ in range(workers)]
         self.cpu = -1             # the launching thread's CPU the workers were kept off
         #: (costs, key, cores, their thread records, ctxs, their templates): prepare
@@ -283,7 +284,7 @@ class _HostPool:
             records = b"".join(words.pack(0, *core.native_words) for core in cores)
             ready = (plan.costs, key, cores, records, [core.ctx for core in cores],
                      [core.current_template() for core in cores])
-            if len(self.readies) >= runtime.CORES_PER_THREAD:
+            if len(self.readies) >= sim_cores.CORES_PER_THREAD:
                 self.readies.clear()
             self.readies[slot] = ready
         self.ready = ready
@@ -292,14 +293,7 @@ class _HostPool:
     def core(self, k: int, plan: NativePlan, platform, num_queues: int, budget: int):
         """Worker ``k``'s simulated core, ready for a launch of ``plan`` (as
         ``runtime.ready_core`` readies a thread's own; kept per core shape)."""
-        cores = self.cores[k]
-        core = cores.get(plan.core_key)
-        if core is None:
-            if len(cores) >= runtime.CORES_PER_THREAD:
-                cores.clear()
-            core = cores[plan.core_key] = runtime._Core(platform, plan.core_key[0],
-                                                        plan.core_key[1])
-            core.key = plan.core_key
+        core = sim_cores.kept_core(self.cores[k], plan.core_key, platform)
         if core._template_costs is not plan.costs or \
                 core._template_key != (num_queues, budget):
             core._template(plan.costs, num_queues, budget)

@@ -38,9 +38,10 @@ from ..dsl.kernel_types import (AIC_MEMORIES, AIV_MEMORIES, IB_SYNC_OPS, SUBCORE
 from ..dsl.types import Memory
 from . import abi, sanitizer, timing_params
 from . import xcore_layout as X
-from .runtime import (LENIENT_SLACK, WORKERS, BlockTiming, LaunchResult, LaunchStop, _Core,
-                      _WATCHDOG, _block_timing, block_interrupts, local_memory_sizes,
-                      pack_scalars, run_and_wait, runs_blocks_itself)
+from .cores import _Core, local_memory_sizes
+from .runtime import (LENIENT_SLACK, WORKERS, BlockTiming, LaunchResult, LaunchStop,
+                      _WATCHDOG, _block_timing, block_interrupts, pack_scalars, run_and_wait,
+                      runs_blocks_itself)
 
 XCORE_OPS = SUBCORE_SYNC_OPS + IB_SYNC_OPS
 E = abi.ErrorCode

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import ascendc_py as asc
 from ascendc_py.compiler import jit
 from ascendc_py.compiler.errors import NonContiguousArrayError
-from ascendc_py.simulator import abi, block_runner, fast_launch, runtime
+from ascendc_py.simulator import abi, block_runner, cores, fast_launch, runtime
 from notebook_cells import CALLER_CELL, HELPER_CELL, run_cell
 
 TILE = 256
@@ -456,7 +456,7 @@ def offset_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n: int, delta: flo
         p += count
 
 
-@pytest.mark.parametrize("cores_kept", [runtime.CORES_PER_THREAD, 1])
+@pytest.mark.parametrize("cores_kept", [cores.CORES_PER_THREAD, 1])
 def test_kernels_launched_in_turn_each_keep_their_fast_path(threads, taken, cores_kept,
                                                           monkeypatch):
     """Two kernels of different core shapes (and a third launch shape) launched in turn, as a
@@ -465,7 +465,7 @@ def test_kernels_launched_in_turn_each_keep_their_fast_path(threads, taken, core
     replaced the thread's core and remade its FastLaunch, 108 us against 10 us a launch);
     the bits and reports are those of the usual path. With one core kept per thread, each
     switch makes a new core, and the launches are still right."""
-    monkeypatch.setattr(runtime, "CORES_PER_THREAD", cores_kept)
+    monkeypatch.setattr(cores, "CORES_PER_THREAD", cores_kept)
     x = np.random.default_rng(5).standard_normal(2048).astype(np.float32)
     launches = [lambda z: scale_kernel[4](x, z, x.size, 1.5, True, TILE),
                 lambda z: offset_kernel[4](x, z, x.size, 0.25),
@@ -485,5 +485,5 @@ def test_kernels_launched_in_turn_each_keep_their_fast_path(threads, taken, core
                                   x + np.float32(0.25))
     if cores_kept > 1:
         assert taken[-6:] == [True] * 6, taken
-        cores = runtime._thread_cores.cores
-        assert len({id(c) for c in cores.values()}) == len(cores) >= 2
+        kept = runtime._thread_cores.cores
+        assert len({id(c) for c in kept.values()}) == len(kept) >= 2
